@@ -1,0 +1,1 @@
+"""The ``solitaire`` terminal client: a thin asyncio shell around ``shared``."""

@@ -1,0 +1,1 @@
+"""The authoritative Solitaire Arena server: a thin asyncio shell around ``shared``."""

@@ -1,0 +1,1 @@
+"""Test helpers that run real processes (redis-server, solitaire-server)."""

@@ -1,0 +1,87 @@
+"""A real solitaire-server process for end-to-end tests, started on a free port."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.support.ports import free_port
+
+
+class ServerProcess:
+    """Runs ``python -m server``; keeps its port across restarts so clients can reconnect."""
+
+    def __init__(
+        self,
+        *,
+        redis_url: str | None = None,
+        port: int | None = None,
+        extra_args: list[str] | None = None,
+        log_path: Path | None = None,
+    ) -> None:
+        self.port = port or free_port()
+        self.redis_url = redis_url
+        self.extra_args = list(extra_args or [])
+        self.log_path = log_path
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}"
+
+    def command(self) -> list[str]:
+        args = [sys.executable, "-m", "server", "--host", "127.0.0.1", "--port", str(self.port)]
+        if self.redis_url:
+            args += ["--redis-url", self.redis_url]
+        return [*args, "--log-format", "json", *self.extra_args]
+
+    def start(self, timeout: float = 15.0) -> None:
+        env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+        out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        self.process = subprocess.Popen(
+            self.command(), stdout=out, stderr=subprocess.STDOUT, env=env
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"solitaire-server exited with {self.process.returncode}")
+            if self._healthy():
+                return
+            time.sleep(0.05)
+        self.kill()
+        raise RuntimeError(f"solitaire-server on port {self.port} not healthy within {timeout}s")
+
+    def _healthy(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
+                sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                return sock.recv(64).startswith(b"HTTP/1.1 200")
+        except OSError:
+            return False
+
+    def stop(self, timeout: float = 10.0) -> int | None:
+        """SIGTERM and wait: the graceful shutdown path."""
+        if self.process is None:
+            return None
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        code = self.process.returncode
+        self.process = None
+        return code
+
+    def kill(self) -> None:
+        """SIGKILL: a crash, with no chance to flush anything."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        self.process = None
