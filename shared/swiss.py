@@ -1,0 +1,201 @@
+"""Swiss solitaire: RULES.md, "Swiss". Legal-move generation and one move's application."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from shared.cards import FULL_DECK, IS_RED, RANK_OF, SUIT_INDEX, SUITS
+from shared.errors import IllegalMove
+from shared.moves import Move
+from shared.state import EMPTY_FOUNDATIONS, GameState
+
+PILE_SIZES = (1, 2, 3, 4, 5, 4, 3, 2, 1)
+FOUNDATION_ORDER = "23456789TJQKA"
+REDEALS = 0
+
+# NEXT_ON_FOUNDATION[s][k]: the card a foundation of suit s holding k cards takes next.
+NEXT_ON_FOUNDATION: tuple[tuple[str, ...], ...] = tuple(
+    tuple(r + s for r in FOUNDATION_ORDER) for s in SUITS
+)
+
+
+def _may_go_on(b: str, a: str) -> bool:
+    """RULES.md, Swiss, Tableau: b on a when colours differ and b is one rank below a
+    cyclically (Ace on Two, King on Ace), or a is a King and b an Ace."""
+    if IS_RED[a] == IS_RED[b]:
+        return False
+    ra, rb = RANK_OF[a], RANK_OF[b]
+    return rb == (ra - 2) % 13 + 1 or (ra == 13 and rb == 1)
+
+
+# ACCEPTS[a]: the cards that may be placed on a; ACCEPTS[None]: on an empty pile (the Aces).
+ACCEPTS: dict[str | None, frozenset[str]] = {
+    a: frozenset(b for b in FULL_DECK if _may_go_on(b, a)) for a in FULL_DECK
+}
+ACCEPTS[None] = frozenset(c for c in FULL_DECK if RANK_OF[c] == 1)
+
+_TT = [
+    [
+        [""] + [f"t{i + 1}t{j + 1}"] + [f"t{i + 1}t{j + 1}x{n}" for n in range(2, 53)]
+        for j in range(9)
+    ]
+    for i in range(9)
+]
+_WT = [f"wt{j + 1}" for j in range(9)]
+_TF = [f"t{i + 1}f" for i in range(9)]
+_FT = [[f"f{s.lower()}t{j + 1}" for j in range(9)] for s in SUITS]
+
+
+def lay_out(deck: tuple[str, ...]) -> GameState:
+    """RULES.md, "How a deck is laid out", Swiss: piles of 1 2 3 4 5 4 3 2 1, then the stock
+    with deck[25] on top."""
+    piles = []
+    k = 0
+    for size in PILE_SIZES:
+        piles.append(tuple(deck[k : k + size]))
+        k += size
+    return GameState(
+        "swiss", tuple(piles), (), tuple(reversed(deck[k:])), (), EMPTY_FOUNDATIONS, 0, 0
+    )
+
+
+def _fits_foundation(card: str, foundations: tuple[tuple[str, ...], ...]) -> bool:
+    f = foundations[SUIT_INDEX[card]]
+    return len(f) < 13 and NEXT_ON_FOUNDATION[SUIT_INDEX[card]][len(f)] == card
+
+
+def legal_moves(st: GameState) -> set[str]:
+    """Every legal move in canonical notation (none once the game is won or resigned)."""
+    fnd = st.foundations
+    if st.resigned or len(fnd[0]) + len(fnd[1]) + len(fnd[2]) + len(fnd[3]) == 52:
+        return set()
+    moves: set[str] = set()
+    tab = st.tableau
+    accepts = [ACCEPTS[p[-1] if p else None] for p in tab]
+    if st.stock:
+        moves.add("d")
+    if st.waste:
+        c = st.waste[-1]
+        if _fits_foundation(c, fnd):
+            moves.add("wf")
+        for j in range(9):
+            if c in accepts[j]:
+                moves.add(_WT[j])
+    for s in range(4):
+        if fnd[s]:
+            c = fnd[s][-1]
+            for j in range(9):
+                if c in accepts[j]:
+                    moves.add(_FT[s][j])
+    for i in range(9):
+        p = tab[i]
+        if not p:
+            continue
+        if _fits_foundation(p[-1], fnd):
+            moves.add(_TF[i])
+        names = _TT[i]
+        k = len(p) - 1
+        n = 1
+        while True:
+            bottom = p[k]
+            for j in range(9):
+                if j != i and bottom in accepts[j]:
+                    moves.add(names[j][n])
+            if k == 0 or bottom not in ACCEPTS[p[k - 1]]:
+                break
+            k -= 1
+            n += 1
+    return moves
+
+
+def _describe(card: str | None) -> str:
+    return "an empty pile" if card is None else card
+
+
+def apply(st: GameState, m: Move, reveal: Callable[[], str] | None) -> tuple[GameState, list[str]]:
+    """The position after move m, and the cards it turned face up; IllegalMove if not allowed."""
+    if st.resigned:
+        raise IllegalMove("the game is over: the player resigned")
+    fnd = st.foundations
+    if len(fnd[0]) + len(fnd[1]) + len(fnd[2]) + len(fnd[3]) == 52:
+        raise IllegalMove("the game is over: it is won")
+    src = m.src
+    tab = st.tableau
+    if src == "d":
+        if not st.stock:
+            raise IllegalMove("the stock is empty, and Swiss allows one pass only")
+        card = st.stock[-1]
+        if card is None:
+            card = reveal() if reveal is not None else None
+            if card is None:
+                raise IllegalMove("the dealt card is unknown")
+        return (
+            GameState(
+                "swiss", tab, (), st.stock[:-1], (*st.waste, card), fnd, 0, st.moves_made + 1
+            ),
+            [card],
+        )
+    if src == "redeal":
+        raise IllegalMove("Swiss has no redeal: the stock goes through once")
+    if src == "r":
+        raise IllegalMove("Swiss has no reserve piles (r1..r8 are Quadrennial)")
+    dst, di, n = m.dst, m.di, m.n
+    waste = st.waste
+    if src == "t":
+        pile = tab[m.si]
+        if len(pile) < n:
+            where = "is empty" if not pile else f"holds {len(pile)} card(s)"
+            raise IllegalMove(f"t{m.si + 1} {where}: cannot move {n} card(s) from it")
+        for k in range(len(pile) - n + 1, len(pile)):
+            if pile[k] not in ACCEPTS[pile[k - 1]]:
+                raise IllegalMove(
+                    f"the top {n} cards of t{m.si + 1} are not a run: "
+                    f"{pile[k]} cannot lie on {pile[k - 1]}"
+                )
+        cards = pile[len(pile) - n :]
+    elif src == "w":
+        if not waste:
+            raise IllegalMove("the waste is empty")
+        cards = (waste[-1],)
+    else:  # "f"
+        if not fnd[m.si]:
+            raise IllegalMove(f"the {SUITS[m.si]} foundation is empty")
+        cards = (fnd[m.si][-1],)
+    if dst == "f":
+        card = cards[0]
+        s = SUIT_INDEX[card]
+        f = fnd[s]
+        if len(f) == 13 or NEXT_ON_FOUNDATION[s][len(f)] != card:
+            want = (
+                "a Two"
+                if not f
+                else ("nothing more" if len(f) == 13 else NEXT_ON_FOUNDATION[s][len(f)])
+            )
+            raise IllegalMove(f"{card} cannot go to its foundation, which takes {want}")
+        new_f = list(fnd)
+        new_f[s] = (*f, card)
+        fnd = tuple(new_f)
+    else:
+        target = tab[di]
+        top = target[-1] if target else None
+        if cards[0] not in ACCEPTS[top]:
+            if top is None:
+                why = "an empty pile takes only an Ace or a run headed by an Ace"
+            else:
+                why = "it needs the opposite colour and one rank lower (or an Ace on a King)"
+            raise IllegalMove(f"{cards[0]} cannot go on {_describe(top)} on t{di + 1}: {why}")
+    new_tab = list(tab)
+    if src == "t":
+        new_tab[m.si] = tab[m.si][: len(tab[m.si]) - n]
+    elif src == "w":
+        waste = waste[:-1]
+    else:
+        new_f = list(fnd)
+        new_f[m.si] = fnd[m.si][:-1]
+        fnd = tuple(new_f)
+    if dst == "t":
+        new_tab[di] = tab[di] + cards
+    return (
+        GameState("swiss", tuple(new_tab), (), st.stock, waste, fnd, 0, st.moves_made + 1),
+        [],
+    )
