@@ -1,0 +1,133 @@
+"""The frame around every mode: screen, input source (prompt or script), clock ticks, output.
+
+A mode (offline play, a game on a server, a race, watching, a replay) gets an `App`, reads lines
+from it, updates its `Session` and calls `refresh`; the app decides how that reaches the user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from client.cli import Output
+from client.screen import compose, strip_ansi
+from client.session import Session
+from client.terminal import Display, LineReader, write_lines
+
+
+def now_ms() -> int:
+    """Wall-clock milliseconds since the epoch; the one clock the client reads."""
+    return time.time_ns() // 1_000_000
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    if hasattr(value, "__dataclass_fields__"):
+        return {name: getattr(value, name) for name in value.__dataclass_fields__}
+    return str(value)
+
+
+def json_line(event: dict[str, Any]) -> str:
+    """One event as a compact JSON line."""
+    return json.dumps(event, default=_json_default, separators=(",", ":"), ensure_ascii=False)
+
+
+class App:
+    """Input and output for one run: interactive (a redrawn screen and a prompt) or scripted."""
+
+    def __init__(
+        self,
+        session: Session,
+        output: Output,
+        *,
+        script: list[str] | None = None,
+        out: TextIO | None = None,
+        stdin: TextIO | None = None,
+        clock: Callable[[], int] = now_ms,
+        prompt: str = "> ",
+    ) -> None:
+        self.session = session
+        self.output = output
+        self.script = script
+        self.out = sys.stdout if out is None else out
+        self.clock = clock
+        self.scripted = script is not None
+        # Scripted and JSON runs print lines, not screens: bots read them, and they stay short.
+        self.display = Display(
+            self._frame,
+            out=self.out,
+            in_place=output.tty,
+            enabled=not output.json and not self.scripted,
+        )
+        self.display.prompt = prompt
+        self._reader = None if self.scripted else LineReader(self.display, stdin)
+        self._ticker: asyncio.Task[None] | None = None
+        self._script_pos = 0
+
+    def _frame(self) -> list[str]:
+        return compose(self.session.screen(self.clock()), color=self.output.color)
+
+    async def __aenter__(self) -> App:
+        self.display.start()
+        if self._reader is not None:
+            self._reader.start()
+        self._ticker = asyncio.create_task(self._tick())
+        self.refresh()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._ticker
+        if self._reader is not None:
+            self._reader.stop()
+        self.display.close()
+
+    async def _tick(self) -> None:
+        """Redraw once a second so the clock moves; unchanged frames are not written."""
+        while True:
+            await asyncio.sleep(1.0)
+            self.display.invalidate()
+
+    def refresh(self) -> None:
+        """The session changed: redraw soon (coalesced)."""
+        self.display.invalidate()
+
+    async def readline(self) -> str | None:
+        """The next typed or scripted line, ``None`` when input is over."""
+        if self.script is not None:
+            if self._script_pos >= len(self.script):
+                return None
+            line = self.script[self._script_pos]
+            self._script_pos += 1
+            return line
+        assert self._reader is not None
+        self.display.flush()
+        return await self._reader.readline()
+
+    def emit(self, event: dict[str, Any]) -> None:
+        """An event for --json output (ignored otherwise)."""
+        if self.output.json:
+            write_lines(self.out, [json_line(event)])
+
+    def log(self, text: str) -> None:
+        """A result line for scripted (non-JSON) runs; interactive runs show messages instead."""
+        if self.scripted and not self.output.json:
+            write_lines(self.out, [text])
+
+    def final_screen(self) -> None:
+        """At the end of a scripted run, the final board once, so a reader sees the outcome."""
+        if self.scripted and not self.output.json:
+            lines = compose(self.session.screen(self.clock()), color=self.output.color)
+            if not self.output.color:
+                lines = [strip_ansi(line) for line in lines]
+            write_lines(self.out, lines)

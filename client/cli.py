@@ -1,0 +1,181 @@
+"""The ``solitaire`` command line: subcommands, common options and the settings they resolve to.
+
+Kept apart from the modes so the parser is testable without a terminal or a server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TextIO
+
+DEFAULT_SERVER = "ws://127.0.0.1:8765"
+VARIANTS = ("swiss", "quadrennial")
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, not {text}")
+    return value
+
+
+def _common_parent(env: Mapping[str, str]) -> argparse.ArgumentParser:
+    """Options every subcommand takes, so `solitaire <cmd> --help` lists them all."""
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("common options")
+    group.add_argument(
+        "--server",
+        default=env.get("SOLITAIRE_SERVER") or DEFAULT_SERVER,
+        help="WebSocket URL of the server (default: $SOLITAIRE_SERVER or %(default)s)",
+    )
+    group.add_argument(
+        "--name",
+        default=env.get("SOLITAIRE_NAME") or env.get("USER") or "player",
+        help="your player name (default: $SOLITAIRE_NAME, $USER or 'player')",
+    )
+    group.add_argument(
+        "--variant", choices=VARIANTS, default="swiss", help="the game (default: %(default)s)"
+    )
+    group.add_argument("--seed", default=None, help="the deal's seed (default: a random one)")
+    group.add_argument(
+        "--no-color",
+        action="store_true",
+        help="plain text, no colours (also when $NO_COLOR is set or stdout is not a terminal)",
+    )
+    group.add_argument(
+        "--moves",
+        metavar="FILE",
+        default=None,
+        help="play the moves in FILE (one per line, '-' for stdin) without a prompt",
+    )
+    group.add_argument(
+        "--json", action="store_true", help="print events as JSON lines instead of the board"
+    )
+    return parent
+
+
+def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
+    """The full parser; ``env`` stands in for ``os.environ`` so tests control the defaults."""
+    env = os.environ if env is None else env
+    common = _common_parent(env)
+    parser = argparse.ArgumentParser(
+        prog="solitaire",
+        description="Solitaire Arena in the terminal: play, race, watch and replay.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    play = sub.add_parser(
+        "play", parents=[common], help="play a solo game", description="Play a solo game."
+    )
+    play.add_argument("--offline", action="store_true", help="play locally, with no server at all")
+
+    race = sub.add_parser(
+        "race", help="race others on the same deal", description="Race others on the same deal."
+    )
+    race_sub = race.add_subparsers(dest="race_command", required=True, metavar="ACTION")
+    create = race_sub.add_parser(
+        "create",
+        parents=[common],
+        help="open a race room and play in it",
+        description="Open a race room, share its code, start it and play.",
+    )
+    create.add_argument(
+        "--time-limit",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="end the race after this many seconds (default: the server's)",
+    )
+    create.add_argument(
+        "--countdown",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds of countdown before the start (default: the server's)",
+    )
+    create.add_argument(
+        "--players",
+        type=int,
+        default=None,
+        metavar="N",
+        help="start automatically when N players have joined (default: start with 'start')",
+    )
+    join = race_sub.add_parser(
+        "join",
+        parents=[common],
+        help="join a race room by its code",
+        description="Join a race room by its code and play when it starts.",
+    )
+    join.add_argument("code", metavar="CODE", help="the room code")
+
+    sub.add_parser(
+        "rooms",
+        parents=[common],
+        help="list the open rooms",
+        description="List the rooms on the server.",
+    )
+
+    watch = sub.add_parser(
+        "watch",
+        parents=[common],
+        help="watch a room live",
+        description="Watch every racer of a room live, or one of them with --player.",
+    )
+    watch.add_argument("code", metavar="CODE", help="the room code")
+    watch.add_argument("--player", default=None, metavar="NAME", help="watch only this racer")
+
+    replay = sub.add_parser(
+        "replay",
+        parents=[common],
+        help="replay a finished game",
+        description=(
+            "Replay a finished game: from a room on the server (CODE, --player), or offline from "
+            "--variant/--seed and --moves. Step with n/p (next/previous), or play at --speed."
+        ),
+    )
+    replay.add_argument("code", metavar="CODE", nargs="?", default=None, help="the room code")
+    replay.add_argument("--player", default=None, metavar="NAME", help="whose game to replay")
+    replay.add_argument(
+        "--speed",
+        type=_positive_float,
+        default=None,
+        metavar="MOVES_PER_SECOND",
+        help="play the replay on its own at this many moves per second (default: step by hand)",
+    )
+    replay.add_argument(
+        "--offline",
+        action="store_true",
+        help="replay locally: the deal from --variant/--seed, the moves from --moves",
+    )
+    return parser
+
+
+@dataclass(frozen=True)
+class Output:
+    """How to write: colour or not, and whether the screen can be redrawn in place."""
+
+    color: bool
+    tty: bool
+    json: bool
+
+
+def resolve_output(
+    args: argparse.Namespace, env: Mapping[str, str], stdout: TextIO | None = None
+) -> Output:
+    """Colour only on a terminal, never with --no-color or NO_COLOR (https://no-color.org)."""
+    stdout = sys.stdout if stdout is None else stdout
+    try:
+        tty = stdout.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    no_color = bool(args.no_color) or bool(env.get("NO_COLOR")) or env.get("TERM") == "dumb"
+    return Output(color=tty and not no_color and not args.json, tty=tty, json=bool(args.json))
+
+
+def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None):
+    """Parse ``argv`` (default: the process's) into a namespace."""
+    return build_parser(env).parse_args(argv)

@@ -1,0 +1,136 @@
+"""Playing with no server: the same rules, events and screen, the game kept in memory.
+
+The local game produces the same events the server would store, and the screen shows their
+public fold, so offline play looks and scripts exactly like a game on a server.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+from client.app import App, now_ms
+from client.cli import Output
+from client.play import play_loop, update_status
+from client.session import Session
+from shared.deal import deal_deck
+from shared.errors import ClientError
+from shared.events import fold_event, move_event, resign_event, start_event
+from shared.views import public_event, public_view
+
+
+def random_seed() -> int:
+    """A fresh seed when none is given; printed in the title so the deal can be replayed."""
+    return secrets.randbelow(1_000_000_000)
+
+
+def seed_value(seed: str | None) -> int | str:
+    """A seed typed on the command line: an integer when it looks like one."""
+    if seed is None:
+        return random_seed()
+    text = seed.strip()
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+class LocalGame:
+    """A game held in memory, played through the shared rules; keeps its history for undo."""
+
+    def __init__(
+        self,
+        variant: str,
+        seed: int | str,
+        *,
+        clock: Callable[[], int] = now_ms,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.clock = clock
+        self.on_event = on_event
+        deck = deal_deck(variant, seed)
+        self.started_at = clock()
+        self.start = start_event(variant, deck, at=self.started_at, seed=seed)
+        self.state = fold_event(None, self.start)
+        self.events: list[dict[str, Any]] = [self.start]
+        self._history: list[Any] = []
+        self._view = public_view(self.state)
+
+    @property
+    def view(self) -> Any:
+        """The public view of the current position."""
+        return self._view
+
+    def public_events(self) -> list[dict[str, Any]]:
+        """The game's events as anyone may see them (no deck)."""
+        return [public_event(event) for event in self.events]
+
+    def _append(self, event: dict[str, Any]) -> None:
+        self._history.append((self.state, len(self.events)))
+        self.state = fold_event(self.state, event)
+        self.events.append(event)
+        self._view = public_view(self.state)
+        if self.on_event is not None:
+            self.on_event(public_event(event))
+
+    async def move(self, move: str) -> None:
+        """Play a canonical move (IllegalMove with the reason if the rules refuse it)."""
+        self._append(move_event(self.state, move, at=self.clock()))
+
+    async def resign(self) -> None:
+        """Give up (IllegalMove if already resigned or won)."""
+        from shared.game import resign
+
+        resign(self.state)  # raises the rules' reason before anything is recorded
+        self._append(resign_event(at=self.clock()))
+
+    def undo(self) -> None:
+        """Take back the last move or resignation."""
+        if not self._history:
+            raise ClientError("nothing to undo", code="nothing_to_undo")
+        self.state, length = self._history.pop()
+        del self.events[length:]
+        self._view = public_view(self.state)
+        if self.on_event is not None:
+            self.on_event({"type": "undone", "moves_made": self._view.moves_made})
+
+
+def title_for(variant: str, seed: int | str, where: str) -> str:
+    """The header's left part."""
+    return f"Solitaire Arena - {variant.capitalize()} - seed {seed} - {where}"
+
+
+async def play_offline(args: Any, output: Output, script: list[str] | None) -> int:
+    """`solitaire play --offline`: a local game until quit, end of input or end of script."""
+    seed = seed_value(args.seed)
+    session = Session(title=title_for(args.variant, seed, "offline"), color=output.color)
+    app = App(session, output, script=script)
+    game = LocalGame(args.variant, seed, clock=app.clock, on_event=app.emit)
+    app.emit(public_event(game.start))
+    session.clock_start_ms = game.started_at
+
+    class _Driver:
+        @property
+        def view(self) -> Any:
+            return game.view
+
+        async def move(self, move: str) -> None:
+            await game.move(move)
+            _after()
+
+        async def resign(self) -> None:
+            await game.resign()
+            _after()
+
+        def undo(self) -> None:
+            game.undo()
+            _after()
+
+    def _after() -> None:
+        session.view = game.view
+        session.clock_end_ms = app.clock() if game.view.over else None
+        update_status(app, game.view)
+
+    _after()
+    async with app:
+        await play_loop(app, _Driver())
+    app.final_screen()
+    return 0
