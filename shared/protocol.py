@@ -1,0 +1,310 @@
+"""The wire codec of docs/protocol.md: one msgpack map per binary frame, checked field by field.
+
+Server and client share it, so both sides agree on what a valid message is. ``decode`` raises a
+``ProtocolError`` subclass whose ``code`` goes straight on the wire (bad_frame, unknown_type,
+bad_field); it never raises anything else for bad input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+
+from shared.errors import ProtocolError
+
+PROTOCOL_VERSION = 1
+
+# Client → server message types.
+HELLO = "hello"
+PING = "ping"
+LIST_ROOMS = "list_rooms"
+CREATE_ROOM = "create_room"
+JOIN = "join"
+LEAVE = "leave"
+START = "start"
+MOVE = "move"
+RESIGN = "resign"
+WATCH = "watch"
+
+# Server → client message types.
+WELCOME = "welcome"
+PONG = "pong"
+ROOMS = "rooms"
+ROOM = "room"
+JOINED = "joined"
+LEFT = "left"
+COUNTDOWN = "countdown"
+STARTED = "started"
+PROGRESS = "progress"
+FINISHED = "finished"
+GAME = "game"
+GAME_EVENT = "game_event"
+ACK = "ack"
+REJECT = "reject"
+ERROR = "error"
+
+VARIANTS = ("swiss", "quadrennial")
+ROLES = ("player", "spectator")
+ROOM_STATUSES = ("lobby", "countdown", "racing", "finished")
+PLAYER_STATUSES = ("waiting", "playing", "won", "over", "resigned", "left")
+
+MAX_REF_LEN = 64
+MAX_MOVE_ID_LEN = 64
+MAX_NAME_LEN = 32
+MAX_SEED_LEN = 64
+MAX_MOVE_LEN = 16
+MAX_ID_LEN = 64
+
+
+class BadFrame(ProtocolError):
+    """A frame that is not one msgpack map with a string ``type``."""
+
+    code = "bad_frame"
+
+
+class UnknownType(ProtocolError):
+    """A message whose ``type`` this protocol version does not define."""
+
+    code = "unknown_type"
+
+
+class BadField(ProtocolError):
+    """A missing field, a field of the wrong type, or a value out of range."""
+
+    code = "bad_field"
+
+    def __init__(self, reason: str, *, field: str | None = None) -> None:
+        super().__init__(reason)
+        self.field = field
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "int": (int,),
+    "str": (str,),
+    "bool": (bool,),
+    "nil": (type(None),),
+    "list": (list, tuple),
+    "map": (dict,),
+}
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field of a message: its msgpack types, whether it is required, and its bounds."""
+
+    name: str
+    kinds: tuple[str, ...]
+    required: bool = True
+    min: int | None = None
+    max: int | None = None
+    max_len: int | None = None
+    choices: tuple[str, ...] | None = None
+    items: str | None = None
+
+    def check(self, value: Any) -> None:
+        kind = _kind_of(value)
+        if kind not in self.kinds:
+            raise BadField(
+                f"field {self.name!r} must be {' or '.join(self.kinds)}, not {kind}",
+                field=self.name,
+            )
+        if kind == "int":
+            if self.min is not None and value < self.min:
+                raise BadField(f"field {self.name!r} must be >= {self.min}", field=self.name)
+            if self.max is not None and value > self.max:
+                raise BadField(f"field {self.name!r} must be <= {self.max}", field=self.name)
+        if kind == "str":
+            if not value:
+                raise BadField(f"field {self.name!r} must not be empty", field=self.name)
+            if self.max_len is not None and len(value) > self.max_len:
+                raise BadField(
+                    f"field {self.name!r} is longer than {self.max_len} characters",
+                    field=self.name,
+                )
+            if self.choices is not None and value not in self.choices:
+                raise BadField(
+                    f"field {self.name!r} must be one of {', '.join(self.choices)}",
+                    field=self.name,
+                )
+        if kind == "list":
+            if self.max_len is not None and len(value) > self.max_len:
+                raise BadField(f"field {self.name!r} has too many items", field=self.name)
+            if self.items is not None:
+                for item in value:
+                    if _kind_of(item) != self.items:
+                        raise BadField(
+                            f"items of {self.name!r} must be {self.items}", field=self.name
+                        )
+
+
+def _kind_of(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    for kind, types in _TYPES.items():
+        if isinstance(value, types):
+            return kind
+    return type(value).__name__
+
+
+def _f(name: str, *kinds: str, **bounds: Any) -> Field:
+    return Field(name, kinds, **bounds)
+
+
+def _opt(name: str, *kinds: str, **bounds: Any) -> Field:
+    return Field(name, kinds, required=False, **bounds)
+
+
+_MOVE_ID = _f("id", "int", "str", min=0, max=2**53, max_len=MAX_MOVE_ID_LEN)
+_PROGRESS_FIELDS = (
+    _f("status", "str", choices=PLAYER_STATUSES),
+    _f("foundation", "int", min=0),
+    _f("moves", "int", min=0),
+    _f("finished_at", "int", "nil"),
+    _f("reached_at", "int", "nil"),
+)
+
+CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
+    HELLO: (
+        _f("protocol", "int"),
+        _opt("name", "str", max_len=MAX_NAME_LEN),
+        _opt("resume", "str", max_len=256),
+    ),
+    PING: (),
+    LIST_ROOMS: (),
+    CREATE_ROOM: (
+        _f("variant", "str", choices=VARIANTS),
+        _opt("seed", "int", "str", max_len=MAX_SEED_LEN),
+        _opt("capacity", "int", min=1, max=1000),
+        _opt("countdown_ms", "int", min=0, max=60_000),
+        _opt("time_limit_ms", "int", min=0, max=86_400_000),
+        _opt("spectator_delay_ms", "int", min=0, max=600_000),
+        _opt("deck", "list", max_len=52, items="str"),
+    ),
+    JOIN: (
+        _f("room", "str", max_len=MAX_ID_LEN),
+        _opt("role", "str", choices=ROLES),
+    ),
+    LEAVE: (),
+    START: (),
+    MOVE: (
+        _MOVE_ID,
+        _f("move", "str", max_len=MAX_MOVE_LEN),
+        _opt("player", "str", max_len=MAX_ID_LEN),
+    ),
+    RESIGN: (),
+    WATCH: (
+        _opt("room", "str", max_len=MAX_ID_LEN),
+        _opt("player", "str", max_len=MAX_ID_LEN),
+    ),
+}
+
+SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
+    WELCOME: (
+        _f("protocol", "int"),
+        _f("session", "str"),
+        _f("token", "str"),
+        _f("resumed", "bool"),
+        _f("room", "str", "nil"),
+        _f("server", "str"),
+        _f("limits", "map"),
+    ),
+    PONG: (_f("at", "int"),),
+    ROOMS: (_f("rooms", "list", items="map"),),
+    ROOM: (_f("room", "map"),),
+    JOINED: (
+        _f("room", "str"),
+        _f("role", "str", choices=ROLES),
+        _f("player", "str", "nil"),
+    ),
+    LEFT: (_f("room", "str"),),
+    COUNTDOWN: (_f("room", "str"), _f("at", "int"), _f("go_at", "int")),
+    STARTED: (
+        _f("room", "str"),
+        _f("at", "int"),
+        _f("ends_at", "int", "nil"),
+        _f("commitment", "str"),
+    ),
+    PROGRESS: (_f("room", "str"), _f("player", "str"), *_PROGRESS_FIELDS),
+    FINISHED: (
+        _f("room", "str"),
+        _f("at", "int"),
+        _f("reason", "str"),
+        _f("ranking", "list", items="map"),
+        _f("variant", "str"),
+        _f("deal_version", "int"),
+        _f("seed", "str", "nil"),
+        _f("salt", "str"),
+        _f("commitment", "str"),
+    ),
+    GAME: (
+        _f("room", "str"),
+        _f("player", "str"),
+        _f("version", "int", min=0),
+        _f("events", "list", items="map"),
+    ),
+    GAME_EVENT: (
+        _f("room", "str"),
+        _f("player", "str"),
+        _f("version", "int", min=1),
+        _f("event", "map"),
+    ),
+    ACK: (_MOVE_ID, _f("version", "int", min=1)),
+    REJECT: (_MOVE_ID, _f("code", "str"), _f("reason", "str")),
+    ERROR: (_f("code", "str"), _f("reason", "str"), _opt("ref", "int", "str", "nil")),
+}
+
+MESSAGES: dict[str, tuple[Field, ...]] = {**CLIENT_MESSAGES, **SERVER_MESSAGES}
+_REF = _opt("ref", "int", "str", "nil", max_len=MAX_REF_LEN)
+
+
+def validate(msg: Mapping[str, Any]) -> dict[str, Any]:
+    """Check a message against its type's fields; returns it as a plain dict."""
+    if not isinstance(msg, Mapping):
+        raise BadFrame(f"a message is a map, not {_kind_of(msg)}")
+    kind = msg.get("type")
+    if not isinstance(kind, str):
+        raise BadFrame("a message needs a string 'type'")
+    fields = MESSAGES.get(kind)
+    if fields is None:
+        raise UnknownType(f"unknown message type {kind[:40]!r}")
+    for field in (*fields, _REF):
+        if field.name in msg:
+            field.check(msg[field.name])
+        elif field.required:
+            raise BadField(f"{kind} needs field {field.name!r}", field=field.name)
+    return dict(msg)
+
+
+def encode(msg: Mapping[str, Any]) -> bytes:
+    """One message as one frame's bytes, checked first so a bug never reaches the wire."""
+    validate(msg)
+    return msgpack.packb(dict(msg), use_bin_type=True)
+
+
+def encode_unchecked(msg: Mapping[str, Any]) -> bytes:
+    """One frame's bytes without the field check, for the server's hot fan-out path."""
+    return msgpack.packb(dict(msg), use_bin_type=True)
+
+
+def decode(frame: bytes | bytearray | memoryview | str) -> dict[str, Any]:
+    """One frame's bytes to a checked message; any flaw raises a ProtocolError with its code."""
+    if isinstance(frame, str):
+        raise BadFrame("frames are binary msgpack, not text")
+    try:
+        msg = msgpack.unpackb(bytes(frame), raw=False, strict_map_key=True, use_list=True)
+    except Exception as exc:  # msgpack raises a family of unrelated exceptions for bad bytes
+        raise BadFrame(f"frame is not valid msgpack: {type(exc).__name__}") from None
+    if not isinstance(msg, dict):
+        raise BadFrame(f"a message is a map, not {_kind_of(msg)}")
+    return validate(msg)
+
+
+def error_message(code: str, reason: str, ref: Any = None) -> dict[str, Any]:
+    """An ``error`` message; ``ref`` echoes the request's ``ref`` when it had one."""
+    msg: dict[str, Any] = {"type": ERROR, "code": code, "reason": reason}
+    if ref is not None:
+        msg["ref"] = ref
+    return msg
