@@ -5,6 +5,7 @@ The names below are the contract of docs/architecture.md ("The game core").
 
 from shared.cards import FULL_DECK, RANKS, SUITS, BadCard, parse_card, validate_deck
 from shared.deal import DEAL_VERSION, BadSeed, canonical_seed, deal_deck
+from shared.errors import ArenaError, CorruptEvent, IllegalMove
 from shared.events import (
     EVENT_VERSION,
     fold,
@@ -46,9 +47,12 @@ __all__ = [
     "SUITS",
     "SWISS",
     "VARIANTS",
+    "ArenaError",
     "BadCard",
     "BadSeed",
+    "CorruptEvent",
     "GameState",
+    "IllegalMove",
     "Move",
     "PublicView",
     "UnknownVariant",

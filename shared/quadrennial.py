@@ -114,8 +114,9 @@ def apply(st: GameState, m: Move, reveal: Callable[[], str] | None) -> tuple[Gam
             raise IllegalMove("nothing to redeal: the waste is empty")
         if not redeals:
             raise IllegalMove("no redeal left: Quadrennial allows two (three passes in all)")
-        # Turned over without shuffling: the first card dealt comes out first again.
-        stock = tuple(reversed(waste))
+        # Turned over without shuffling: the first card dealt comes out first again. A public
+        # fold (reveal given) knows only the count: dealt cards come from the events.
+        stock = tuple(reversed(waste)) if reveal is None else (None,) * len(waste)
         waste = ()
         redeals -= 1
     elif src == "t" or src == "f":
