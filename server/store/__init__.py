@@ -1,0 +1,53 @@
+"""The event store: one contract (``EventStore``), two backends, chosen by ``open_store``.
+
+The server receives a store as an argument; nothing here is a module-level instance.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from server.store.base import (
+    CorruptEntry,
+    ErrorHandler,
+    EventStore,
+    Follower,
+    StoredEvent,
+    StoreUnavailable,
+)
+from server.store.memory import MemoryEventStore
+from server.store.redis_store import DEFAULT_PREFIX, RedisEventStore
+
+__all__ = [
+    "DEFAULT_PREFIX",
+    "CorruptEntry",
+    "ErrorHandler",
+    "EventStore",
+    "Follower",
+    "MemoryEventStore",
+    "RedisEventStore",
+    "StoreUnavailable",
+    "StoredEvent",
+    "open_store",
+]
+
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def open_store(
+    url: str | None,
+    *,
+    prefix: str = DEFAULT_PREFIX,
+    retention: float | None = None,
+    **options: Any,
+) -> EventStore:
+    """The store a URL names: None or "" or "memory://" → in memory, redis:// → Redis.
+
+    ``prefix`` (Redis only) goes before every key; ``retention`` is how many seconds a finished
+    stream is kept after ``retire``. Other options go to the backend's constructor.
+    """
+    if not url or url == "memory://":
+        return MemoryEventStore(retention=retention, **options)
+    if url.startswith(_REDIS_SCHEMES):
+        return RedisEventStore(url, prefix=prefix, retention=retention, **options)
+    raise ValueError(f"no event store for {url!r}: give a redis:// URL, or none for memory")

@@ -1,0 +1,179 @@
+"""The in-process event store: the embedded default when no Redis URL is given.
+
+It is not a mock: it passes the same contract suite as the Redis store, stores the same msgpack
+envelopes (so callers can never mutate what was stored) and wakes followers without polling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from server.store.base import (
+    ErrorHandler,
+    EventStore,
+    Follower,
+    RawEntry,
+    StoredEvent,
+    check_stream,
+    decode_entry,
+    validate_append,
+    validate_read,
+)
+from shared.errors import WrongExpectedVersion
+
+FOLLOW_BATCH = 1000
+"""Most entries a follower takes from one stream per fetch, so one busy stream cannot starve."""
+
+
+class _Stream:
+    """One stream's envelopes (version n at index n - 1) and when it expires."""
+
+    __slots__ = ("deadline", "entries")
+
+    def __init__(self) -> None:
+        self.entries: list[bytes] = []
+        self.deadline: float | None = None
+
+
+class MemoryEventStore(EventStore):
+    """Streams in a dict; one event loop; ``clock`` (seconds, monotonic) drives expiry."""
+
+    def __init__(
+        self, *, retention: float | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.retention = retention
+        self._clock = clock
+        self._streams: dict[str, _Stream] = {}
+        self._watchers: dict[str, set[asyncio.Event]] = {}
+        self._followers: weakref.WeakSet[MemoryFollower] = weakref.WeakSet()
+
+    def _live(self, stream: str) -> _Stream | None:
+        """The stream, or None if absent or expired (an expired stream is dropped here)."""
+        entry = self._streams.get(stream)
+        if entry is not None and entry.deadline is not None and entry.deadline <= self._clock():
+            del self._streams[stream]
+            return None
+        return entry
+
+    async def append(
+        self, stream: str, events: Sequence[Mapping[str, Any]], *, expected_version: int
+    ) -> int:
+        payloads = validate_append(stream, events, expected_version)
+        entry = self._live(stream)
+        current = len(entry.entries) if entry is not None else 0
+        if current != expected_version:
+            raise WrongExpectedVersion(stream, expected_version, current)
+        if entry is None:
+            entry = self._streams[stream] = _Stream()
+        entry.entries.extend(payloads)
+        for waiter in self._watchers.get(stream, ()):
+            waiter.set()
+        return len(entry.entries)
+
+    def _raw(self, stream: str, after: int, limit: int | None) -> list[RawEntry]:
+        entry = self._live(stream)
+        if entry is None:
+            return []
+        end = len(entry.entries) if limit is None else min(len(entry.entries), after + limit)
+        return [
+            RawEntry(stream, f"{version}-0", version, entry.entries[version - 1])
+            for version in range(after + 1, end + 1)
+        ]
+
+    async def read(
+        self, stream: str, *, after: int = 0, limit: int | None = None
+    ) -> list[StoredEvent]:
+        check_stream(stream)
+        validate_read(after, limit)
+        return [decode_entry(raw) for raw in self._raw(stream, after, limit)]
+
+    async def last_version(self, stream: str) -> int:
+        check_stream(stream)
+        entry = self._live(stream)
+        return len(entry.entries) if entry is not None else 0
+
+    def follow(
+        self, positions: Mapping[str, int], *, on_error: ErrorHandler | None = None
+    ) -> MemoryFollower:
+        follower = MemoryFollower(self, positions, on_error=on_error)
+        self._followers.add(follower)
+        return follower
+
+    async def streams(self, prefix: str = "") -> list[str]:
+        return sorted(
+            name
+            for name in list(self._streams)
+            if name.startswith(prefix) and self._live(name) is not None
+        )
+
+    async def expire(self, stream: str, seconds: float) -> None:
+        check_stream(stream)
+        entry = self._live(stream)
+        if entry is None:
+            return
+        if seconds <= 0:
+            del self._streams[stream]
+        else:
+            entry.deadline = self._clock() + seconds
+
+    async def ping(self) -> bool:
+        return True
+
+    async def aclose(self) -> None:
+        for follower in list(self._followers):
+            await follower.aclose()
+
+    def _watch(self, streams: Sequence[str], waiter: asyncio.Event) -> None:
+        for stream in streams:
+            self._watchers.setdefault(stream, set()).add(waiter)
+
+    def _unwatch(self, streams: Sequence[str], waiter: asyncio.Event) -> None:
+        for stream in streams:
+            waiters = self._watchers.get(stream)
+            if waiters is not None:
+                waiters.discard(waiter)
+                if not waiters:
+                    del self._watchers[stream]
+
+
+class MemoryFollower(Follower):
+    """Waits on an asyncio.Event that appends to its streams set; runs in the caller's task."""
+
+    def __init__(
+        self,
+        store: MemoryEventStore,
+        positions: Mapping[str, int],
+        *,
+        on_error: ErrorHandler | None,
+    ) -> None:
+        super().__init__(positions, on_error=on_error)
+        self._store = store
+        self._waiter: asyncio.Event | None = None
+
+    async def _fetch(self) -> list[RawEntry]:
+        entries: list[RawEntry] = []
+        for stream, after in self._cursor.items():
+            entries.extend(self._store._raw(stream, after, FOLLOW_BATCH))
+        if entries:
+            return entries
+        # Nothing new; no await happened since the check, so no append can slip in between.
+        streams = list(self._cursor)
+        waiter = self._waiter = asyncio.Event()
+        self._store._watch(streams, waiter)
+        try:
+            await waiter.wait()
+        finally:
+            self._store._unwatch(streams, waiter)
+            self._waiter = None
+        return []
+
+    def _changed(self) -> None:
+        if self._waiter is not None:
+            self._waiter.set()
+
+    async def _shutdown(self) -> None:
+        self._store._followers.discard(self)

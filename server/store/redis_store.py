@@ -1,0 +1,332 @@
+"""The Redis Streams event store: one Redis stream per event stream, the entry id IS the version.
+
+Compare-and-append is one Lua script on one key (atomic, Cluster-safe); followers block in XREAD
+on a connection of their own. docs/storage.md has the key schema and the reasons.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import weakref
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from typing import Any
+
+import redis.asyncio as aioredis
+import redis.exceptions as redis_errors
+import structlog
+
+from server.store import codec
+from server.store.base import (
+    CorruptEntry,
+    ErrorHandler,
+    EventStore,
+    Follower,
+    RawEntry,
+    StoredEvent,
+    StoreUnavailable,
+    check_stream,
+    decode_entry,
+    validate_append,
+    validate_read,
+)
+from shared.errors import WrongExpectedVersion
+
+DEFAULT_PREFIX = "sa:"
+FOLLOW_BATCH = 1000
+"""Most entries one XREAD takes per stream, so one busy stream cannot starve the others."""
+
+_log = structlog.get_logger("server.store")
+
+# KEYS[1]: the stream key. ARGV[1]: the expected version. ARGV[2..]: one envelope per event.
+# Returns {1, new version} or {0, current version}. The current version is the id of the last
+# entry, "<version>-0"; each event is added with the explicit id of its version, so the ids
+# themselves forbid a gap or a duplicate even if this check were ever bypassed.
+APPEND_SCRIPT = """
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local current = 0
+if #last > 0 then
+  local ms, seq = string.match(last[1][1], '^(%d+)-(%d+)$')
+  if seq ~= '0' then
+    return redis.error_reply('CORRUPT ' .. last[1][1])
+  end
+  current = tonumber(ms)
+end
+if current ~= tonumber(ARGV[1]) then
+  return {0, current}
+end
+for i = 2, #ARGV do
+  redis.call('XADD', KEYS[1], string.format('%d-0', current + i - 1), 'd', ARGV[i])
+end
+return {1, current + #ARGV - 1}
+"""
+
+_UNREACHABLE = (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError)
+
+
+@contextlib.contextmanager
+def _reachable() -> Iterator[None]:
+    """Turn "Redis is down" into the product's StoreUnavailable."""
+    try:
+        yield
+    except _UNREACHABLE as exc:
+        raise StoreUnavailable(f"Redis is unreachable: {exc}") from exc
+
+
+def parse_entry_id(entry: str) -> int | None:
+    """The version an entry id "<version>-0" stands for, or None for any other id."""
+    version, dash, seq = entry.partition("-")
+    if dash and seq == "0" and version.isdigit() and int(version) > 0:
+        return int(version)
+    return None
+
+
+def raw_entry(stream: str, entry_id: bytes | str, fields: Mapping[bytes, bytes]) -> RawEntry:
+    entry = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+    payload = fields.get(codec.FIELD) if isinstance(fields, Mapping) else None
+    return RawEntry(stream, entry, parse_entry_id(entry), payload)
+
+
+def _glob_escape(text: str) -> str:
+    return "".join("\\" + char if char in "*?[]\\" else char for char in text)
+
+
+class RedisEventStore(EventStore):
+    """Event streams in Redis, reached through ``url`` (redis.asyncio with hiredis).
+
+    ``prefix`` goes before every stream name to make the key; it must not contain a brace, so
+    the hash tag in the stream name (``{room}``) decides the Cluster slot. ``block_ms`` bounds
+    a follower's blocking XREAD. Appends and reads share a pool of ``max_connections``; each
+    follower has a connection of its own, so a blocked read never holds up an append.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        retention: float | None = None,
+        block_ms: int = 1000,
+        max_connections: int = 128,
+        pool_timeout: float = 5.0,
+        ping_timeout: float = 2.0,
+        **redis_options: Any,
+    ) -> None:
+        if "{" in prefix or "}" in prefix:
+            raise ValueError(f"the key prefix {prefix!r} must not contain a hash tag brace")
+        if redis_options.get("decode_responses"):
+            raise ValueError("the event store reads bytes: decode_responses must be off")
+        if block_ms <= 0:
+            raise ValueError("block_ms must be positive: 0 would block forever")
+        redis_options.setdefault("protocol", 2)
+        self.url = url
+        self.prefix = prefix
+        self.retention = retention
+        self.block_ms = block_ms
+        self.ping_timeout = ping_timeout
+        self._options = redis_options
+        self._pool = aioredis.BlockingConnectionPool.from_url(
+            url, max_connections=max_connections, timeout=pool_timeout, **redis_options
+        )
+        self._client = aioredis.Redis(connection_pool=self._pool)
+        self._append = self._client.register_script(APPEND_SCRIPT)
+        self._followers: weakref.WeakSet[RedisFollower] = weakref.WeakSet()
+
+    def key(self, stream: str) -> str:
+        """The Redis key of a stream."""
+        return self.prefix + stream
+
+    def _follow_client(self) -> aioredis.Redis:
+        """A client with one connection of its own, for one follower's blocking reads."""
+        options = dict(self._options)
+        timeout = options.get("socket_timeout")
+        if timeout is not None:  # a blocked XREAD must not look like a dead socket
+            options["socket_timeout"] = max(timeout, self.block_ms / 1000 + 5)
+        return aioredis.Redis.from_url(
+            self.url, single_connection_client=True, max_connections=1, **options
+        )
+
+    async def append(
+        self, stream: str, events: Sequence[Mapping[str, Any]], *, expected_version: int
+    ) -> int:
+        payloads = validate_append(stream, events, expected_version)
+        with _reachable():
+            try:
+                ok, version = await self._append(
+                    keys=[self.key(stream)], args=[expected_version, *payloads]
+                )
+            except redis_errors.ResponseError as exc:
+                message = str(exc)
+                if "CORRUPT" not in message:
+                    raise
+                entry = message.split("CORRUPT", 1)[1].strip()
+                raise CorruptEntry(stream, entry, "the entry id is not <version>-0") from exc
+        if not ok:
+            raise WrongExpectedVersion(stream, expected_version, int(version))
+        return int(version)
+
+    async def read(
+        self, stream: str, *, after: int = 0, limit: int | None = None
+    ) -> list[StoredEvent]:
+        check_stream(stream)
+        validate_read(after, limit)
+        if limit == 0:
+            return []
+        start = f"({after}-0" if after else "-"
+        with _reachable():
+            rows = await self._client.xrange(self.key(stream), min=start, max="+", count=limit)
+        return [decode_entry(raw_entry(stream, entry, fields)) for entry, fields in rows or ()]
+
+    async def last_version(self, stream: str) -> int:
+        check_stream(stream)
+        with _reachable():
+            rows = await self._client.xrevrange(self.key(stream), max="+", min="-", count=1)
+        if not rows:
+            return 0
+        raw = raw_entry(stream, *rows[0])
+        if raw.version is None:
+            raise CorruptEntry(stream, raw.entry, "the entry id is not <version>-0")
+        return raw.version
+
+    def follow(
+        self, positions: Mapping[str, int], *, on_error: ErrorHandler | None = None
+    ) -> RedisFollower:
+        follower = RedisFollower(self, positions, on_error=on_error)
+        self._followers.add(follower)
+        return follower
+
+    async def streams(self, prefix: str = "") -> list[str]:
+        pattern = _glob_escape(self.key(prefix)) + "*"
+        cut = len(self.prefix.encode())
+        names: set[str] = set()
+        with _reachable():
+            async for key in self._scan(pattern):
+                names.add(key[cut:].decode(errors="replace"))
+        return sorted(names)
+
+    async def _scan(self, pattern: str) -> AsyncIterator[bytes]:
+        async for key in self._client.scan_iter(match=pattern, count=1000, _type="stream"):
+            yield key
+
+    async def expire(self, stream: str, seconds: float) -> None:
+        check_stream(stream)
+        milliseconds = max(0, math.ceil(seconds * 1000))
+        with _reachable():
+            await self._client.pexpire(self.key(stream), milliseconds)
+
+    async def ping(self) -> bool:
+        try:
+            async with asyncio.timeout(self.ping_timeout):
+                return bool(await self._client.ping())
+        except Exception:  # "down" has many shapes; ping's whole job is to say no
+            return False
+
+    async def aclose(self) -> None:
+        for follower in list(self._followers):
+            await follower.aclose()
+        await self._client.aclose()
+        await self._pool.aclose()
+
+
+def xread_rows(response: Any) -> Iterator[tuple[bytes, list[Any]]]:
+    """(key, entries) pairs from an XREAD reply in any shape redis-py gives (RESP2 or 3)."""
+    if not response:
+        return
+    pairs = response.items() if isinstance(response, dict) else response
+    for key, rows in pairs:
+        # RESP3 "legacy" replies wrap a stream's entries in one more list.
+        nested = len(rows) == 1 and isinstance(rows[0], list) and rows[0]
+        if nested and isinstance(rows[0][0], list | tuple):
+            rows = rows[0]
+        yield (key.encode() if isinstance(key, str) else key), rows
+
+
+class RedisFollower(Follower):
+    """Blocking XREAD over all its streams on its own connection; ``add`` interrupts the read.
+
+    The read runs as a task so that ``add``/``discard``/``aclose`` can cancel it (redis-py then
+    drops the connection, and the next read reconnects): what the cancelled read would have
+    returned is read again from the unchanged cursors, so nothing is lost or doubled. When
+    Redis is unreachable the follower retries with a backoff up to one second, and logs it.
+    """
+
+    def __init__(
+        self,
+        store: RedisEventStore,
+        positions: Mapping[str, int],
+        *,
+        on_error: ErrorHandler | None,
+    ) -> None:
+        super().__init__(positions, on_error=on_error)
+        self._store = store
+        self._client: aioredis.Redis | None = None
+        self._reading: asyncio.Task[Any] | None = None
+        self._wake: asyncio.Event | None = None
+        self._backoff = 0.0
+
+    async def _fetch(self) -> list[RawEntry]:
+        if self._closed:
+            return []
+        if not self._cursor:
+            await self._wait(None)
+            return []
+        names = {self._store.key(stream).encode(): stream for stream in self._cursor}
+        ids = {key: f"{self._cursor[stream]}-0" for key, stream in names.items()}
+        if self._client is None:
+            self._client = self._store._follow_client()
+        read = asyncio.create_task(
+            self._client.xread(ids, count=FOLLOW_BATCH, block=self._store.block_ms)
+        )
+        self._reading = read
+        try:
+            await asyncio.wait({read})
+        except BaseException:  # our caller was cancelled: take the read down with it
+            read.cancel()
+            await asyncio.wait({read})
+            raise
+        finally:
+            self._reading = None
+        if read.cancelled():
+            return []
+        error = read.exception()
+        if isinstance(error, _UNREACHABLE):
+            self._backoff = min(1.0, max(0.05, self._backoff * 2))
+            _log.warning("follower_read_failed", error=str(error), retry_in=self._backoff)
+            await self._wait(self._backoff)
+            return []
+        if error is not None:
+            raise error
+        self._backoff = 0.0
+        return [
+            raw_entry(names[key], entry, fields)
+            for key, rows in xread_rows(read.result())
+            if key in names
+            for entry, fields in rows
+        ]
+
+    async def _wait(self, seconds: float | None) -> None:
+        """Sleep until ``_changed`` (or ``seconds`` pass), without a task of its own."""
+        wake = self._wake = asyncio.Event()
+        try:
+            async with asyncio.timeout(seconds):
+                await wake.wait()
+        except TimeoutError:
+            pass
+        finally:
+            self._wake = None
+
+    def _changed(self) -> None:
+        if self._reading is not None and not self._reading.done():
+            self._reading.cancel()
+        if self._wake is not None:
+            self._wake.set()
+
+    async def _shutdown(self) -> None:
+        reading = self._reading
+        if reading is not None:
+            await asyncio.wait({reading})
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.aclose()
+        self._store._followers.discard(self)
