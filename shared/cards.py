@@ -14,6 +14,7 @@ RANKS = "A23456789TJQK"
 SUITS = "CDHS"
 RED_SUITS = frozenset("DH")
 SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
+SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
 
 # The ordered deck every shuffle starts from: clubs, diamonds, hearts, spades, each Ace to King.
 FULL_DECK: tuple[str, ...] = tuple(r + s for s in SUITS for r in RANKS)

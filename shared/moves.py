@@ -82,88 +82,94 @@ def format_move(move: Move) -> str:
     return f"{src}{dst}" + (f"x{move.n}" if move.n > 1 else "")
 
 
-_PILE = r"(?:t?[1-9]|r[1-8]|w|f[cdhs]?|fo?u?n?d?a?t?i?o?n?)"
-_FRIENDLY = re.compile(rf"({_PILE})\s*[-> ,]*\s*({_PILE})(?:\s*[x*]\s*([0-9]+))?")
+_TOKEN = re.compile(r"x[0-9]+|t?[1-9]|r[1-8]|w|f[cdhs]|f(?:ound(?:ation)?s?)?")
+_WORDS = {
+    "d": "d",
+    "deal": "d",
+    "draw": "d",
+    "stock": "d",
+    "redeal": "redeal",
+    "turn": "redeal",
+}
 
 
-def _pile(token: str, variant: str) -> str:
-    """A friendly pile token as canonical ("3" -> "t3"; "f", "found" -> "f")."""
-    if token.isdigit():
-        return ("r" if variant == "quadrennial" else "t") + token
-    if token.startswith("f") and (len(token) == 1 or token[1] not in "cdhs" or len(token) > 2):
-        return "f"
-    return token
+def _tokens(text: str) -> list[str] | None:
+    """Pile tokens of friendly input ("t3 t5", "3-5", "fs 2", "t3t5x3"), or None."""
+    compact = re.sub(r"[\s,>\-]+|\bto\b", "", text)
+    tokens = []
+    pos = 0
+    while pos < len(compact):
+        m = _TOKEN.match(compact, pos)
+        if m is None:
+            return None
+        tokens.append(m.group())
+        pos = m.end()
+    return tokens
 
 
 def parse_move(text: str, position: GameState | PublicView) -> str:
     """One canonical move from friendly input, given the position it is meant for.
 
     Accepts the canonical form and friendlier ones: "3 5", "t3 t5", "w f", "3f", "r5", "fs 2",
-    "deal", upper case. When several legal moves fit (two run lengths), IllegalMove lists them.
+    "deal", upper case. When several run lengths fit, IllegalMove lists the candidates; when
+    the move is not legal, IllegalMove says why.
     """
-    # Imported here: the rules import this module for parse_canonical.
-    from shared.views import PublicView, public_legal_moves
+    # Imported here: the rules engine imports this module for parse_canonical.
+    from shared.game import apply_move, legal_moves
+    from shared.views import PublicView, hidden_state
 
-    if isinstance(position, PublicView):
-        legal = public_legal_moves(position)
-        variant = position.variant
-    else:
-        from shared.game import legal_moves
+    state = hidden_state(position) if isinstance(position, PublicView) else position
+    legal = legal_moves(state)
+    variant = state.variant
 
-        legal = legal_moves(position)
-        variant = position.variant
+    def resolve(move: str) -> str:
+        if move in legal:
+            return move
+        try:
+            apply_move(state, move)
+        except IllegalMove as exc:
+            raise IllegalMove(f"{move}: {exc.reason}") from None
+        raise IllegalMove(f"{move} is not legal here")  # pragma: no cover - legal is exact
 
-    raw = text
-    text = " ".join(text.strip().lower().split())
-    if not text:
+    if not isinstance(text, str) or not text.strip():
         raise IllegalMove("no move given")
-    if text in ("d", "deal", "draw", "s", "stock"):
-        return _only("d", legal, raw)
-    if text in ("redeal", "rd", "turn"):
-        return _only("redeal", legal, raw)
-    compact = text.replace(" ", "")
-    if variant == "quadrennial" and re.fullmatch(r"r?[1-8]", compact):
-        return _only(f"r{compact[-1]}f", legal, raw)
-    try:
-        parse_canonical(compact)
-        return _only(compact, legal, raw)
-    except IllegalMove:
-        pass
-    m = _FRIENDLY.fullmatch(text) or _FRIENDLY.fullmatch(compact)
-    if m is None:
+    lowered = " ".join(text.strip().lower().split())
+    if lowered in _WORDS:
+        return resolve(_WORDS[lowered])
+    if lowered in legal:
+        return lowered  # canonical and legal: taken literally ("t3t5" is one card)
+    tokens = _tokens(lowered)
+    count = None
+    if tokens and tokens[-1].startswith("x"):
+        count = int(tokens.pop()[1:])
+    if not tokens or len(tokens) > 2 or any(t.startswith("x") for t in tokens):
         raise IllegalMove(
-            f"cannot read {raw!r} as a move: try e.g. '3 5', 't3 t5', 'w f', '3f', 'd'"
+            f"cannot read {text!r} as a move: try e.g. '3 5', 't3 t5', 'w f', '3f', 'd'"
         )
-    src, dst = _pile(m.group(1), variant), _pile(m.group(2), variant)
+    digit_pile = "r" if variant == "quadrennial" else "t"
+    piles = [digit_pile + t if t.isdigit() else t for t in tokens]
+    if len(piles) == 1:
+        if variant == "quadrennial" and piles[0][0] in "rw":
+            piles.append("f")
+        else:
+            raise IllegalMove(f"{text!r}: say where to, e.g. '{tokens[0]} 5' or '{tokens[0]} f'")
+    src, dst = piles
+    if src.startswith("f") and len(src) != 2:
+        raise IllegalMove(f"{text!r}: name the foundation to take from: fc, fd, fh or fs")
     if dst.startswith("f"):
         dst = "f"
-    if src == "f":
-        raise IllegalMove(f"{raw!r}: name the foundation to move from (fc, fd, fh or fs)")
-    if m.group(3) is not None:
-        n = int(m.group(3))
-        return _only(f"{src}{dst}" + (f"x{n}" if n > 1 else ""), legal, raw)
+    if count is not None:
+        return resolve(f"{src}{dst}" + (f"x{count}" if count > 1 else ""))
     if src[0] == "t" and dst[0] == "t":
         prefix = src + dst
         fits = sorted(
             (mv for mv in legal if mv == prefix or mv.startswith(prefix + "x")),
             key=lambda mv: parse_canonical(mv).n,
         )
-        if len(fits) == 1:
-            return fits[0]
         if len(fits) > 1:
             raise IllegalMove(
                 f"{len(fits)} runs fit: {' or '.join(fits)}; say which (e.g. {fits[-1]})"
             )
-    return _only(src + dst, legal, raw)
-
-
-def _only(move: str, legal: set[str], raw: str) -> str:
-    """The move if it is legal here, else IllegalMove explaining why."""
-    if move in legal:
-        return move
-    try:
-        parse_canonical(move)
-    except IllegalMove as exc:
-        raise IllegalMove(f"{raw!r}: {exc.reason}") from None
-    hint = f"; legal here: {', '.join(sorted(legal))}" if legal else "; no move is legal here"
-    raise IllegalMove(f"{move} is not legal in this position{hint}")
+        if fits:
+            return fits[0]
+    return resolve(src + dst)

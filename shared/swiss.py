@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from shared.cards import FULL_DECK, IS_RED, RANK_OF, SUIT_INDEX, SUITS
+from shared.cards import FULL_DECK, IS_RED, RANK_OF, SUIT_INDEX, SUIT_NAMES, SUITS
 from shared.errors import IllegalMove
 from shared.moves import Move
 from shared.state import EMPTY_FOUNDATIONS, GameState
@@ -159,7 +159,7 @@ def apply(st: GameState, m: Move, reveal: Callable[[], str] | None) -> tuple[Gam
         cards = (waste[-1],)
     else:  # "f"
         if not fnd[m.si]:
-            raise IllegalMove(f"the {SUITS[m.si]} foundation is empty")
+            raise IllegalMove(f"the {SUIT_NAMES[m.si]} foundation is empty")
         cards = (fnd[m.si][-1],)
     if dst == "f":
         card = cards[0]

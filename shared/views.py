@@ -59,8 +59,9 @@ def public_view(state: GameState) -> PublicView:
     )
 
 
-def _hidden_state(view: PublicView) -> GameState:
-    """The view as a position whose stock cards are unknown (None)."""
+def hidden_state(view: PublicView) -> GameState:
+    """The view as a position whose stock cards are unknown (None): the rules need no more to
+    list legal moves, and a public fold takes dealt cards from the events."""
     return GameState(
         view.variant,
         view.tableau,
@@ -76,7 +77,7 @@ def _hidden_state(view: PublicView) -> GameState:
 
 def public_legal_moves(view: PublicView) -> set[str]:
     """The legal moves of the position the view shows; equal to legal_moves of the state."""
-    return legal_moves(_hidden_state(view))
+    return legal_moves(hidden_state(view))
 
 
 def public_event(event: Mapping[str, Any]) -> dict[str, Any]:
@@ -137,7 +138,7 @@ def public_fold_event(view: PublicView | None, event: Mapping[str, Any]) -> Publ
         return _start_view(event)
     if kind == GAME_STARTED:
         raise CorruptEvent("a game has only one game_started event")
-    state = _hidden_state(view)
+    state = hidden_state(view)
     if kind == RESIGNED:
         try:
             return public_view(resign(state))
