@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -73,7 +74,15 @@ class App:
         self._script_pos = 0
 
     def _frame(self) -> list[str]:
-        return compose(self.session.screen(self.clock()), color=self.output.color)
+        if not self.output.tty:
+            return compose(self.session.screen(self.clock()), color=self.output.color)
+        size = shutil.get_terminal_size((80, 24))
+        return compose(
+            self.session.screen(self.clock()),
+            color=self.output.color,
+            width=min(80, size.columns),
+            height=size.lines,
+        )
 
     async def __aenter__(self) -> App:
         self.display.start()

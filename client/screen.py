@@ -108,7 +108,16 @@ class Screen:
     error: str | None = None
 
 
-PANEL_WIDTH = 34
+PANEL_WIDTH = 29
+GAP = 2
+_SPACES = re.compile(r" {4,}")
+
+
+def squeeze(line: str, width: int) -> str:
+    """Shorten a line wider than ``width`` by narrowing its long runs of spaces."""
+    if visible_width(line) <= width:
+        return line
+    return _SPACES.sub("   ", line)
 
 
 def _paint(text: str, code: str, color: bool) -> str:
@@ -118,16 +127,16 @@ def _paint(text: str, code: str, color: bool) -> str:
 def render_panel(racers: Sequence[Racer], *, title: str, color: bool) -> list[str]:
     """The race panel: one line per racer with rank, cards on foundations, moves and state."""
     lines = [_paint(fit(title, PANEL_WIDTH), BOLD, color)]
-    lines.append(fit(f"{'#':>2} {'name':<12} {'cards':>5} {'moves':>5} state", PANEL_WIDTH))
+    lines.append(f"{'#':>2} {'name':<9} {'fnd':>3} {'moves':>5} state")
     for racer in racers:
         rank = f"{racer.rank:>2}" if racer.rank is not None else " -"
-        name = racer.name if len(racer.name) <= 11 else racer.name[:10] + "~"
+        name = racer.name if len(racer.name) <= 8 else racer.name[:7] + "~"
         name = ("*" if racer.me else " ") + name
         if racer.state is RacerState.WON and racer.finished_ms is not None:
             state = format_clock(racer.finished_ms)
         else:
             state = racer.state.value
-        line = fit(f"{rank} {name:<12} {racer.cards:>5} {racer.moves:>5} {state}", PANEL_WIDTH)
+        line = fit(f"{rank} {name:<9} {racer.cards:>3} {racer.moves:>5} {state}", PANEL_WIDTH)
         if racer.state is RacerState.WON:
             line = _paint(line, GREEN, color)
         elif racer.state in (RacerState.RESIGNED, RacerState.LEFT, RacerState.OVER):
@@ -151,8 +160,14 @@ def _header(screen: Screen, width: int, color: bool) -> str:
     return fit(line, width)
 
 
-def compose(screen: Screen, *, color: bool = False, width: int = WIDTH) -> list[str]:
-    """The frame's lines, none wider than ``width`` columns, no trailing spaces."""
+def compose(
+    screen: Screen, *, color: bool = False, width: int = WIDTH, height: int | None = None
+) -> list[str]:
+    """The frame's lines, none wider than ``width`` columns, no trailing spaces.
+
+    With ``height``, old messages and then the bottom of the board give way so the frame and a
+    prompt line fit: a frame taller than the terminal would scroll and break in-place redraws.
+    """
     lines = [_header(screen, width, color)]
     board = screen.board.split("\n") if screen.board else []
     while board and not board[-1].strip():
@@ -160,13 +175,15 @@ def compose(screen: Screen, *, color: bool = False, width: int = WIDTH) -> list[
     panel = (
         render_panel(screen.racers, title=screen.panel_title, color=color) if screen.racers else []
     )
-    board_width = max((visible_width(line) for line in board), default=0)
-    if panel and board and board_width + 3 + PANEL_WIDTH <= width:
-        rows = max(len(board), len(panel))
+    room = width - GAP - PANEL_WIDTH
+    squeezed = [squeeze(line, room) for line in board]
+    board_width = max((visible_width(line) for line in squeezed), default=0)
+    if panel and board and board_width <= room:
+        rows = max(len(squeezed), len(panel))
         for i in range(rows):
-            left = board[i] if i < len(board) else ""
+            left = squeezed[i] if i < len(squeezed) else ""
             right = panel[i] if i < len(panel) else ""
-            lines.append(pad(left, board_width) + "   " + right if right else left)
+            lines.append(pad(left, board_width) + " " * GAP + right if right else left)
     else:
         lines.extend(board)
         if panel:
@@ -174,11 +191,19 @@ def compose(screen: Screen, *, color: bool = False, width: int = WIDTH) -> list[
                 lines.append("")
             lines.extend(panel)
     lines.append("")
+    tail = []
     if screen.status:
-        lines.append(_paint(fit(screen.status, width), YELLOW, color))
-    lines.extend(fit(message, width) for message in screen.messages)
-    if screen.error:
-        lines.append(_paint(fit(screen.error, width), RED, color))
+        tail.append(_paint(fit(screen.status, width), YELLOW, color))
+    messages = [fit(message, width) for message in screen.messages]
+    error = [_paint(fit(screen.error, width), RED, color)] if screen.error else []
+    if height is not None:
+        spare = height - 1 - len(lines) - len(tail) - len(error)
+        messages = (
+            messages[max(0, len(messages) - max(0, spare)) :] if spare < len(messages) else messages
+        )
+        if spare < 0:
+            lines = lines[: max(1, len(lines) + spare)]
+    lines.extend(tail + messages + error)
     return [fit(line, width).rstrip() for line in lines]
 
 

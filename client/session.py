@@ -32,6 +32,8 @@ class Session:
     clock_end_ms: int | None = None
     time_limit_ms: int | None = None
     show_board: bool = True
+    boards: tuple[tuple[str, Any], ...] = ()
+    countdown_to_ms: int | None = None
     _board_cache: tuple[Any, bool, str] | None = None
 
     def say(self, text: str, width: int = 80) -> None:
@@ -44,7 +46,14 @@ class Session:
         self.messages.clear()
 
     def board_text(self) -> str | None:
-        """The rendered board, redrawn only when the view changed."""
+        """The rendered board (or boards, each under its label), re-rendered only on change."""
+        if self.boards and self.show_board:
+            from shared import render_board
+
+            return "\n".join(
+                f"== {label} ==\n" + render_board(view, color=self.color)
+                for label, view in self.boards
+            )
         if self.view is None or not self.show_board:
             return None
         cached = self._board_cache
@@ -68,6 +77,10 @@ class Session:
 
     def screen(self, now_ms: int) -> Screen:
         """This moment's frame."""
+        status = self.status
+        if self.countdown_to_ms is not None and now_ms < self.countdown_to_ms:
+            seconds = -(-(self.countdown_to_ms - now_ms) // 1000)
+            status = f"Get ready: the race starts in {seconds}..."
         return Screen(
             title=self.title,
             board=self.board_text(),
@@ -75,7 +88,7 @@ class Session:
             moves=None,
             racers=tuple(self.racers.values()),
             panel_title=self.panel_title,
-            status=self.status,
+            status=status,
             messages=tuple(self.messages),
             error=self.error,
         )

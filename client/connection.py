@@ -1,0 +1,373 @@
+"""The client's one WebSocket connection: handshake, requests, moves, and reconnecting.
+
+The connection survives drops: it reconnects with exponential backoff and jitter, says `hello`
+again with the resume token it was given (kept in memory only), and re-sends the moves that were
+never answered with their original ids, which the server answers without applying them twice
+(docs/protocol.md, "Moves"). Everything the server sends goes to one ``on_message`` callback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import itertools
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+
+from shared.errors import ArenaError, ClientError, ProtocolError, ServerError
+from shared.protocol import PROTOCOL_VERSION, decode, encode
+
+# Close codes after which reconnecting cannot help (docs/protocol.md, "Limits and close codes").
+FATAL_CLOSE_CODES = {4000: "unsupported protocol version", 4001: "seat taken by another connection"}
+
+
+class ConnectionLost(ServerError):
+    """The server could not be reached, or stopped answering, for good."""
+
+    code = "connection_lost"
+
+
+class RequestFailed(ClientError):
+    """The server answered a request with an ``error``."""
+
+
+class MoveRejected(ClientError):
+    """The server rejected a move; ``code`` and ``reason`` are the server's."""
+
+
+class State(enum.Enum):
+    """Where the connection stands, for the status line."""
+
+    CONNECTING = "connecting"
+    CONNECTED = "connected"
+    RECONNECTING = "reconnecting"
+    CLOSED = "closed"
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Delays between reconnection attempts: exponential, capped, with full jitter on top."""
+
+    base: float = 0.2
+    factor: float = 2.0
+    cap: float = 5.0
+
+    def delay(self, attempt: int, rand: Callable[[], float] = random.random) -> float:
+        """Seconds to wait before attempt ``attempt`` (1-based), between half and all of it."""
+        ceiling = min(self.cap, self.base * self.factor ** max(0, attempt - 1))
+        return ceiling * (0.5 + 0.5 * rand())
+
+
+Connector = Callable[[str], Awaitable[ClientConnection]]
+
+
+async def _default_connect(url: str) -> ClientConnection:
+    return await connect(url, proxy=None, open_timeout=5, max_size=2**20, compression=None)
+
+
+class Connection:
+    """One logical session with the server across any number of WebSocket connections."""
+
+    def __init__(
+        self,
+        url: str,
+        name: str,
+        *,
+        on_message: Callable[[dict[str, Any]], None],
+        on_state: Callable[[State, str], None] | None = None,
+        on_welcome: Callable[[dict[str, Any]], Awaitable[None] | None] | None = None,
+        connector: Connector = _default_connect,
+        backoff: Backoff | None = None,
+        first_attempts: int = 3,
+        give_up_after: float = 120.0,
+    ) -> None:
+        self.url = url
+        self.name = name
+        self._on_message = on_message
+        self._on_state = on_state
+        self._on_welcome = on_welcome
+        self._connector = connector
+        self._backoff = backoff or Backoff()
+        self._first_attempts = first_attempts
+        self._give_up_after = give_up_after
+        self.session: str | None = None
+        self._token: str | None = None  # private: never logged, never written anywhere
+        self.resumed = False
+        self.welcome: dict[str, Any] = {}
+        self.clock_offset_ms = 0
+        self.state = State.CONNECTING
+        self.reconnects = 0
+        self._ws: ClientConnection | None = None
+        self._ready = asyncio.Event()
+        self._closed = False
+        self._failure: ArenaError | None = None
+        self._failed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._refs = itertools.count(1)
+        self._move_ids = itertools.count(1)
+        self._requests: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._moves: dict[int | str, tuple[dict[str, Any], asyncio.Future[dict[str, Any]]]] = {}
+        self._pings: dict[int, int] = {}
+
+    # -- life cycle ----------------------------------------------------------------------------
+
+    async def start(self) -> dict[str, Any]:
+        """Connect and shake hands; ConnectionLost if the server cannot be reached at first."""
+        self._task = asyncio.create_task(self._run())
+        ready = asyncio.create_task(self._ready.wait())
+        await asyncio.wait({self._task, ready}, return_when=asyncio.FIRST_COMPLETED)
+        if not self._ready.is_set():
+            ready.cancel()
+            await self._task  # re-raises nothing: _run stores its failure
+            raise self._failure or ConnectionLost(f"could not connect to {self.url}")
+        return self.welcome
+
+    async def close(self) -> None:
+        """Close for good; pending requests and moves fail with ConnectionLost."""
+        self._closed = True
+        if self._ws is not None:
+            with contextlib.suppress(Exception):
+                await self._ws.close()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        self._fail_all(ConnectionLost("the connection was closed"))
+        self._set_state(State.CLOSED, "")
+
+    @property
+    def failure(self) -> ArenaError | None:
+        """Why the connection gave up, once it has."""
+        return self._failure
+
+    def server_now(self, local_ms: int | None = None) -> int:
+        """The server's clock now, estimated from the last ping."""
+        local = time.time_ns() // 1_000_000 if local_ms is None else local_ms
+        return local + self.clock_offset_ms
+
+    def _set_state(self, state: State, detail: str) -> None:
+        self.state = state
+        if self._on_state is not None:
+            self._on_state(state, detail)
+
+    async def _run(self) -> None:
+        attempt = 0
+        lost_since: float | None = None
+        loop = asyncio.get_running_loop()
+        while not self._closed:
+            attempt += 1
+            try:
+                ws = await self._connector(self.url)
+            except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as e:
+                if not self.welcome and attempt >= self._first_attempts:
+                    self._failure = ConnectionLost(f"cannot reach the server at {self.url}: {e}")
+                    self._fail_all(self._failure)
+                    return
+                if lost_since is not None and loop.time() - lost_since > self._give_up_after:
+                    self._failure = ConnectionLost(f"the server at {self.url} is gone: {e}")
+                    self._fail_all(self._failure)
+                    self._set_state(State.CLOSED, str(self._failure))
+                    return
+                delay = self._backoff.delay(attempt)
+                if self.welcome:
+                    self._set_state(State.RECONNECTING, f"retrying in {delay:.1f}s")
+                await asyncio.sleep(delay)
+                continue
+            try:
+                await self._session(ws)
+                attempt = 0
+            except ConnectionClosed as closed:
+                code = closed.rcvd.code if closed.rcvd is not None else None
+                if code in FATAL_CLOSE_CODES:
+                    self._failure = ConnectionLost(
+                        f"the server closed the connection: {FATAL_CLOSE_CODES[code]}"
+                    )
+                    self._fail_all(self._failure)
+                    self._set_state(State.CLOSED, str(self._failure))
+                    return
+                attempt = 0
+            except ProtocolError as error:
+                self._failure = ConnectionLost(f"the server broke the protocol: {error.reason}")
+                self._fail_all(self._failure)
+                self._set_state(State.CLOSED, str(self._failure))
+                return
+            except OSError:
+                attempt = 0
+            finally:
+                self._ws = None
+                self._ready.clear()
+                with contextlib.suppress(Exception):
+                    await ws.close()
+            if self._closed:
+                return
+            lost_since = loop.time()
+            self.reconnects += 1
+            self._fail_requests(ConnectionLost("the connection dropped; try again"))
+            self._set_state(State.RECONNECTING, "connection lost, reconnecting")
+            await asyncio.sleep(self._backoff.delay(1))
+
+    async def _session(self, ws: ClientConnection) -> None:
+        hello: dict[str, Any] = {"type": "hello", "protocol": PROTOCOL_VERSION, "name": self.name}
+        if self._token is not None:
+            hello["resume"] = self._token
+        await ws.send(encode(hello))
+        while True:
+            msg = decode(await ws.recv())
+            if msg["type"] == "welcome":
+                break
+            if msg["type"] == "error":
+                raise ConnectionLost(f"the server refused the handshake: {msg['reason']}")
+        was_resuming = self._token is not None
+        self.welcome = msg
+        self.session = msg["session"]
+        self._token = msg["token"]
+        self.resumed = bool(msg["resumed"])
+        if was_resuming and not self.resumed:
+            # The seat is gone (expired, or a server without durable storage): moves in flight
+            # can never be answered.
+            self._fail_moves(ConnectionLost("the server did not know this session any more"))
+        self._ws = ws
+        self._set_state(State.CONNECTED, "resumed" if self.resumed else "")
+        await self._send_raw({"type": "ping", "ref": self._ping_ref()})
+        for message, _ in list(self._moves.values()):
+            await self._send_raw(message)
+        self._ready.set()
+        if self._on_welcome is not None:
+            result = self._on_welcome(msg)
+            if asyncio.iscoroutine(result):
+                asyncio.create_task(result)  # noqa: RUF006 - it only sends requests
+        async for frame in ws:
+            try:
+                msg = decode(frame)
+            except ProtocolError:
+                continue  # a newer server's message type: ignore it rather than drop the game
+            self._dispatch(msg)
+
+    def _ping_ref(self) -> int:
+        ref = next(self._refs)
+        self._pings[ref] = time.time_ns() // 1_000_000
+        return ref
+
+    # -- messages ------------------------------------------------------------------------------
+
+    def _dispatch(self, msg: dict[str, Any]) -> None:
+        kind = msg["type"]
+        if kind in ("ack", "reject"):
+            pending = self._moves.pop(msg["id"], None)
+            if pending is not None and not pending[1].done():
+                pending[1].set_result(msg)
+            self._on_message(msg)
+            return
+        ref = msg.get("ref")
+        if kind == "pong" and ref in self._pings:
+            sent = self._pings.pop(ref)
+            now = time.time_ns() // 1_000_000
+            self.clock_offset_ms = msg["at"] - (sent + now) // 2
+            return
+        if isinstance(ref, int) and ref in self._requests:
+            future = self._requests.pop(ref)
+            if not future.done():
+                future.set_result(msg)
+        self._on_message(msg)
+
+    async def _send_raw(self, msg: Mapping[str, Any]) -> None:
+        ws = self._ws
+        if ws is None:
+            return
+        with contextlib.suppress(ConnectionClosed, OSError):
+            await ws.send(encode(msg))
+
+    async def _wait_ready(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+        if self._ready.is_set():
+            return
+        waiter = asyncio.create_task(self._ready.wait())
+        tasks: set[asyncio.Future[Any]] = {waiter}
+        if self._task is not None:
+            tasks.add(self._task)
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        if not self._ready.is_set():
+            waiter.cancel()
+            raise self._failure or ConnectionLost("the connection is closed")
+
+    async def send(self, msg: Mapping[str, Any]) -> None:
+        """Send a message that needs no answer (waits while reconnecting)."""
+        await self._wait_ready()
+        await self._send_raw(msg)
+
+    async def request(self, msg: Mapping[str, Any], wait: float = 15.0) -> dict[str, Any]:
+        """Send with a fresh ``ref`` and return the answer; RequestFailed for an ``error``."""
+        await self._wait_ready()
+        ref = next(self._refs)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._requests[ref] = future
+        await self._send_raw({**msg, "ref": ref})
+        try:
+            answer = await asyncio.wait_for(future, wait)
+        finally:
+            self._requests.pop(ref, None)
+        if answer["type"] == "error":
+            raise RequestFailed(answer["reason"], code=answer["code"])
+        return answer
+
+    async def move(self, move: str, *, player: str | None = None) -> dict[str, Any]:
+        """Send a move with a new client move id; the ``ack``, or MoveRejected with the reason.
+
+        Survives reconnects: an unanswered move is sent again with the same id."""
+        await self._wait_ready()
+        move_id = next(self._move_ids)
+        msg: dict[str, Any] = {"type": "move", "id": move_id, "move": move}
+        if player is not None:
+            msg["player"] = player
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._moves[move_id] = (msg, future)
+        await self._send_raw(msg)
+        answer = await future
+        if answer["type"] == "reject":
+            raise MoveRejected(answer["reason"], code=answer["code"])
+        return answer
+
+    def _fail_requests(self, error: ArenaError) -> None:
+        for future in self._requests.values():
+            if not future.done():
+                future.set_exception(error)
+        self._requests.clear()
+
+    def _fail_moves(self, error: ArenaError) -> None:
+        for _, future in self._moves.values():
+            if not future.done():
+                future.set_exception(error)
+        self._moves.clear()
+
+    async def wait_failed(self) -> None:
+        """Return once the connection has given up for good."""
+        await self._failed.wait()
+
+    def _fail_all(self, error: ArenaError) -> None:
+        self._failed.set()
+        self._fail_requests(error)
+        self._fail_moves(error)
+
+    async def drop(self) -> None:
+        """Drop the current TCP connection abruptly (for tests of reconnecting)."""
+        ws = self._ws
+        if ws is not None and ws.transport is not None:
+            ws.transport.abort()
+
+
+__all__ = [
+    "Backoff",
+    "Connection",
+    "ConnectionLost",
+    "MoveRejected",
+    "RequestFailed",
+    "State",
+]
