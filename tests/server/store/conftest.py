@@ -1,0 +1,69 @@
+"""The ``store`` fixture: every contract test runs once on memory and once on a real Redis."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+import redis.asyncio as aioredis
+
+from server.store import EventStore, MemoryEventStore, RedisEventStore
+from server.store.memory import _Stream
+from tests.support.redis_server import RedisServer
+
+
+class FakeClock:
+    """Monotonic seconds that only move when a test says so."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Backend:
+    """What a test needs beside the store: a way to plant a raw entry, as corruption would."""
+
+    def __init__(self, store: EventStore, raw: aioredis.Redis | None, clock: FakeClock) -> None:
+        self.store = store
+        self.raw = raw
+        self.clock = clock
+
+    async def plant(self, stream: str, payload: bytes) -> str:
+        """Write ``payload`` as the stream's next entry, bypassing the codec; returns its id."""
+        version = await self.store.last_version(stream) + 1
+        if isinstance(self.store, MemoryEventStore):
+            self.store._streams.setdefault(stream, _Stream()).entries.append(payload)
+            return f"{version}-0"
+        assert isinstance(self.store, RedisEventStore)
+        assert self.raw is not None
+        entry = await self.raw.xadd(self.store.key(stream), {b"d": payload}, id=f"{version}-0")
+        return entry.decode()
+
+
+def unique_prefix() -> str:
+    return f"t{uuid.uuid4().hex[:12]}:"
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def backend(
+    request: pytest.FixtureRequest, redis_server: RedisServer
+) -> AsyncIterator[Backend]:
+    clock = FakeClock()
+    if request.param == "memory":
+        store: EventStore = MemoryEventStore(clock=clock)
+        yield Backend(store, None, clock)
+        await store.aclose()
+        return
+    store = RedisEventStore(redis_server.url, prefix=unique_prefix(), block_ms=200)
+    raw = aioredis.Redis.from_url(redis_server.url, protocol=2)
+    yield Backend(store, raw, clock)
+    await store.aclose()
+    await raw.aclose()
+
+
+@pytest.fixture
+def store(backend: Backend) -> EventStore:
+    return backend.store
