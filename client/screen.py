@@ -127,16 +127,16 @@ def _paint(text: str, code: str, color: bool) -> str:
 def render_panel(racers: Sequence[Racer], *, title: str, color: bool) -> list[str]:
     """The race panel: one line per racer with rank, cards on foundations, moves and state."""
     lines = [_paint(fit(title, PANEL_WIDTH), BOLD, color)]
-    lines.append(f"{'#':>2} {'name':<9} {'fnd':>3} {'moves':>5} state")
+    lines.append(f"{'#':>2} {'name':<8} {'fnd':>3} {'mvs':>4} state")
     for racer in racers:
         rank = f"{racer.rank:>2}" if racer.rank is not None else " -"
-        name = racer.name if len(racer.name) <= 8 else racer.name[:7] + "~"
+        name = racer.name if len(racer.name) <= 7 else racer.name[:6] + "~"
         name = ("*" if racer.me else " ") + name
         if racer.state is RacerState.WON and racer.finished_ms is not None:
             state = format_clock(racer.finished_ms)
         else:
             state = racer.state.value
-        line = fit(f"{rank} {name:<9} {racer.cards:>3} {racer.moves:>5} {state}", PANEL_WIDTH)
+        line = fit(f"{rank} {name:<8} {racer.cards:>3} {racer.moves:>4} {state}", PANEL_WIDTH)
         if racer.state is RacerState.WON:
             line = _paint(line, GREEN, color)
         elif racer.state in (RacerState.RESIGNED, RacerState.LEFT, RacerState.OVER):

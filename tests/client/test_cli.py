@@ -1,0 +1,107 @@
+"""The command line: subcommands, common options, environment defaults and colour choice."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+import pytest
+
+from client.cli import DEFAULT_SERVER, build_parser, resolve_output
+
+COMMON = ["--server", "--name", "--variant", "--seed", "--no-color", "--moves", "--json"]
+
+
+def parse(argv: list[str], env: dict[str, str] | None = None):
+    return build_parser(env or {}).parse_args(argv)
+
+
+def test_play_defaults() -> None:
+    args = parse(["play"])
+    assert args.command == "play"
+    assert args.server == DEFAULT_SERVER
+    assert args.variant == "swiss"
+    assert args.seed is None
+    assert not args.offline
+    assert not args.no_color
+    assert not args.json
+    assert args.moves is None
+
+
+def test_server_and_name_come_from_the_environment_unless_given() -> None:
+    env = {"SOLITAIRE_SERVER": "ws://example:9", "USER": "ann"}
+    args = parse(["rooms"], env)
+    assert args.server == "ws://example:9"
+    assert args.name == "ann"
+    args = parse(["rooms", "--server", "ws://other:1", "--name", "bob"], env)
+    assert (args.server, args.name) == ("ws://other:1", "bob")
+
+
+def test_every_subcommand() -> None:
+    args = parse(["play", "--offline", "--seed", "7", "--variant", "quadrennial"])
+    assert (args.offline, args.seed, args.variant) == (True, "7", "quadrennial")
+    args = parse(["race", "create", "--time-limit", "60", "--players", "2", "--countdown", "0"])
+    assert (args.race_command, args.time_limit, args.players, args.countdown) == (
+        "create",
+        60.0,
+        2,
+        0.0,
+    )
+    args = parse(["race", "join", "abc123", "--name", "bob"])
+    assert (args.race_command, args.code, args.name) == ("join", "abc123", "bob")
+    args = parse(["watch", "abc123", "--player", "ann"])
+    assert (args.command, args.code, args.player) == ("watch", "abc123", "ann")
+    args = parse(["replay", "abc123", "--speed", "4"])
+    assert (args.code, args.speed, args.offline) == ("abc123", 4.0, False)
+    args = parse(["play", "--moves", "-", "--json"])
+    assert (args.moves, args.json) == ("-", True)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["play", "--variant", "klondike"],
+        ["race"],
+        ["race", "join"],
+        ["watch"],
+        ["replay", "--speed", "0"],
+        ["nonsense"],
+    ],
+)
+def test_bad_command_lines_are_refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        parse(argv)
+    assert exit_info.value.code == 2
+    assert "usage:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["play"], ["race", "create"], ["race", "join"], ["rooms"], ["watch"], ["replay"]],
+)
+def test_help_of_each_subcommand_lists_every_common_option(argv: list[str]) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "client", *argv, "--help"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    for option in COMMON:
+        assert option in result.stdout, (argv, option)
+
+
+class FakeTTY(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_colour_only_on_a_terminal_without_no_color() -> None:
+    tty, pipe = FakeTTY(), io.StringIO()
+    assert resolve_output(parse(["play"]), {}, tty).color
+    assert resolve_output(parse(["play"]), {}, tty).tty
+    assert not resolve_output(parse(["play"]), {}, pipe).color
+    assert not resolve_output(parse(["play", "--no-color"]), {}, tty).color
+    assert not resolve_output(parse(["play"]), {"NO_COLOR": "1"}, tty).color
+    assert not resolve_output(parse(["play", "--json"]), {}, tty).color
