@@ -59,10 +59,13 @@ class RawEntry(NamedTuple):
     payload: bytes | None
 
 
-def decode_entry(raw: RawEntry) -> StoredEvent:
-    """Decode one raw entry, or raise CorruptEntry naming its stream and entry id."""
+def decode_entry(raw: RawEntry, expected: int) -> StoredEvent:
+    """Decode the entry that should hold version ``expected``, or raise CorruptEntry naming
+    its stream and entry id: versions have no gaps, so a jump means the stream was tampered."""
     if raw.version is None:
         raise CorruptEntry(raw.stream, raw.entry, "the entry id is not <version>-0")
+    if raw.version != expected:
+        raise CorruptEntry(raw.stream, raw.entry, f"a gap in versions: expected {expected}")
     try:
         data = codec.decode(raw.payload)
     except codec.DecodeError as exc:
@@ -187,7 +190,7 @@ class Follower(abc.ABC):
             if cursor is None or (raw.version is not None and raw.version <= cursor):
                 continue  # discarded, failed, or already fetched
             try:
-                event = decode_entry(raw)
+                event = decode_entry(raw, cursor + 1)
             except CorruptEntry as error:
                 del self._cursor[raw.stream]
                 self._failed[raw.stream] = error
@@ -295,3 +298,8 @@ def validate_read(after: int, limit: int | None) -> None:
     check_version(after, "after")
     if limit is not None:
         check_version(limit, "limit")
+
+
+def decode_run(entries: Iterable[RawEntry], after: int) -> list[StoredEvent]:
+    """Decode entries read after version ``after``, checking they follow on without a gap."""
+    return [decode_entry(raw, after + index) for index, raw in enumerate(entries, 1)]

@@ -19,7 +19,7 @@ from server.store.base import (
     RawEntry,
     StoredEvent,
     check_stream,
-    decode_entry,
+    decode_run,
     validate_append,
     validate_read,
 )
@@ -89,7 +89,7 @@ class MemoryEventStore(EventStore):
     ) -> list[StoredEvent]:
         check_stream(stream)
         validate_read(after, limit)
-        return [decode_entry(raw) for raw in self._raw(stream, after, limit)]
+        return decode_run(self._raw(stream, after, limit), after)
 
     async def last_version(self, stream: str) -> int:
         check_stream(stream)

@@ -27,7 +27,7 @@ from server.store.base import (
     StoredEvent,
     StoreUnavailable,
     check_stream,
-    decode_entry,
+    decode_run,
     validate_append,
     validate_read,
 )
@@ -176,7 +176,7 @@ class RedisEventStore(EventStore):
         start = f"({after}-0" if after else "-"
         with _reachable():
             rows = await self._client.xrange(self.key(stream), min=start, max="+", count=limit)
-        return [decode_entry(raw_entry(stream, entry, fields)) for entry, fields in rows or ()]
+        return decode_run((raw_entry(stream, entry, fields) for entry, fields in rows or ()), after)
 
     async def last_version(self, stream: str) -> int:
         check_stream(stream)

@@ -1,0 +1,201 @@
+"""What only the Redis store has: its key schema, restarts with the AOF, crashes, reconnects."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import msgpack
+import pytest
+import redis.asyncio as aioredis
+from redis.crc import key_slot
+
+from server.store import CorruptEntry, RedisEventStore, StoredEvent, StoreUnavailable, codec
+from tests.server.store.conftest import unique_prefix
+from tests.server.store.test_follow import SAFETY, take
+from tests.support.redis_server import RedisServer
+
+
+def ev(n: int) -> dict[str, object]:
+    return {"type": "moved", "n": n}
+
+
+@pytest.fixture
+async def raw(redis_server: RedisServer) -> AsyncIterator[aioredis.Redis]:
+    client = aioredis.Redis.from_url(redis_server.url, protocol=2)
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+async def store(redis_server: RedisServer) -> AsyncIterator[RedisEventStore]:
+    store = RedisEventStore(redis_server.url, prefix=unique_prefix())
+    yield store
+    await store.aclose()
+
+
+async def test_the_key_schema(store: RedisEventStore, raw: aioredis.Redis) -> None:
+    await store.append("{r1}:game:ann", [ev(1), ev(2)], expected_version=0)
+    key = store.prefix + "{r1}:game:ann"
+    assert store.key("{r1}:game:ann") == key
+    assert await raw.type(key) == b"stream"
+    entries = await raw.xrange(key)
+    assert [entry for entry, _ in entries] == [b"1-0", b"2-0"]
+    assert [list(fields) for _, fields in entries] == [[b"d"], [b"d"]]
+    assert msgpack.unpackb(entries[0][1][b"d"]) == {"v": 1, "e": ev(1)}
+    assert await raw.ttl(key) == -1  # a live game is never expiring
+
+
+def test_a_room_and_its_games_share_one_cluster_slot() -> None:
+    store = RedisEventStore("redis://127.0.0.1:1/0")
+    slots = {key_slot(store.key(name).encode()) for name in ["{r1}:room", "{r1}:game:ann"]}
+    assert len(slots) == 1
+    assert key_slot(store.key("{r2}:room").encode()) not in slots
+
+
+@pytest.mark.parametrize("prefix", ["sa{", "}x:", "{a}:"])
+def test_a_prefix_with_a_brace_is_refused(prefix: str) -> None:
+    with pytest.raises(ValueError, match="brace"):
+        RedisEventStore("redis://127.0.0.1:1/0", prefix=prefix)
+
+
+def test_decoded_responses_are_refused() -> None:
+    with pytest.raises(ValueError, match="decode_responses"):
+        RedisEventStore("redis://127.0.0.1:1/0", decode_responses=True)
+
+
+async def test_expire_sets_a_ttl_on_the_key(store: RedisEventStore, raw: aioredis.Redis) -> None:
+    await store.append("done", [ev(1)], expected_version=0)
+    await store.expire("done", 90.5)
+    assert 0 < await raw.pttl(store.key("done")) <= 90_500
+    store.retention = 7
+    await store.retire("done")
+    assert 0 < await raw.pttl(store.key("done")) <= 7_000
+
+
+async def test_streams_ignores_other_keys_and_other_prefixes(
+    store: RedisEventStore, raw: aioredis.Redis
+) -> None:
+    await store.append("a", [ev(1)], expected_version=0)
+    await raw.set(store.prefix + "not-a-stream", b"x")
+    await raw.xadd("elsewhere:b", {b"d": b"x"})
+    assert await store.streams() == ["a"]
+
+
+async def test_an_entry_id_that_is_not_a_version_is_corrupt(
+    store: RedisEventStore, raw: aioredis.Redis
+) -> None:
+    await store.append("s", [ev(1)], expected_version=0)
+    await raw.xadd(store.key("s"), {b"d": b"\xc1"}, id="5-3")
+    with pytest.raises(CorruptEntry, match="entry 5-3: the entry id is not <version>-0"):
+        await store.read("s")
+    with pytest.raises(CorruptEntry, match="entry 5-3"):
+        await store.last_version("s")
+    with pytest.raises(CorruptEntry, match="entry 5-3"):
+        await store.append("s", [ev(2)], expected_version=1)
+
+
+async def test_a_gap_in_versions_is_corrupt(store: RedisEventStore, raw: aioredis.Redis) -> None:
+    await store.append("s", [ev(1)], expected_version=0)
+    valid = codec.encode(ev(2))  # a good payload, at an id that skips versions
+    added = (await raw.xadd(store.key("s"), {b"d": valid}, id="*")).decode()
+    with pytest.raises(CorruptEntry, match="a gap in versions: expected 2") as caught:
+        await store.read("s")
+    assert (caught.value.stream, caught.value.entry) == ("s", added)
+    errors: list[CorruptEntry] = []
+    async with store.follow({"s": 0}, on_error=errors.append) as follower:
+        assert [e.version for e in await take(follower, 1)] == [1]
+    # the bad entry came in the same XREAD reply as the good one
+    assert [e.entry for e in errors] == [added]
+
+
+async def test_an_entry_without_the_payload_field_is_corrupt(
+    store: RedisEventStore, raw: aioredis.Redis
+) -> None:
+    await raw.xadd(store.key("s"), {b"x": b"1"}, id="1-0")
+    with pytest.raises(CorruptEntry, match="stream 's' entry 1-0: no 'd' field"):
+        await store.read("s")
+
+
+async def test_add_interrupts_a_long_blocking_read(redis_server: RedisServer) -> None:
+    """With a one-minute BLOCK, only add() cutting the read short can deliver within SAFETY."""
+    async with RedisEventStore(redis_server.url, prefix=unique_prefix(), block_ms=60_000) as store:
+        await store.append("b", [ev(1)], expected_version=0)
+        async with store.follow({"a": 0}) as follower:
+            waiting = asyncio.ensure_future(take(follower, 1))
+            await asyncio.sleep(0.1)  # blocked on "a"
+            follower.add("b")
+            assert await waiting == [StoredEvent("b", 1, ev(1))]
+            waiting = asyncio.ensure_future(take(follower, 1))
+            await asyncio.sleep(0.1)  # blocked on "a" and "b"
+            await store.append("b", [ev(2)], expected_version=1)
+            assert await waiting == [StoredEvent("b", 2, ev(2))]
+
+
+async def test_blocked_followers_do_not_starve_appends(redis_server: RedisServer) -> None:
+    async with RedisEventStore(
+        redis_server.url, prefix=unique_prefix(), max_connections=2, pool_timeout=SAFETY
+    ) as store:
+        followers = [store.follow({f"s{n}": 0}) for n in range(6)]
+        readers = [asyncio.ensure_future(take(f, 1)) for f in followers]
+        await asyncio.sleep(0.1)  # all six are blocked in XREAD
+        for n in range(6):
+            assert await store.append(f"s{n}", [ev(n)], expected_version=0) == 1
+        for n, reader in enumerate(readers):
+            assert await reader == [StoredEvent(f"s{n}", 1, ev(n))]
+
+
+async def test_the_store_works_over_resp3_too(redis_server: RedisServer) -> None:
+    async with RedisEventStore(redis_server.url, prefix=unique_prefix(), protocol=3) as store:
+        await store.append("a", [ev(1)], expected_version=0)
+        await store.append("b", [ev(1), ev(2)], expected_version=0)
+        assert [e.version for e in await store.read("b", after=1)] == [2]
+        async with store.follow({"a": 0, "b": 0}) as follower:
+            got = await take(follower, 3)
+        assert sorted((e.stream, e.version) for e in got) == [("a", 1), ("b", 1), ("b", 2)]
+
+
+async def test_events_survive_a_clean_restart_with_the_aof(fresh_redis: RedisServer) -> None:
+    prefix = unique_prefix()
+    async with RedisEventStore(fresh_redis.url, prefix=prefix) as store:
+        for n in range(1, 31):
+            await store.append(f"{{r}}:game:p{n % 3}", [ev(n)], expected_version=(n - 1) // 3)
+    fresh_redis.stop()
+    fresh_redis.start()
+    async with RedisEventStore(fresh_redis.url, prefix=prefix) as store:
+        assert await store.streams() == ["{r}:game:p0", "{r}:game:p1", "{r}:game:p2"]
+        for p in range(3):
+            events = await store.read(f"{{r}}:game:p{p}")
+            assert [e.version for e in events] == list(range(1, 11))
+            assert [e.data["n"] for e in events] == [n for n in range(1, 31) if n % 3 == p]
+
+
+async def test_acknowledged_appends_survive_a_kill(fresh_redis: RedisServer) -> None:
+    """appendfsync always: once append returns, the event is on disk, even under SIGKILL."""
+    store = RedisEventStore(fresh_redis.url, prefix="sa:")
+    for n in range(1, 51):
+        assert await store.append("{r}:room", [ev(n)], expected_version=n - 1) == n
+    fresh_redis.kill()
+    assert await store.ping() is False
+    with pytest.raises(StoreUnavailable) as caught:
+        await store.append("{r}:room", [ev(51)], expected_version=50)
+    assert caught.value.code == "store_unavailable"
+    fresh_redis.start()
+    assert await store.ping() is True  # the same store reconnects by itself
+    assert [e.data["n"] for e in await store.read("{r}:room")] == list(range(1, 51))
+    assert await store.append("{r}:room", [ev(51)], expected_version=50) == 51
+    await store.aclose()
+
+
+async def test_a_follower_rides_through_a_restart(fresh_redis: RedisServer) -> None:
+    async with RedisEventStore(fresh_redis.url, block_ms=200) as store:
+        await store.append("s", [ev(1)], expected_version=0)
+        async with store.follow({"s": 0}) as follower:
+            assert [e.version for e in await take(follower, 1)] == [1]
+            waiting = asyncio.ensure_future(take(follower, 2))
+            await asyncio.sleep(0.1)
+            fresh_redis.stop()
+            await asyncio.sleep(0.3)  # the follower's reads fail and back off meanwhile
+            fresh_redis.start()
+            await store.append("s", [ev(2), ev(3)], expected_version=1)
+            assert [e.version for e in await waiting] == [2, 3]
