@@ -50,7 +50,8 @@ def render_board(view: PublicView, *, color: bool = False) -> str:
         if waste
         else "empty"
     )
-    stock_line = f"Stock: {view.stock_count:>2}   Waste: {waste_text}"
+    stock_line = f"Stock: {view.stock_count} card{'s' if view.stock_count != 1 else ''}"
+    stock_line += f"   Waste: {waste_text}"
     if view.variant == "quadrennial":
         stock_line += f"   Redeals left: {view.redeals_left}"
     lines.append(stock_line)
@@ -63,15 +64,17 @@ def render_board(view: PublicView, *, color: bool = False) -> str:
     if view.variant == "swiss":
         piles = view.tableau
         lines.append("".join(f"  t{i + 1}".ljust(_CELL) for i in range(len(piles))).rstrip())
-        depth = max((len(p) for p in piles), default=0)
+        # Drawn like a real layout: each column from its bottom card down to its top card,
+        # the one that plays; an empty pile shows "--".
+        depth = max(1, *(len(p) for p in piles))
         for row in range(depth):
             cells = [
-                "  " + _card(p[row], color, _CELL - 2) if row < len(p) else " " * _CELL
+                "  " + _card(p[row] if row < len(p) else None, color, _CELL - 2)
+                if row < len(p) or (row == 0 and not p)
+                else " " * _CELL
                 for p in piles
             ]
             lines.append("".join(cells).rstrip())
-        if depth == 0:
-            lines.append("  (all piles empty)")
     else:
         reserve = view.reserve
         lines.append("".join(f"  r{i + 1}".ljust(_CELL) for i in range(len(reserve))).rstrip())
