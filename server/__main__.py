@@ -1,0 +1,40 @@
+"""``solitaire-server`` (``python -m server``): parse options, serve until SIGINT or SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import Sequence
+
+from server.app import App
+from server.clock import SystemClock
+from server.config import Config, parse_config
+from server.logging import configure_logging, get_logger
+from server.store import open_store
+
+
+async def serve(config: Config) -> None:
+    """Run until a signal asks to stop, then shut down gracefully."""
+    log = get_logger("server")
+    store = open_store(config.redis_url, retention=config.retention_s)
+    app = App(config, store, SystemClock())
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await app.start()
+    await stop.wait()
+    log.info("shutting_down")
+    await app.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    config = parse_config(argv)
+    configure_logging(config.log_format, config.log_level)
+    asyncio.run(serve(config))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

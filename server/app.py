@@ -1,0 +1,87 @@
+"""The server assembled from its dependencies: config, event store and clock are passed in."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from http import HTTPStatus
+
+import structlog
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.http11 import Request, Response
+
+from server.clock import Clock
+from server.config import Config
+from server.connection import Connection, send_many
+from server.logging import get_logger
+from server.rooms import RoomManager
+from server.store import EventStore
+
+log = get_logger("server.app")
+
+
+class App:
+    """Rooms plus the WebSocket endpoint and GET /healthz on one port."""
+
+    def __init__(self, config: Config, store: EventStore, clock: Clock) -> None:
+        self.config = config
+        self.store = store
+        self.clock = clock
+        self.rooms = RoomManager(store, clock, config, send_many)
+        self.connections: set[Connection] = set()
+        self.server: Server | None = None
+
+    async def process_request(
+        self, connection: ServerConnection, request: Request
+    ) -> Response | None:
+        if request.path.split("?", 1)[0] != "/healthz":
+            return None
+        ok = await self.store.ping()
+        status = HTTPStatus.OK if ok else HTTPStatus.SERVICE_UNAVAILABLE
+        body = {"status": "ok" if ok else "unavailable", "store": ok}
+        response = connection.respond(status, json.dumps(body) + "\n")
+        del response.headers["Content-Type"]
+        response.headers["Content-Type"] = "application/json"
+        return response
+
+    async def handler(self, ws: ServerConnection) -> None:
+        structlog.contextvars.clear_contextvars()
+        connection = Connection(ws, self.rooms, self.config)
+        self.connections.add(connection)
+        try:
+            await connection.run()
+        finally:
+            self.connections.discard(connection)
+
+    async def start(self) -> Server:
+        """Rebuild rooms from the store, then listen."""
+        await self.rooms.rebuild()
+        self.server = await serve(
+            self.handler,
+            self.config.host,
+            self.config.port,
+            process_request=self.process_request,
+            max_size=self.config.max_frame_bytes,
+            compression=None,
+            close_timeout=2,
+        )
+        log.info(
+            "listening",
+            host=self.config.host,
+            port=self.config.port,
+            store=type(self.store).__name__,
+            rooms=len(self.rooms.rooms),
+        )
+        return self.server
+
+    async def stop(self) -> None:
+        """Close every connection with 1001 (going away), stop the rooms, close the store."""
+        if self.server is not None:
+            self.server.close(close_connections=True)
+            try:
+                await asyncio.wait_for(self.server.wait_closed(), self.config.shutdown_timeout_s)
+            except TimeoutError:
+                log.warning("shutdown_timeout")
+        await self.rooms.aclose()
+        await self.store.aclose()
+        log.info("stopped")

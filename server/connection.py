@@ -1,0 +1,272 @@
+"""One WebSocket connection: decode, rate-limit, dispatch, answer; never wait on a slow client.
+
+Every ClientError becomes an ``error`` (or, for a move, a ``reject``) with its code and the
+connection goes on; only an unsupported protocol, a sustained flood or a slow consumer close it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from websockets.asyncio.connection import broadcast
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+
+from server.config import Config
+from server.errors import AlreadyHello, HelloRequired, RateLimited, UnsupportedProtocol
+from server.logging import bind, get_logger
+from server.rooms import RoomManager, game_stream
+from shared import protocol as p
+from shared.errors import ArenaError, ClientError, ProtocolError
+
+log = get_logger("server.connection")
+
+SERVER_NAME = "solitaire-arena/0.1.0"
+CLOSE_GOING_AWAY = 1001
+CLOSE_INTERNAL = 1011
+CLOSE_UNSUPPORTED = 4000
+CLOSE_SUPERSEDED = 4001
+CLOSE_FLOOD = 4008
+CLOSE_SLOW = 4009
+
+
+class TokenBucket:
+    """``rate`` tokens per second up to ``burst``; one message costs one token."""
+
+    def __init__(self, rate: float, burst: int, now: Callable[[], float] = time.monotonic):
+        self.rate = rate
+        self.burst = float(burst)
+        self.tokens = float(burst)
+        self.now = now
+        self.last = now()
+
+    def take(self) -> bool:
+        t = self.now()
+        self.tokens = min(self.burst, self.tokens + (t - self.last) * self.rate)
+        self.last = t
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True
+        return False
+
+
+def _over_limit(ws: ServerConnection, limit: int) -> bool:
+    transport = ws.transport
+    return transport is not None and transport.get_write_buffer_size() > limit
+
+
+class Connection:
+    """A client's session: its identity, its rate limit, and the frames it is sent."""
+
+    def __init__(self, ws: ServerConnection, rooms: RoomManager, config: Config) -> None:
+        self.ws = ws
+        self.rooms = rooms
+        self.config = config
+        self.session = ""
+        self.token = ""
+        self.name = "player"
+        self.bucket = TokenBucket(config.rate, config.burst)
+        self.strikes = 0
+        self.closing = False
+        self.handlers: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {
+            p.PING: self.on_ping,
+            p.LIST_ROOMS: self.on_list_rooms,
+            p.CREATE_ROOM: self.on_create_room,
+            p.JOIN: self.on_join,
+            p.LEAVE: self.on_leave,
+            p.START: self.on_start,
+            p.MOVE: self.on_move,
+            p.RESIGN: self.on_resign,
+            p.WATCH: self.on_watch,
+        }
+
+    # ---- sending -----------------------------------------------------------------------------
+
+    def send(self, msg: dict[str, Any]) -> None:
+        self.send_frame(p.encode_unchecked(msg))
+
+    def send_frame(self, frame: bytes) -> None:
+        if self.closing:
+            return
+        if _over_limit(self.ws, self.config.max_outbound_bytes):
+            self.drop_slow()
+            return
+        broadcast([self.ws], frame)
+
+    def drop_slow(self) -> None:
+        log.warning("slow_consumer_dropped", session=self.session)
+        self.close_soon(CLOSE_SLOW, "slow consumer: outbound buffer full")
+
+    def close_soon(self, code: int, reason: str) -> None:
+        if self.closing:
+            return
+        self.closing = True
+        task = asyncio.ensure_future(self.ws.close(code, reason))
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+    def reply(self, request: dict[str, Any], msg: dict[str, Any]) -> None:
+        if request.get("ref") is not None:
+            msg["ref"] = request["ref"]
+        self.send(msg)
+
+    # ---- the read loop -----------------------------------------------------------------------
+
+    async def run(self) -> None:
+        try:
+            async for frame in self.ws:
+                if self.closing:
+                    break
+                await self.handle(frame)
+        except ConnectionClosed:
+            pass
+        finally:
+            self.rooms.detach(self)
+
+    async def handle(self, frame: bytes | str) -> None:
+        msg: dict[str, Any] | None = None
+        try:
+            if not self.bucket.take():
+                self.strikes += 1
+                with contextlib.suppress(ProtocolError):
+                    msg = p.decode(frame)
+                if self.strikes >= self.config.flood_limit:
+                    log.warning("flood_closed", session=self.session)
+                    self.close_soon(CLOSE_FLOOD, "flood past the rate limit")
+                raise RateLimited("too many messages: slow down")
+            self.strikes = 0
+            msg = p.decode(frame)
+            kind = msg["type"]
+            if kind not in p.CLIENT_MESSAGES:
+                raise p.UnknownType(f"{kind!r} is a server message")
+            if kind == p.HELLO:
+                await self.on_hello(msg)
+                return
+            if not self.session:
+                raise HelloRequired("send hello first")
+            await self.handlers[kind](msg)
+        except ClientError as exc:
+            self.answer_error(msg, exc)
+            if isinstance(exc, UnsupportedProtocol):
+                self.close_soon(CLOSE_UNSUPPORTED, "unsupported protocol version")
+        except ArenaError as exc:
+            log.warning("server_error", code=exc.code, reason=exc.reason)
+            self.answer_error(msg, exc, code="server_error")
+        except Exception:
+            log.exception("handler_failed", type=msg.get("type") if msg else None)
+            self.answer_error(msg, None, code="server_error")
+
+    def answer_error(
+        self, msg: dict[str, Any] | None, exc: ArenaError | None, code: str | None = None
+    ) -> None:
+        code = code or (exc.code if exc else "server_error")
+        reason = exc.reason if exc is not None and code == exc.code else "server error; try again"
+        if (
+            msg is not None
+            and msg.get("type") == p.MOVE
+            and isinstance(msg.get("id"), int | str)
+            and not isinstance(msg.get("id"), bool)
+        ):
+            self.send({"type": p.REJECT, "id": msg["id"], "code": code, "reason": reason})
+            return
+        ref = msg.get("ref") if msg is not None else None
+        if not isinstance(ref, int | str) or isinstance(ref, bool):
+            ref = None
+        self.send(p.error_message(code, reason, ref))
+
+    # ---- handlers ----------------------------------------------------------------------------
+
+    async def on_hello(self, msg: dict[str, Any]) -> None:
+        if self.session:
+            raise AlreadyHello("hello was already sent on this connection")
+        if msg["protocol"] != p.PROTOCOL_VERSION:
+            raise UnsupportedProtocol(
+                f"this server speaks protocol {p.PROTOCOL_VERSION}, not {msg['protocol']}"
+            )
+        self.name = msg.get("name", "player")
+        room = None
+        player = None
+        if "resume" in msg:
+            seat = await self.rooms.resume(msg["resume"])
+            if seat is not None:
+                room, player = seat
+                self.token = msg["resume"]
+                self.session = player
+                self.name = room.seats[player].name
+        if not self.session:
+            self.session = "p" + secrets.token_hex(6)
+            self.token = secrets.token_urlsafe(24)
+        bind(session=self.session, player=self.session)
+        welcome = {
+            "type": p.WELCOME,
+            "protocol": p.PROTOCOL_VERSION,
+            "session": self.session,
+            "token": self.token,
+            "resumed": room is not None,
+            "room": room.id if room is not None else None,
+            "server": SERVER_NAME,
+            "limits": self.config.limits(),
+        }
+        self.reply(msg, welcome)
+        if room is not None and player is not None:
+            bind(room=room.id, game=game_stream(room.id, player))
+            self.rooms.attach_resumed(self, room, player)
+            log.info("resumed", room=room.id)
+        else:
+            log.info("hello", name=self.name)
+
+    async def on_ping(self, msg: dict[str, Any]) -> None:
+        self.reply(msg, {"type": p.PONG, "at": self.rooms.clock.now_ms()})
+
+    async def on_list_rooms(self, msg: dict[str, Any]) -> None:
+        self.reply(msg, {"type": p.ROOMS, "rooms": await self.rooms.list_rooms()})
+
+    async def on_create_room(self, msg: dict[str, Any]) -> None:
+        room = await self.rooms.create_room(msg)
+        self.reply(msg, {"type": p.ROOM, "room": room.state()})
+
+    async def on_join(self, msg: dict[str, Any]) -> None:
+        role = msg.get("role", "player")
+        await self.rooms.join(self, msg["room"], role, name=self.name, token=self.token)
+        room = msg["room"]
+        bind(room=room, game=game_stream(room, self.session) if role == "player" else None)
+
+    async def on_leave(self, msg: dict[str, Any]) -> None:
+        room = await self.rooms.leave(self)
+        bind(room=None, game=None)
+        self.reply(msg, {"type": p.LEFT, "room": room})
+
+    async def on_start(self, msg: dict[str, Any]) -> None:
+        await self.rooms.start_race(self)
+
+    async def on_move(self, msg: dict[str, Any]) -> None:
+        version = await self.rooms.move(self, msg["id"], msg["move"], msg.get("player"))
+        self.send({"type": p.ACK, "id": msg["id"], "version": version})
+
+    async def on_resign(self, msg: dict[str, Any]) -> None:
+        await self.rooms.resign(self)
+
+    async def on_watch(self, msg: dict[str, Any]) -> None:
+        await self.rooms.watch(self, msg.get("room"), msg.get("player"), self.token)
+
+
+def send_many(peers: Iterable[Any], msg: dict[str, Any]) -> None:
+    """One encoded frame to many connections with websockets' broadcast(); slow ones dropped."""
+    frame = p.encode_unchecked(msg)
+    ready = []
+    for peer in peers:
+        if not isinstance(peer, Connection):
+            peer.send(msg)  # a test double
+            continue
+        if peer.closing:
+            continue
+        if _over_limit(peer.ws, peer.config.max_outbound_bytes):
+            peer.drop_slow()
+            continue
+        ready.append(peer.ws)
+    if ready:
+        broadcast(ready, frame)

@@ -1,0 +1,77 @@
+"""The server's wire errors: each a ClientError leaf whose ``code`` is in docs/protocol.md."""
+
+from __future__ import annotations
+
+from shared.errors import ClientError, ProtocolError
+
+
+class HelloRequired(ProtocolError):
+    code = "hello_required"
+
+
+class AlreadyHello(ProtocolError):
+    code = "already_hello"
+
+
+class UnsupportedProtocol(ProtocolError):
+    code = "unsupported_protocol"
+
+
+class RateLimited(ClientError):
+    code = "rate_limited"
+
+
+class NoSuchRoom(ClientError):
+    code = "no_such_room"
+
+
+class RoomFull(ClientError):
+    code = "room_full"
+
+
+class TooManyRooms(ClientError):
+    code = "too_many_rooms"
+
+
+class TooManySpectators(ClientError):
+    code = "too_many_spectators"
+
+
+class AlreadyInRoom(ClientError):
+    code = "already_in_room"
+
+
+class NotInRoom(ClientError):
+    code = "not_in_room"
+
+
+class NotAPlayer(ClientError):
+    code = "not_a_player"
+
+
+class NotYourGame(ClientError):
+    code = "not_your_game"
+
+
+class WrongStatus(ClientError):
+    code = "wrong_status"
+
+
+class NotAllowed(ClientError):
+    code = "not_allowed"
+
+
+class NoSuchPlayer(ClientError):
+    code = "no_such_player"
+
+
+class CustomDeckDisabled(ClientError):
+    code = "custom_deck_disabled"
+
+
+class NotRacing(ClientError):
+    code = "not_racing"
+
+
+class GameOver(ClientError):
+    code = "game_over"

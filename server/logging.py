@@ -1,0 +1,58 @@
+"""Structured logs (JSON or console) with room, game and player on every line.
+
+The connection handler binds ``room``, ``game`` and ``player`` as contextvars; a processor puts
+them (None when unknown) on every line, so one grep follows a game across the whole log.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import MutableMapping
+from typing import Any, TextIO
+
+import structlog
+
+CONTEXT_KEYS = ("room", "game", "player")
+
+
+def _context_keys(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> Any:
+    """Every line names its room, game and player, even when they are not known (None)."""
+    for key in CONTEXT_KEYS:
+        event.setdefault(key, None)
+    return event
+
+
+def configure_logging(
+    fmt: str = "console", level: str = "info", stream: TextIO | None = None
+) -> None:
+    """Set up structlog once at start-up; ``fmt`` is "json" or "console"."""
+    renderer: Any
+    if fmt == "json":
+        renderer = structlog.processors.JSONRenderer()
+    else:
+        renderer = structlog.dev.ConsoleRenderer(colors=False)
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            _context_keys,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(
+            logging.getLevelNamesMapping()[level.upper()]
+        ),
+        logger_factory=structlog.PrintLoggerFactory(stream or sys.stdout),
+        cache_logger_on_first_use=False,
+    )
+
+
+def bind(**values: Any) -> None:
+    """Bind context (room, game, player, session) to every later line of this task."""
+    structlog.contextvars.bind_contextvars(**values)
+
+
+def get_logger(name: str = "server") -> Any:
+    return structlog.get_logger(name)

@@ -1,0 +1,943 @@
+"""Rooms and races on top of the event store: commands append events, a follower folds and fans out.
+
+Every room has one stream ``{<room>}:room`` and one game stream ``{<room>}:game:<player>`` per
+racer (docs/architecture.md). Commands (join, start, move, ...) check the folded state and append
+with the expected version; they never send game events themselves. One follower per room reads
+every stream of the room back from the store, folds it and fans the public form out to the
+connections in the room, so a second server process on the same Redis serves the same room, and
+a restarted process rebuilds rooms, games and timers by replaying the streams.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import hashlib
+import re
+import secrets
+from collections import OrderedDict, deque
+from collections.abc import Callable, Coroutine, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from server.clock import Clock
+from server.config import Config
+from server.errors import (
+    AlreadyInRoom,
+    CustomDeckDisabled,
+    GameOver,
+    NoSuchPlayer,
+    NoSuchRoom,
+    NotAllowed,
+    NotAPlayer,
+    NotInRoom,
+    NotRacing,
+    NotYourGame,
+    RoomFull,
+    TooManyRooms,
+    TooManySpectators,
+    WrongStatus,
+)
+from server.logging import get_logger
+from server.race import (
+    Entrant,
+    PlayerStatus,
+    Progress,
+    RoomStatus,
+    Trigger,
+    commitment,
+    deck_secret,
+    next_status,
+    ranking,
+)
+from server.store import EventStore, StoredEvent
+from shared import (
+    DEAL_VERSION,
+    canonical_seed,
+    deal_deck,
+    fold_event,
+    foundation_count,
+    is_over,
+    move_event,
+    public_event,
+    resign_event,
+    start_event,
+    validate_deck,
+)
+from shared import protocol as p
+from shared.errors import ArenaError, ClientError, ServerError, WrongExpectedVersion
+from shared.protocol import BadField
+from shared.state import GameState
+
+ROOM_EVENT_VERSION = 1
+ROOM_ID = re.compile(r"^[a-z0-9]{1,32}$")
+_ROOM_STREAM = re.compile(r"^\{([a-z0-9]{1,32})\}:room$")
+_ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
+_WAIT_S = 10.0
+_REJECT_MEMORY = 256
+
+log = get_logger("server.rooms")
+
+
+def room_stream(room: str) -> str:
+    return f"{{{room}}}:room"
+
+
+def game_stream(room: str, player: str) -> str:
+    return f"{{{room}}}:game:{player}"
+
+
+def token_hash(token: str) -> str:
+    """What the room stream keeps of a resume token: never the token itself."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class Peer(Protocol):
+    """What a room needs of a connection."""
+
+    session: str
+
+    def send(self, msg: dict[str, Any]) -> None: ...
+
+    def close_soon(self, code: int, reason: str) -> None: ...
+
+
+SendMany = Callable[[Iterable[Peer], dict[str, Any]], None]
+
+
+class Role:
+    PLAYER = "player"
+    SPECTATOR = "spectator"
+
+
+@dataclass(eq=False)
+class Member:
+    """A connection in a room on this process: a seated player or a spectator."""
+
+    peer: Peer
+    role: str
+    player: str | None = None
+    watching: set[str] = field(default_factory=set)
+    watch_all: bool = False
+
+    def watches(self, player: str) -> bool:
+        return self.watch_all or player in self.watching
+
+
+@dataclass
+class Seat:
+    player: str
+    name: str
+    token_hash: str
+    order: int
+
+
+@dataclass(eq=False)
+class Game:
+    """One racer's game as folded from its stream (the private state stays on the server)."""
+
+    player: str
+    stream: str
+    state: GameState | None = None
+    version: int = 0
+    public: list[dict[str, Any]] = field(default_factory=list)
+    released: int = 0  # public events already given to spectators (the spectator delay)
+    progress: Progress = field(default_factory=Progress)
+    cids: dict[Any, int] = field(default_factory=dict)
+    rejects: OrderedDict[Any, ClientError] = field(default_factory=OrderedDict)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+@dataclass(eq=False)
+class Room:
+    """A room as folded from its streams, plus who is in it on this process."""
+
+    id: str
+    meta: dict[str, Any] = field(default_factory=dict)
+    version: int = 0
+    status: RoomStatus = RoomStatus.LOBBY
+    seats: dict[str, Seat] = field(default_factory=dict)
+    games: dict[str, Game] = field(default_factory=dict)
+    members: dict[Peer, Member] = field(default_factory=dict)
+    go_at: int | None = None
+    countdown_at: int | None = None
+    started_at: int | None = None
+    ends_at: int | None = None
+    finished: dict[str, Any] | None = None
+    joined_count: int = 0
+    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+    follower: Any = None
+    tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    timer: asyncio.Task[Any] | None = None
+    pending: deque[tuple[int, Callable[[], None]]] = field(default_factory=deque)
+    pump: asyncio.Task[Any] | None = None
+
+    @property
+    def stream(self) -> str:
+        return room_stream(self.id)
+
+    @property
+    def delay_ms(self) -> int:
+        return int(self.meta.get("spectator_delay_ms", 0))
+
+    def spectators(self) -> list[Member]:
+        return [m for m in self.members.values() if m.role == Role.SPECTATOR]
+
+    def players_here(self) -> list[Member]:
+        return [m for m in self.members.values() if m.role == Role.PLAYER]
+
+    def entrants(self) -> list[Entrant]:
+        return [
+            Entrant(
+                s.player,
+                s.name,
+                s.order,
+                self.games[s.player].progress if s.player in self.games else Progress(),
+            )
+            for s in self.seats.values()
+        ]
+
+    def all_done(self) -> bool:
+        return bool(self.seats) and all(
+            s.player in self.games and self.games[s.player].progress.status.done
+            for s in self.seats.values()
+        )
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "variant": self.meta["variant"],
+            "status": self.status.value,
+            "players": len(self.seats),
+            "capacity": self.meta["capacity"],
+            "spectators": len(self.spectators()),
+            "created_at": self.meta["at"],
+        }
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "variant": self.meta["variant"],
+            "status": self.status.value,
+            "capacity": self.meta["capacity"],
+            "countdown_ms": self.meta["countdown_ms"],
+            "time_limit_ms": self.meta["time_limit_ms"],
+            "spectator_delay_ms": self.meta["spectator_delay_ms"],
+            "commitment": self.meta["commitment"],
+            "deal_version": self.meta["deal_version"],
+            "players": [
+                {"player": e.player, "name": e.name, **e.progress.wire()} for e in self.entrants()
+            ],
+            "spectators": len(self.spectators()),
+            "created_at": self.meta["at"],
+            "go_at": self.go_at,
+            "started_at": self.started_at,
+            "ends_at": self.ends_at,
+            "finished_at": self.finished["at"] if self.finished else None,
+        }
+
+    def finished_message(self) -> dict[str, Any]:
+        assert self.finished is not None
+        return {
+            "type": p.FINISHED,
+            "room": self.id,
+            "at": self.finished["at"],
+            "reason": self.finished["reason"],
+            "ranking": self.finished["ranking"],
+            "variant": self.meta["variant"],
+            "deal_version": self.meta["deal_version"],
+            "seed": self.meta.get("seed"),
+            "salt": self.meta["salt"],
+            "commitment": self.meta["commitment"],
+        }
+
+    def game_message(self, player: str, *, released_only: bool) -> dict[str, Any]:
+        game = self.games.get(player)
+        events = [] if game is None else game.public[: game.released if released_only else None]
+        return {
+            "type": p.GAME,
+            "room": self.id,
+            "player": player,
+            "version": len(events),
+            "events": events,
+        }
+
+    async def wait_until(self, ready: Callable[[], bool]) -> None:
+        """Wait until the follower has folded enough; ServerError if it does not in time."""
+        try:
+            async with self.changed:
+                await asyncio.wait_for(self.changed.wait_for(ready), _WAIT_S)
+        except TimeoutError:
+            raise ServerError("the event store did not deliver our own event in time") from None
+
+
+class RoomManager:
+    """Every room this process knows, the commands on them, and the fan-out to connections."""
+
+    def __init__(self, store: EventStore, clock: Clock, config: Config, send_many: SendMany):
+        self.store = store
+        self.clock = clock
+        self.config = config
+        self.send_many = send_many
+        self.rooms: dict[str, Room] = {}
+        self.where: dict[Peer, Room] = {}
+        self.tokens: dict[str, tuple[str, str]] = {}  # token hash -> (room, player)
+        self.seated: dict[tuple[str, str], Peer] = {}  # (room, player) -> its connection here
+        self._loading: dict[str, asyncio.Future[Room | None]] = {}
+        self._closed = False
+
+    # ---- loading and following -------------------------------------------------------------
+
+    async def rebuild(self) -> None:
+        """Rebuild every room in the store (and re-arm its timers) before serving."""
+        await self.discover()
+
+    async def discover(self) -> None:
+        """Load rooms that other processes (or an earlier run of this one) created."""
+        for name in await self.store.streams("{"):
+            match = _ROOM_STREAM.match(name)
+            if match and match.group(1) not in self.rooms:
+                await self.load(match.group(1))
+
+    async def load(self, room_id: str) -> Room | None:
+        """The room, loaded from the store and followed from now on; None if it does not exist."""
+        if room_id in self.rooms:
+            return self.rooms[room_id]
+        if not ROOM_ID.match(room_id):
+            return None
+        if room_id in self._loading:
+            return await asyncio.shield(self._loading[room_id])
+        future: asyncio.Future[Room | None] = asyncio.get_running_loop().create_future()
+        self._loading[room_id] = future
+        try:
+            room = await self._load(room_id)
+            future.set_result(room)
+            return room
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: waiters get it, nobody else must
+            raise
+        finally:
+            del self._loading[room_id]
+
+    async def _load(self, room_id: str) -> Room | None:
+        last = await self.store.last_version(room_stream(room_id))
+        if last == 0:
+            return None
+        room = Room(room_id)
+        self.rooms[room_id] = room
+        room.follower = self.store.follow({room.stream: 0})
+        self._spawn(room, self._follow(room), name=f"follow-{room_id}")
+        await room.wait_until(lambda: room.version >= last)
+        return room
+
+    def _spawn(self, room: Room, coro: Coroutine[Any, Any, Any], *, name: str) -> asyncio.Task[Any]:
+        # A fresh context: room tasks must not log with the session that happened to start them.
+        task = asyncio.get_running_loop().create_task(
+            coro, name=name, context=contextvars.Context()
+        )
+        room.tasks.add(task)
+        task.add_done_callback(room.tasks.discard)
+        return task
+
+    async def _follow(self, room: Room) -> None:
+        while not self._closed:
+            try:
+                async for event in room.follower:
+                    try:
+                        self._apply(room, event)
+                    except Exception:
+                        log.exception("fold_failed", room=room.id, stream=event.stream)
+                    async with room.changed:
+                        room.changed.notify_all()
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("follow_failed", room=room.id)
+                await asyncio.sleep(0.5)
+                positions = {room.stream: room.version}
+                positions.update({g.stream: g.version for g in room.games.values()})
+                with contextlib.suppress(Exception):
+                    await room.follower.aclose()
+                room.follower = self.store.follow(positions)
+
+    def _apply(self, room: Room, event: StoredEvent) -> None:
+        if event.stream == room.stream:
+            if event.version != room.version + 1:
+                return
+            room.version = event.version
+            self._apply_room(room, event.data)
+            return
+        player = event.stream.rsplit(":", 1)[1]
+        game = room.games.get(player)
+        if game is None or event.version != game.version + 1:
+            return
+        self._apply_game(room, game, event.version, event.data)
+
+    # ---- the room stream ---------------------------------------------------------------------
+
+    def _apply_room(self, room: Room, data: dict[str, Any]) -> None:
+        kind = data.get("type")
+        at = int(data.get("at", 0))
+        if kind == "room_created":
+            room.meta = dict(data)
+            room.status = RoomStatus.LOBBY
+        elif kind == "player_joined":
+            player = data["player"]
+            room.seats[player] = Seat(player, data["name"], data["token_hash"], room.joined_count)
+            room.joined_count += 1
+            self.tokens[data["token_hash"]] = (room.id, player)
+            if player not in room.games:
+                room.games[player] = Game(player, game_stream(room.id, player))
+                room.follower.add(game_stream(room.id, player), 0)
+            self._to_members(room, {"type": p.ROOM, "room": room.state()})
+        elif kind == "player_left":
+            seat = room.seats.pop(data["player"], None)
+            if seat is not None:
+                self.tokens.pop(seat.token_hash, None)
+            self._to_members(room, {"type": p.ROOM, "room": room.state()})
+        elif kind == "countdown_started":
+            room.status = next_status(room.status, Trigger.START)
+            room.countdown_at, room.go_at = at, int(data["go_at"])
+            self._to_members(
+                room, {"type": p.COUNTDOWN, "room": room.id, "at": at, "go_at": room.go_at}
+            )
+        elif kind == "countdown_cancelled":
+            room.status = next_status(room.status, Trigger.EMPTIED)
+            room.go_at = room.countdown_at = None
+            self._to_members(room, {"type": p.ROOM, "room": room.state()})
+        elif kind == "race_started":
+            room.status = next_status(room.status, Trigger.GO)
+            room.started_at, room.ends_at = at, data.get("ends_at")
+            started = {
+                "type": p.STARTED,
+                "room": room.id,
+                "at": at,
+                "ends_at": room.ends_at,
+                "commitment": room.meta["commitment"],
+            }
+            self._to_members(room, started)
+            self._spawn(room, self._ensure_games_started(room), name=f"games-{room.id}")
+        elif kind == "race_finished":
+            trigger = Trigger.TIME_UP if data.get("reason") == "time_limit" else Trigger.ALL_DONE
+            room.status = next_status(room.status, trigger)
+            room.finished = dict(data)
+            message = room.finished_message()
+            self.send_many(room.players_here(), message)
+            self._to_spectators(room, lambda: self.send_many(room.spectators(), message))
+            self._spawn(room, self._retire(room), name=f"retire-{room.id}")
+        else:
+            log.warning("unknown_room_event", room=room.id, kind=kind)
+        self._rearm(room)
+
+    def _to_members(self, room: Room, msg: dict[str, Any]) -> None:
+        self.send_many(room.members, msg)
+
+    def _rearm(self, room: Room) -> None:
+        """One timer per room, from the folded state: so a rebuilt room re-arms its own."""
+        if room.timer is not None:
+            room.timer.cancel()
+            room.timer = None
+        if room.status is RoomStatus.COUNTDOWN and room.go_at is not None:
+            room.timer = self._spawn(room, self._at(room, room.go_at, self._go), name="go")
+        elif room.status is RoomStatus.RACING and room.ends_at is not None:
+            room.timer = self._spawn(room, self._at(room, room.ends_at, self._time_up), name="end")
+
+    async def _at(
+        self, room: Room, when: int, action: Callable[[Room], Coroutine[Any, Any, None]]
+    ) -> None:
+        await self.clock.sleep_until(when)
+        try:
+            await action(room)
+        except ArenaError as exc:
+            log.warning("timer_failed", room=room.id, code=exc.code, reason=exc.reason)
+
+    async def _go(self, room: Room) -> None:
+        def build() -> list[dict[str, Any]]:
+            if room.status is not RoomStatus.COUNTDOWN:
+                return []
+            now = self.clock.now_ms()
+            limit = int(room.meta["time_limit_ms"])
+            return [
+                self._room_event("race_started", at=now, ends_at=now + limit if limit else None)
+            ]
+
+        await self._append_room(room, build)
+
+    async def _time_up(self, room: Room) -> None:
+        await self._finish(room, "time_limit")
+
+    async def _finish(self, room: Room, reason: str) -> None:
+        def build() -> list[dict[str, Any]]:
+            if room.status is not RoomStatus.RACING:
+                return []
+            if reason == "all_done" and not room.all_done():
+                return []
+            return [
+                self._room_event(
+                    "race_finished",
+                    at=self.clock.now_ms(),
+                    reason=reason,
+                    ranking=ranking(room.entrants()),
+                )
+            ]
+
+        await self._append_room(room, build)
+
+    async def _ensure_games_started(self, room: Room) -> None:
+        """Every racer's game stream begins with game_started; whichever process comes first."""
+        meta = room.meta
+        deck = meta.get("deck") or deal_deck(meta["variant"], meta["seed"])
+        for seat in list(room.seats.values()):
+            stream = game_stream(room.id, seat.player)
+            if await self.store.last_version(stream) > 0:
+                continue
+            event = start_event(meta["variant"], deck, at=room.started_at or self.clock.now_ms())
+            with contextlib.suppress(WrongExpectedVersion):
+                await self.store.append(stream, [event], expected_version=0)
+
+    async def _retire(self, room: Room) -> None:
+        """A finished room: let its streams expire after the retention, stop following it."""
+        try:
+            streams = [room.stream, *(g.stream for g in room.games.values())]
+            for stream in streams:
+                await self.store.retire(stream)
+            lasts = {s: await self.store.last_version(s) for s in streams}
+            await room.wait_until(
+                lambda: (
+                    room.version >= lasts[room.stream]
+                    and all(g.version >= lasts[g.stream] for g in room.games.values())
+                )
+            )
+            if room.follower is not None:
+                await room.follower.aclose()
+        except ArenaError as exc:
+            log.warning("retire_failed", room=room.id, reason=exc.reason)
+
+    # ---- the game streams --------------------------------------------------------------------
+
+    def _apply_game(self, room: Room, game: Game, version: int, data: dict[str, Any]) -> None:
+        game.state = fold_event(game.state, data)
+        game.version = version
+        cid = data.get("cid")
+        if cid is not None:
+            game.cids[cid] = version
+        public = public_event(data)
+        public.pop("cid", None)
+        game.public.append(public)
+        state = game.state
+        at = int(data["at"])
+        if data["type"] == "game_started":
+            game.progress = Progress(status=PlayerStatus.PLAYING, reached_at=at)
+        else:
+            game.progress = game.progress.after(
+                at=at,
+                foundation=foundation_count(state),
+                moved=data["type"] == "moved",
+                won=state.won,
+                over=is_over(state),
+                resigned=state.resigned,
+            )
+        frame = {
+            "type": p.GAME_EVENT,
+            "room": room.id,
+            "player": game.player,
+            "version": version,
+            "event": public,
+        }
+        progress = {"type": p.PROGRESS, "room": room.id, "player": game.player}
+        progress.update(game.progress.wire())
+        owners = [m for m in room.players_here() if m.player == game.player]
+        self.send_many(owners, frame)
+        self.send_many(room.players_here(), progress)
+
+        def release() -> None:
+            game.released = max(game.released, version)
+            watchers = [
+                m
+                for m in room.members.values()
+                if m.watches(game.player)
+                and not (m.role == Role.PLAYER and m.player == game.player)
+            ]
+            self.send_many(watchers, frame)
+            self.send_many(room.spectators(), progress)
+
+        self._to_spectators(room, release)
+        if room.status is RoomStatus.RACING and room.all_done():
+            self._spawn(room, self._finish(room, "all_done"), name=f"finish-{room.id}")
+
+    # ---- the spectator delay -----------------------------------------------------------------
+
+    def _to_spectators(self, room: Room, deliver: Callable[[], None]) -> None:
+        """Run ``deliver`` after the room's spectator delay, in order with everything else."""
+        if room.delay_ms <= 0 and not room.pending:
+            deliver()
+            return
+        room.pending.append((self.clock.now_ms() + room.delay_ms, deliver))
+        if room.pump is None or room.pump.done():
+            room.pump = self._spawn(room, self._pump(room), name=f"pump-{room.id}")
+
+    async def _pump(self, room: Room) -> None:
+        while room.pending:
+            due, deliver = room.pending[0]
+            await self.clock.sleep_until(due)
+            room.pending.popleft()
+            try:
+                deliver()
+            except Exception:
+                log.exception("spectator_delivery_failed", room=room.id)
+
+    # ---- commands ----------------------------------------------------------------------------
+
+    def _room_event(self, kind: str, **fields: Any) -> dict[str, Any]:
+        return {"type": kind, "v": ROOM_EVENT_VERSION, **fields}
+
+    async def _sync(self, room: Room) -> None:
+        last = await self.store.last_version(room.stream)
+        await room.wait_until(lambda: room.version >= last)
+
+    async def _append_room(
+        self, room: Room, build: Callable[[], list[dict[str, Any]]], attempts: int = 5
+    ) -> int:
+        """Append what ``build`` makes of the up-to-date room; rebuild on a concurrent change."""
+        for _ in range(attempts):
+            await self._sync(room)
+            events = build()
+            if not events:
+                return room.version
+            try:
+                version = await self.store.append(
+                    room.stream, events, expected_version=room.version
+                )
+            except WrongExpectedVersion:
+                continue
+            await room.wait_until(lambda v=version: room.version >= v)
+            return version
+        raise ServerError("the room is changing too fast; try again")
+
+    def live_rooms(self) -> int:
+        return sum(1 for r in self.rooms.values() if r.status is not RoomStatus.FINISHED)
+
+    async def list_rooms(self) -> list[dict[str, Any]]:
+        await self.discover()
+        return [r.summary() for r in self.rooms.values() if r.meta]
+
+    async def create_room(self, msg: dict[str, Any]) -> Room:
+        cfg = self.config
+        capacity = msg.get("capacity", min(4, cfg.max_players_per_room))
+        if capacity > cfg.max_players_per_room:
+            raise BadField(
+                f"field 'capacity' must be <= {cfg.max_players_per_room}", field="capacity"
+            )
+        variant = msg["variant"]
+        deck = msg.get("deck")
+        salt = secrets.token_hex(16)
+        seed: str | None
+        if deck is not None:
+            if not cfg.allow_custom_deck:
+                raise CustomDeckDisabled("this server does not accept explicit decks")
+            deck = list(validate_deck(deck))
+            seed = None
+            secret = deck_secret(deck)
+        else:
+            seed = canonical_seed(msg["seed"]) if "seed" in msg else secrets.token_hex(8)
+            secret = seed
+        await self.discover()
+        if self.live_rooms() >= cfg.max_rooms:
+            raise TooManyRooms(f"this server already has {cfg.max_rooms} open rooms")
+        event = self._room_event(
+            "room_created",
+            variant=variant,
+            seed=seed,
+            deck=deck,
+            salt=salt,
+            commitment=commitment(secret, salt),
+            deal_version=DEAL_VERSION,
+            capacity=capacity,
+            countdown_ms=msg.get("countdown_ms", 3000),
+            time_limit_ms=msg.get("time_limit_ms", 0),
+            spectator_delay_ms=msg.get("spectator_delay_ms", 0),
+            at=self.clock.now_ms(),
+        )
+        for _ in range(5):
+            room_id = "".join(secrets.choice(_ID_ALPHABET) for _ in range(8))
+            try:
+                await self.store.append(room_stream(room_id), [event], expected_version=0)
+            except WrongExpectedVersion:
+                continue
+            room = await self.load(room_id)
+            assert room is not None
+            log.info("room_created", room=room_id, variant=variant, capacity=capacity)
+            return room
+        raise ServerError("could not find a free room id")
+
+    async def room(self, room_id: str) -> Room:
+        room = self.rooms.get(room_id) or await self.load(room_id)
+        if room is None or not room.meta:
+            raise NoSuchRoom(f"no room {room_id!r}")
+        return room
+
+    def member(self, peer: Peer) -> tuple[Room, Member] | None:
+        room = self.where.get(peer)
+        if room is None:
+            return None
+        return room, room.members[peer]
+
+    def _attach(self, room: Room, member: Member) -> None:
+        room.members[member.peer] = member
+        self.where[member.peer] = room
+        if member.role == Role.PLAYER and member.player is not None:
+            old = self.seated.get((room.id, member.player))
+            if old is not None and old is not member.peer:
+                self.detach(old)
+                old.close_soon(4001, "seat resumed on another connection")
+            self.seated[(room.id, member.player)] = member.peer
+
+    def detach(self, peer: Peer) -> None:
+        """Forget a connection (it left or closed); its seat stays in the stream."""
+        room = self.where.pop(peer, None)
+        if room is None:
+            return
+        member = room.members.pop(peer, None)
+        if member is not None and member.player is not None:
+            key = (room.id, member.player)
+            if self.seated.get(key) is peer:
+                del self.seated[key]
+
+    async def join(self, peer: Peer, room_id: str, role: str, *, name: str, token: str) -> None:
+        if peer in self.where:
+            raise AlreadyInRoom("leave your room first")
+        room = await self.room(room_id)
+        if role == Role.SPECTATOR:
+            if len(room.spectators()) >= self.config.max_spectators_per_room:
+                raise TooManySpectators(f"room {room_id} has enough spectators")
+            member = Member(peer, Role.SPECTATOR, watch_all=True)
+            self._attach(room, member)
+            peer.send({"type": p.JOINED, "room": room.id, "role": role, "player": None})
+            self._send_room_snapshot(room, member)
+            return
+        player = peer.session
+
+        def build() -> list[dict[str, Any]]:
+            if player in room.seats:
+                return []
+            if room.status is not RoomStatus.LOBBY:
+                raise WrongStatus(f"room {room_id} is {room.status.value}: join as a spectator")
+            if len(room.seats) >= int(room.meta["capacity"]):
+                raise RoomFull(f"room {room_id} is full")
+            return [
+                self._room_event(
+                    "player_joined",
+                    player=player,
+                    name=name,
+                    token_hash=token_hash(token),
+                    at=self.clock.now_ms(),
+                )
+            ]
+
+        await self._append_room(room, build)
+        if peer in self.where:  # joined twice concurrently on one connection
+            raise AlreadyInRoom("leave your room first")
+        member = Member(peer, Role.PLAYER, player=player)
+        self._attach(room, member)
+        peer.send({"type": p.JOINED, "room": room.id, "role": role, "player": player})
+        self._send_room_snapshot(room, member)
+        log.info("player_joined", room=room.id, player=player)
+
+    def _send_room_snapshot(self, room: Room, member: Member) -> None:
+        peer = member.peer
+        peer.send({"type": p.ROOM, "room": room.state()})
+        own = room.games.get(member.player) if member.player is not None else None
+        if member.role == Role.PLAYER and own is not None and own.public:
+            peer.send(room.game_message(member.player, released_only=False))
+        if member.role == Role.SPECTATOR:
+            for player in room.seats:
+                if room.games.get(player) is not None and room.games[player].public:
+                    peer.send(room.game_message(player, released_only=True))
+        if room.finished is not None:
+            peer.send(room.finished_message())
+
+    async def resume(self, token: str) -> tuple[Room, str] | None:
+        """The room and player of a resume token's seat; None if it has none."""
+        hashed = token_hash(token)
+        if hashed not in self.tokens:
+            await self.discover()
+        found = self.tokens.get(hashed)
+        if found is None:
+            return None
+        room = self.rooms[found[0]]
+        await self._sync(room)
+        if self.tokens.get(hashed) != found:
+            return None
+        return room, found[1]
+
+    def attach_resumed(self, peer: Peer, room: Room, player: str) -> None:
+        member = Member(peer, Role.PLAYER, player=player)
+        self._attach(room, member)
+        self._send_room_snapshot(room, member)
+
+    async def leave(self, peer: Peer) -> str:
+        found = self.member(peer)
+        if found is None:
+            raise NotInRoom("you are in no room")
+        room, member = found
+        if member.role == Role.PLAYER and member.player is not None:
+            player = member.player
+            if room.status is RoomStatus.RACING:
+                with contextlib.suppress(ClientError):
+                    await self.resign(peer)
+            elif room.status in (RoomStatus.LOBBY, RoomStatus.COUNTDOWN):
+
+                def build() -> list[dict[str, Any]]:
+                    if player not in room.seats or room.status not in (
+                        RoomStatus.LOBBY,
+                        RoomStatus.COUNTDOWN,
+                    ):
+                        return []
+                    now = self.clock.now_ms()
+                    events = [self._room_event("player_left", player=player, at=now)]
+                    if room.status is RoomStatus.COUNTDOWN and len(room.seats) == 1:
+                        events.append(self._room_event("countdown_cancelled", at=now))
+                    return events
+
+                await self._append_room(room, build)
+        self.detach(peer)
+        return room.id
+
+    async def start_race(self, peer: Peer) -> None:
+        room, member = self._seated(peer)
+
+        def build() -> list[dict[str, Any]]:
+            next_status(room.status, Trigger.START)  # WrongStatus unless in the lobby
+            if member.player not in room.seats:
+                raise NotAPlayer("you have no seat in this room")
+            now = self.clock.now_ms()
+            go_at = now + int(room.meta["countdown_ms"])
+            return [self._room_event("countdown_started", at=now, go_at=go_at)]
+
+        await self._append_room(room, build)
+
+    def _seated(self, peer: Peer) -> tuple[Room, Member]:
+        found = self.member(peer)
+        if found is None:
+            raise NotAPlayer("you have no seat: join a room as a player")
+        room, member = found
+        if member.role != Role.PLAYER or member.player is None:
+            raise NotAPlayer("spectators cannot play")
+        return room, member
+
+    async def _sync_game(self, room: Room, game: Game) -> None:
+        last = await self.store.last_version(game.stream)
+        await room.wait_until(lambda: game.version >= last)
+
+    async def move(self, peer: Peer, cid: Any, move: str, target: str | None) -> int:
+        """Apply one move of the peer's own game; the new version (also for a resent id)."""
+        room, member = self._seated(peer)
+        player = member.player
+        assert player is not None
+        if target is not None and target != player:
+            raise NotYourGame("you can only move in your own game")
+        game = room.games.get(player)
+        if game is None:
+            raise NotRacing("the race has not started")
+        async with game.lock:
+            for _ in range(3):
+                await self._sync_game(room, game)
+                if cid in game.cids:
+                    return game.cids[cid]
+                if cid in game.rejects:
+                    raise game.rejects[cid]
+                try:
+                    event = self._move_event(room, game, move)
+                except ClientError as exc:
+                    game.rejects[cid] = exc
+                    while len(game.rejects) > _REJECT_MEMORY:
+                        game.rejects.popitem(last=False)
+                    raise
+                event["cid"] = cid
+                try:
+                    version = await self.store.append(
+                        game.stream, [event], expected_version=game.version
+                    )
+                except WrongExpectedVersion:
+                    continue
+                await room.wait_until(lambda v=version: game.version >= v)
+                return version
+        raise ServerError("your game is changing too fast; try again")
+
+    def _move_event(self, room: Room, game: Game, move: str) -> dict[str, Any]:
+        now = self.clock.now_ms()
+        if room.status is not RoomStatus.RACING or (
+            room.ends_at is not None and now >= room.ends_at
+        ):
+            raise NotRacing(f"the race is {room.status.value}, not racing")
+        if game.state is None:
+            raise NotRacing("your game has not started yet")
+        if game.progress.status.done:
+            raise GameOver(f"your game is {game.progress.status.value}")
+        return move_event(game.state, move, at=now)
+
+    async def resign(self, peer: Peer) -> None:
+        room, member = self._seated(peer)
+        assert member.player is not None
+        game = room.games.get(member.player)
+        if game is None:
+            raise NotRacing("the race has not started")
+        async with game.lock:
+            for _ in range(3):
+                await self._sync_game(room, game)
+                now = self.clock.now_ms()
+                if room.status is not RoomStatus.RACING or game.state is None:
+                    raise NotRacing(f"the race is {room.status.value}, not racing")
+                if game.progress.status.done:
+                    raise GameOver(f"your game is {game.progress.status.value}")
+                try:
+                    version = await self.store.append(
+                        game.stream, [resign_event(at=now)], expected_version=game.version
+                    )
+                except WrongExpectedVersion:
+                    continue
+                await room.wait_until(lambda v=version: game.version >= v)
+                return
+        raise ServerError("your game is changing too fast; try again")
+
+    async def watch(self, peer: Peer, room_id: str | None, player: str | None, token: str) -> None:
+        found = self.member(peer)
+        if found is None:
+            if room_id is None:
+                raise NotInRoom("you are in no room: name one")
+            await self.join(peer, room_id, Role.SPECTATOR, name="", token=token)
+            found = self.member(peer)
+            assert found is not None
+        room, member = found
+        if room_id is not None and room_id != room.id:
+            raise AlreadyInRoom(f"you are in room {room.id}: leave it first")
+        if player is not None and player not in room.seats:
+            raise NoSuchPlayer(f"no player {player!r} in room {room.id}")
+        targets = [player] if player is not None else list(room.seats)
+        if member.role == Role.PLAYER and member.player is not None:
+            own = room.games.get(member.player)
+            own_done = own is not None and own.progress.status.done
+            if targets != [member.player] and not own_done and room.finished is None:
+                raise NotAllowed("racers can watch other racers once their own game is finished")
+            if player is None:
+                member.watch_all = True
+            elif player != member.player:
+                member.watching.add(player)
+        for target in targets:
+            own_game = member.role == Role.PLAYER and member.player == target
+            peer.send(room.game_message(target, released_only=not own_game))
+
+    async def aclose(self) -> None:
+        self._closed = True
+        for room in self.rooms.values():
+            for task in list(room.tasks):
+                task.cancel()
+            if room.follower is not None:
+                with contextlib.suppress(Exception):
+                    await room.follower.aclose()
+        tasks = [t for room in self.rooms.values() for t in room.tasks]
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
