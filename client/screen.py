@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import re
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -195,7 +196,7 @@ def compose(
     if screen.status:
         tail.append(_paint(fit(screen.status, width), YELLOW, color))
     messages = [fit(message, width) for message in screen.messages]
-    error = [_paint(fit(screen.error, width), RED, color)] if screen.error else []
+    error = [_paint(line, RED, color) for line in textwrap.wrap(screen.error or "", width=width)]
     if height is not None:
         spare = height - 1 - len(lines) - len(tail) - len(error)
         messages = (

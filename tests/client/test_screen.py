@@ -15,13 +15,47 @@ from client.screen import (
 )
 from shared import apply_move, new_game, public_view, render_board
 
-
-def swiss_view():
-    return public_view(apply_move(new_game("swiss", seed=1), "d"))
-
-
-def quad_view():
-    return public_view(new_game("quadrennial", seed=7))
+# Boards as shared.render_board drew them (swiss seed 1 after "d", quadrennial seed 7), fixed
+# here so these tests pin the screen layer; the board itself is the core's, tested there.
+SWISS_BOARD = (
+    "Swiss solitaire                                                         moves 1\n"
+    "Stock: 26 cards   Waste: 3♣ (1 card)\n"
+    "Foundations: ♣ --    ♦ --    ♥ --    ♠ --    (0/52)\n"
+    "\n"
+    "  t1   t2   t3   t4   t5   t6   t7   t8   t9\n"
+    "  Q♠   9♥   6♣   4♠   5♦   9♠   7♠   2♥   7♥\n"
+    "       Q♦   Q♣   K♠   8♣   10♠  8♦   4♦\n"
+    "            K♦   2♦   K♣   K♥   J♥\n"
+    "                 9♣   6♥   3♠\n"
+    "                      5♠\n"
+)
+R, X = "\x1b[31m", "\x1b[0m"
+SWISS_BOARD_COLOR = (
+    SWISS_BOARD.replace("9♥", f"{R}9♥{X}")
+    .replace("5♦", f"{R}5♦{X}")
+    .replace("2♥", f"{R}2♥{X}")
+    .replace("7♥", f"{R}7♥{X}")
+    .replace("Q♦", f"{R}Q♦{X}")
+    .replace("8♦", f"{R}8♦{X}")
+    .replace("4♦", f"{R}4♦{X}")
+    .replace("K♦", f"{R}K♦{X}")
+    .replace("2♦", f"{R}2♦{X}")
+    .replace("K♥", f"{R}K♥{X}")
+    .replace("J♥", f"{R}J♥{X}")
+    .replace("6♥", f"{R}6♥{X}")
+)
+QUAD_BOARD = (
+    "Quadrennial solitaire                                                   moves 0\n"
+    "Stock: 44 cards   Waste: empty   Redeals left: 2\n"
+    "Foundations: ♣ --    ♦ --    ♥ --    ♠ --    (0/52)\n"
+    "\n"
+    "  r1   r2   r3   r4   r5   r6   r7   r8\n"
+    "  8♥   2♦   10♣  4♥   8♦   5♥   9♠   7♥\n"
+)
+QUAD_BOARD_COLOR = QUAD_BOARD.replace(
+    "  8♥   2♦   10♣  4♥   8♦   5♥   9♠   7♥",
+    f"  {R}8♥{X}   {R}2♦{X}   10♣  {R}4♥{X}   {R}8♦{X}   {R}5♥{X}   9♠   {R}7♥{X}",
+)
 
 
 RACERS = (
@@ -46,7 +80,7 @@ def race_screen(board: str) -> Screen:
 SWISS_RACE = """\
 Solitaire Arena - Swiss - race - room abc123                         clock 01:05
 Swiss solitaire   moves 1                        Racers
-Stock: 26   Waste: 3♣ (1 card)                    # name     fnd  mvs state
+Stock: 26 cards   Waste: 3♣ (1 card)              # name     fnd  mvs state
 Foundations: ♣ --   ♦ --   ♥ --   ♠ --   (0/52)   - *ann      12   40 playing
                                                   1  bob      52  130 02:05
   t1   t2   t3   t4   t5   t6   t7   t8   t9      -  caroli~   3    9 resigned
@@ -62,12 +96,12 @@ t1f: not legal"""
 
 
 def test_swiss_race_frame_puts_the_panel_beside_the_board() -> None:
-    lines = compose(race_screen(render_board(swiss_view())))
+    lines = compose(race_screen(SWISS_BOARD))
     assert "\n".join(lines) == SWISS_RACE
 
 
 def test_swiss_race_frame_in_colour_is_the_plain_frame_plus_escapes() -> None:
-    lines = compose(race_screen(render_board(swiss_view(), color=True)), color=True)
+    lines = compose(race_screen(SWISS_BOARD_COLOR), color=True)
     assert [strip_ansi(line) for line in lines] == SWISS_RACE.split("\n")
     assert lines[0] == (
         "\x1b[1mSolitaire Arena - Swiss - race - room abc123\x1b[0m"
@@ -86,7 +120,7 @@ def test_swiss_race_frame_in_colour_is_the_plain_frame_plus_escapes() -> None:
 QUAD_SOLO = """\
 Solitaire Arena - Quadrennial - seed 7 - offline                     clock 00:00
 Quadrennial solitaire                                                   moves 0
-Stock: 44   Waste: empty   Redeals left: 2
+Stock: 44 cards   Waste: empty   Redeals left: 2
 Foundations: ♣ --    ♦ --    ♥ --    ♠ --    (0/52)
 
   r1   r2   r3   r4   r5   r6   r7   r8
@@ -105,11 +139,11 @@ def quad_screen(board: str) -> Screen:
 
 
 def test_quadrennial_solo_frame_without_colour() -> None:
-    assert "\n".join(compose(quad_screen(render_board(quad_view())))) == QUAD_SOLO
+    assert "\n".join(compose(quad_screen(QUAD_BOARD))) == QUAD_SOLO
 
 
 def test_quadrennial_solo_frame_in_colour_paints_red_cards() -> None:
-    lines = compose(quad_screen(render_board(quad_view(), color=True)), color=True)
+    lines = compose(quad_screen(QUAD_BOARD_COLOR), color=True)
     assert [strip_ansi(line) for line in lines] == QUAD_SOLO.split("\n")
     assert lines[6] == (
         "  \x1b[31m8♥\x1b[0m   \x1b[31m2♦\x1b[0m   10♣  \x1b[31m4♥\x1b[0m   \x1b[31m8♦\x1b[0m"
@@ -120,7 +154,7 @@ def test_quadrennial_solo_frame_in_colour_paints_red_cards() -> None:
 QUAD_RACE_BELOW = """\
 Solitaire Arena - Quadrennial                                        clock 00:00
 Quadrennial solitaire                                                   moves 0
-Stock: 44   Waste: empty   Redeals left: 2
+Stock: 44 cards   Waste: empty   Redeals left: 2
 Foundations: ♣ --    ♦ --    ♥ --    ♠ --    (0/52)
 
   r1   r2   r3   r4   r5   r6   r7   r8
@@ -136,12 +170,12 @@ Go!"""
 def test_panel_goes_below_a_board_too_wide_to_share_the_line() -> None:
     screen = Screen(
         title="Solitaire Arena - Quadrennial",
-        board=render_board(quad_view()),
+        board=QUAD_BOARD,
         clock="00:00",
         racers=RACERS[:1],
         status="Go!",
     )
-    wide_board = render_board(quad_view()).replace("(0/52)", "(0/52)" + " " * 2 + "x" * 10)
+    wide_board = QUAD_BOARD.replace("(0/52)", "(0/52)" + " " * 2 + "x" * 10)
     lines = compose(screen, width=80)
     assert lines[1].endswith("Racers")  # fits beside at 80 columns
     below = compose(
@@ -183,3 +217,20 @@ def test_frame_overwrites_in_place_without_clearing_the_screen() -> None:
     frame = frame_bytes(["ab", "c"], "> t3")
     assert frame == "\x1b[Hab\x1b[K\r\nc\x1b[K\r\n> t3\x1b[K\x1b[J"
     assert "\x1b[2J" not in frame
+
+
+def test_real_boards_of_both_variants_compose_within_80_columns() -> None:
+    views = [
+        public_view(apply_move(new_game("swiss", seed=1), "d")),
+        public_view(new_game("quadrennial", seed=7)),
+    ]
+    for view in views:
+        for color in (False, True):
+            board = render_board(view, color=color)
+            lines = compose(race_screen(board), color=color)
+            assert all(visible_width(line) <= 80 for line in lines)
+            plain = "\n".join(strip_ansi(line) for line in lines)
+            for racer in ("*ann", "bob", "caroli~"):
+                assert racer in plain
+            for row in strip_ansi(board).split("\n")[4:]:
+                assert row.strip() in plain

@@ -1,0 +1,83 @@
+"""Offline play end to end in a pseudo-terminal: type moves, see the board change and reasons."""
+
+from __future__ import annotations
+
+import re
+
+import pexpect
+import pytest
+
+from shared import IllegalMove, apply_move, new_game, parse_move, public_view
+from tests.client.pty import finish, spawn, type_line
+
+
+def reason_of(variant: str, seed: int, moves: list[str], text: str) -> str:
+    """The core's own reason for refusing ``text`` after ``moves``: what the screen must show."""
+    state = new_game(variant, seed=seed)
+    for move in moves:
+        state = apply_move(state, move)
+    with pytest.raises(IllegalMove) as refused:
+        apply_move(state, parse_move(text, public_view(state)))
+    return refused.value.reason
+
+
+def test_offline_game_in_a_terminal() -> None:
+    child = spawn("play", "--offline", "--seed", "1", "--no-color")
+    try:
+        child.expect("seed 1 - offline")
+        child.expect("Stock: 27")
+        child.expect("t1   t2")
+        child.expect("Your move")
+        type_line(child, "moves")
+        child.expect("Legal moves: d t1t3 t6t8 t7t1 t8t5")
+        type_line(child, "d")
+        child.expect("Stock: 26")
+        child.expect("Waste: 3♣")
+        type_line(child, "t1f")
+        child.expect(re.escape("t1f: " + reason_of("swiss", 1, ["d"], "t1f")))
+        child.expect("Stock: 26")  # the board is still there, unchanged
+        type_line(child, "7 1")  # the friendly form of t7t1
+        child.expect("7 1 -> t7t1")
+        child.expect("moves 2")
+        type_line(child, "undo")
+        child.expect("Took back the last move")
+        child.expect("moves 1")
+        type_line(child, "help")
+        child.expect("Commands: moves")
+        type_line(child, "resign")
+        child.expect("You resigned")
+        type_line(child, "quit")
+        assert finish(child) == 0
+    finally:
+        child.close(force=True)
+
+
+def test_offline_colour_and_no_color() -> None:
+    child = spawn("play", "--offline", "--seed", "1", "--variant", "quadrennial")
+    try:
+        child.expect("Quadrennial")
+        child.expect("\x1b\\[31m")  # red cards in colour on a terminal
+        type_line(child, "q")
+        assert finish(child) == 0
+    finally:
+        child.close(force=True)
+    child = spawn("play", "--offline", "--seed", "1", "--variant", "quadrennial", "--no-color")
+    try:
+        child.expect("r1")
+        index = child.expect(["\x1b\\[31m", "Your move"])
+        assert index == 1
+        type_line(child, "quit")
+        assert finish(child) == 0
+    finally:
+        child.close(force=True)
+
+
+def test_end_of_input_ends_the_game() -> None:
+    child = spawn("play", "--offline", "--seed", "3", "--no-color")
+    try:
+        child.expect("Your move")
+        child.sendeof()
+        assert finish(child) == 0
+    finally:
+        child.close(force=True)
+    assert not isinstance(child.exitstatus, type(pexpect.TIMEOUT))
