@@ -172,4 +172,23 @@ def parse_move(text: str, position: GameState | PublicView) -> str:
             )
         if fits:
             return fits[0]
+        if variant == "swiss" and prefix not in legal:
+            _explain_no_run(state, int(src[1]) - 1, int(dst[1]) - 1)
     return resolve(src + dst)
+
+
+def _explain_no_run(state: GameState, i: int, j: int) -> None:
+    """IllegalMove naming the run on t<i> and what t<j> would take (friendly "3 5" input)."""
+    from shared.swiss import ACCEPTS, run_length
+
+    pile, target = state.tableau[i], state.tableau[j]
+    if not pile:
+        raise IllegalMove(f"t{i + 1} is empty")
+    top = target[-1] if target else None
+    takes = sorted(ACCEPTS[top], key=lambda c: "CDHS".index(c[1]))
+    where = f"{top} on t{j + 1}" if top else f"empty t{j + 1}"
+    wants = "an Ace" if top is None else " or ".join(takes)
+    run = pile[len(pile) - run_length(pile) :]
+    cards = " ".join(run)
+    what = f"the run {cards} on t{i + 1}" if len(run) > 1 else f"{cards} from t{i + 1}"
+    raise IllegalMove(f"nothing of {what} fits on {where}, which takes {wants}")

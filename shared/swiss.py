@@ -108,6 +108,17 @@ def legal_moves(st: GameState) -> set[str]:
     return moves
 
 
+def run_length(pile: tuple[str, ...]) -> int:
+    """Cards in the pile's run (RULES.md, Swiss: the top card and the cards below it that
+    each take the one above); 0 for an empty pile."""
+    n = 1 if pile else 0
+    k = len(pile) - 1
+    while k > 0 and pile[k] in ACCEPTS[pile[k - 1]]:
+        k -= 1
+        n += 1
+    return n
+
+
 def _describe(card: str | None) -> str:
     return "an empty pile" if card is None else card
 

@@ -160,10 +160,23 @@ def test_two_run_lengths_fit_lists_both() -> None:
 
 
 def test_illegal_friendly_move_says_why() -> None:
-    with pytest.raises(IllegalMove, match="cannot go on"):
+    """A refused friendly move names the run and what the destination takes."""
+    with pytest.raises(
+        IllegalMove, match="nothing of TC from t2 fits on 8S on t1, which takes 7D or 7H"
+    ):
         parse_move("2 1", SWISS)
+    with pytest.raises(
+        IllegalMove, match="the run 9H 8S on t1 fits on empty t3, which takes an Ace"
+    ):
+        parse_move("1 3", SWISS)
+    with pytest.raises(IllegalMove, match="t3 is empty"):
+        parse_move("3 1", SWISS)
+    with pytest.raises(IllegalMove, match="TC from t2 fits on empty t3, which takes an Ace"):
+        parse_move("t2t3", SWISS)
     with pytest.raises(IllegalMove, match="only an Ace"):
-        parse_move("2 3", SWISS)
+        parse_move("t2t3x1", SWISS)  # an explicit length keeps the rules' own reason
+    with pytest.raises(IllegalMove, match="waste is empty"):
+        parse_move("w f", swiss([["3H"]]))
 
 
 @pytest.mark.parametrize("text", ["", "   ", "hello", "1", "1 2 3", "f 2", "x3"])
