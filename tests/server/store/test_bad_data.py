@@ -108,3 +108,20 @@ async def test_adding_a_failed_stream_again_resumes_after_the_bad_entry(backend:
         follower.add("{r}:bad", after=1)  # an operator skipped the broken entry
         assert [e.version for e in await waiting] == [2]
         assert follower.failed == {}
+
+
+async def test_an_on_error_that_raises_surfaces_and_the_follower_goes_on(
+    backend: Backend,
+) -> None:
+    store = backend.store
+
+    def give_up(error: CorruptEntry) -> None:
+        raise RuntimeError(f"stop: {error.entry}")
+
+    await backend.plant("{r}:bad", b"\xc1")
+    async with store.follow({"{r}:bad": 0, "{r}:good": 0}, on_error=give_up) as follower:
+        with pytest.raises(RuntimeError, match="stop: 1-0"):
+            await take(follower, 1)
+        await store.append("{r}:good", [{"n": 1}], expected_version=0)
+        assert [(e.stream, e.version) for e in await take(follower, 1)] == [("{r}:good", 1)]
+        assert set(follower.failed) == {"{r}:bad"}
