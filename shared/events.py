@@ -62,7 +62,7 @@ def check_event(event: object) -> str:
     if kind not in EVENT_TYPES:
         raise CorruptEvent(f"unknown event type {kind!r}: expected one of {', '.join(EVENT_TYPES)}")
     v = event.get("v")
-    if v != EVENT_VERSION:
+    if v != EVENT_VERSION or type(v) is not int:
         raise CorruptEvent(f"{kind} event has schema version {v!r}; this code reads v=1")
     return kind  # type: ignore[return-value]
 

@@ -49,7 +49,7 @@ def apply_move(state: GameState, move: str) -> GameState:
 
 
 def apply_move_revealing(
-    state: GameState, move: str, reveal: Callable[[], str] | None = None
+    state: GameState, move: str, reveal: Callable[[], str | None] | None = None
 ) -> tuple[GameState, list[str]]:
     """The state after the move and the cards it turned face up, in order.
 

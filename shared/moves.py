@@ -35,11 +35,15 @@ REDEAL = Move("redeal", -1, "", -1, 0)
 _CANONICAL = re.compile(r"(t[1-9]|r[1-8]|w|f[cdhs])(t[1-9]|f)(?:x([1-9][0-9]*))?")
 
 
-@lru_cache(maxsize=4096)
 def parse_canonical(move: str) -> Move:
     """The parsed form of a canonical move; IllegalMove saying what is wrong otherwise."""
-    if not isinstance(move, str):
+    if type(move) is not str:
         raise IllegalMove(f"a move is a string, not {type(move).__name__}")
+    return _parse(move)
+
+
+@lru_cache(maxsize=4096)
+def _parse(move: str) -> Move:
     if move == "d":
         return DEAL
     if move == "redeal":

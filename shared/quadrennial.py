@@ -61,7 +61,7 @@ def legal_moves(st: GameState) -> set[str]:
     return moves
 
 
-def _draw(stock: tuple[str | None, ...], reveal: Callable[[], str] | None) -> str:
+def _draw(stock: tuple[str | None, ...], reveal: Callable[[], str | None] | None) -> str:
     card = stock[-1]
     if card is None:
         card = reveal() if reveal is not None else None
@@ -73,7 +73,7 @@ def _draw(stock: tuple[str | None, ...], reveal: Callable[[], str] | None) -> st
 def _refill(
     reserve: tuple[str | None, ...],
     stock: tuple[str | None, ...],
-    reveal: Callable[[], str] | None,
+    reveal: Callable[[], str | None] | None,
     revealed: list[str],
 ) -> tuple[tuple[str | None, ...], tuple[str | None, ...]]:
     """RULES.md, Quadrennial, standing refill rule: empty reserve piles, r1..r8 in order,
@@ -90,7 +90,9 @@ def _refill(
     return tuple(piles), stock
 
 
-def apply(st: GameState, m: Move, reveal: Callable[[], str] | None) -> tuple[GameState, list[str]]:
+def apply(
+    st: GameState, m: Move, reveal: Callable[[], str | None] | None
+) -> tuple[GameState, list[str]]:
     """The position after move m, and the cards it turned face up; IllegalMove if not allowed."""
     if st.resigned:
         raise IllegalMove("the game is over: the player resigned")

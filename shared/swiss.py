@@ -123,7 +123,9 @@ def _describe(card: str | None) -> str:
     return "an empty pile" if card is None else card
 
 
-def apply(st: GameState, m: Move, reveal: Callable[[], str] | None) -> tuple[GameState, list[str]]:
+def apply(
+    st: GameState, m: Move, reveal: Callable[[], str | None] | None
+) -> tuple[GameState, list[str]]:
     """The position after move m, and the cards it turned face up; IllegalMove if not allowed."""
     if st.resigned:
         raise IllegalMove("the game is over: the player resigned")

@@ -146,11 +146,13 @@ def public_fold_event(view: PublicView | None, event: Mapping[str, Any]) -> Publ
             raise CorruptEvent(f"resignation is not possible: {exc.reason}") from None
     assert kind == MOVED
     revealed = event.get("revealed")
-    if not isinstance(revealed, list) or not all(c in CARDS for c in revealed):
+    if not isinstance(revealed, list) or not all(
+        isinstance(c, str) and c in CARDS for c in revealed
+    ):
         raise CorruptEvent("moved event without a valid revealed list")
     cards: Iterator[str] = iter(revealed)
     try:
-        after, _ = apply_move_revealing(state, event.get("move"), lambda: next(cards, None))  # type: ignore[arg-type, return-value]
+        after, _ = apply_move_revealing(state, event.get("move"), lambda: next(cards, None))
     except IllegalMove as exc:
         raise CorruptEvent(f"public move {event.get('move')!r} is illegal: {exc.reason}") from None
     if next(cards, None) is not None:

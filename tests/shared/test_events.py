@@ -155,6 +155,19 @@ def test_illegal_stored_move_is_corrupt() -> None:
         fold(events)
 
 
+@pytest.mark.parametrize("move", [None, 35, ["d"], {"m": "d"}, "D"])
+def test_malformed_stored_move_is_corrupt(move: object) -> None:
+    events = [*_game("swiss", 1, []), {"type": "moved", "v": 1, "move": move, "at": 1}]
+    with pytest.raises(CorruptEvent, match="illegal"):
+        fold(events)
+
+
+def test_boolean_schema_version_is_corrupt() -> None:
+    start = {**_game("swiss", 1, [])[0], "v": True}
+    with pytest.raises(CorruptEvent, match="schema version True"):
+        fold([start])
+
+
 def test_second_start_is_corrupt() -> None:
     events = _game("swiss", 1, ["d"])
     with pytest.raises(CorruptEvent, match="only one game_started"):

@@ -139,9 +139,10 @@ def test_public_fold_needs_the_revealed_cards() -> None:
     extra = {**events[1], "revealed": [*events[1]["revealed"], "AS"]}
     with pytest.raises(CorruptEvent, match="more cards"):
         public_fold([events[0], extra])
-    bogus = {**events[1], "revealed": ["ZZ"]}
-    with pytest.raises(CorruptEvent, match="revealed"):
-        public_fold([events[0], bogus])
+    for bad in (["ZZ"], [["AS"]], "AS", None):
+        bogus = {**events[1], "revealed": bad}
+        with pytest.raises(CorruptEvent, match="revealed"):
+            public_fold([events[0], bogus])
 
 
 @pytest.mark.parametrize(
