@@ -425,12 +425,15 @@ class RoomManager:
             room.status = next_status(room.status, trigger)
             room.finished = dict(data)
             message = room.finished_message()
-            self.send_many(room.players_here(), message)
-            self._to_spectators(room, lambda: self.send_many(room.spectators(), message))
+            self._send(room.players_here(), message)
+            self._to_spectators(room, lambda: self._send(room.spectators(), message))
             self._spawn(room, self._retire(room), name=f"retire-{room.id}")
         else:
             log.warning("unknown_room_event", room=room.id, kind=kind)
         self._rearm(room)
+
+    def _send(self, members: Iterable[Member], msg: dict[str, Any]) -> None:
+        self.send_many([m.peer for m in members], msg)
 
     def _to_members(self, room: Room, msg: dict[str, Any]) -> None:
         self.send_many(room.members, msg)
@@ -550,8 +553,8 @@ class RoomManager:
         progress = {"type": p.PROGRESS, "room": room.id, "player": game.player}
         progress.update(game.progress.wire())
         owners = [m for m in room.players_here() if m.player == game.player]
-        self.send_many(owners, frame)
-        self.send_many(room.players_here(), progress)
+        self._send(owners, frame)
+        self._send(room.players_here(), progress)
 
         def release() -> None:
             game.released = max(game.released, version)
@@ -561,8 +564,8 @@ class RoomManager:
                 if m.watches(game.player)
                 and not (m.role == Role.PLAYER and m.player == game.player)
             ]
-            self.send_many(watchers, frame)
-            self.send_many(room.spectators(), progress)
+            self._send(watchers, frame)
+            self._send(room.spectators(), progress)
 
         self._to_spectators(room, release)
         if room.status is RoomStatus.RACING and room.all_done():
