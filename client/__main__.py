@@ -38,6 +38,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(_run(args, output, script))
     except KeyboardInterrupt:
         return 130
+    except TimeoutError:
+        print("solitaire: the server did not answer in time", file=sys.stderr)
+        return 1
     except OSError as error:
         print(f"solitaire: {error}", file=sys.stderr)
         return 1

@@ -115,6 +115,7 @@ class Connection:
         self._requests: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._moves: dict[int | str, tuple[dict[str, Any], asyncio.Future[dict[str, Any]]]] = {}
         self._pings: dict[int, int] = {}
+        self._expecting: dict[str, list[int]] = {}
 
     # -- life cycle ----------------------------------------------------------------------------
 
@@ -271,6 +272,9 @@ class Connection:
             now = time.time_ns() // 1_000_000
             self.clock_offset_ms = msg["at"] - (sent + now) // 2
             return
+        if ref is None and kind != "error" and self._expecting.get(kind):
+            # An answer that came back without its ref: the oldest request expecting it.
+            ref = self._expecting[kind].pop(0)
         if isinstance(ref, int) and ref in self._requests:
             future = self._requests.pop(ref)
             if not future.done():
@@ -303,17 +307,25 @@ class Connection:
         await self._wait_ready()
         await self._send_raw(msg)
 
-    async def request(self, msg: Mapping[str, Any], wait: float = 15.0) -> dict[str, Any]:
-        """Send with a fresh ``ref`` and return the answer; RequestFailed for an ``error``."""
+    async def request(
+        self, msg: Mapping[str, Any], *, expect: str | None = None, wait: float = 15.0
+    ) -> dict[str, Any]:
+        """Send with a fresh ``ref`` and return the answer; RequestFailed for an ``error``.
+
+        ``expect`` names the answer's type, so an answer missing its ``ref`` is still matched."""
         await self._wait_ready()
         ref = next(self._refs)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._requests[ref] = future
+        if expect is not None:
+            self._expecting.setdefault(expect, []).append(ref)
         await self._send_raw({**msg, "ref": ref})
         try:
             answer = await asyncio.wait_for(future, wait)
         finally:
             self._requests.pop(ref, None)
+            if expect is not None and ref in self._expecting.get(expect, []):
+                self._expecting[expect].remove(ref)
         if answer["type"] == "error":
             raise RequestFailed(answer["reason"], code=answer["code"])
         return answer

@@ -120,7 +120,9 @@ class RoomClient:
             return
         if self.spectator:
             with contextlib.suppress(ArenaError):
-                await self.conn.request({"type": "join", "room": self.room_id, "role": "spectator"})
+                await self.conn.request(
+                    {"type": "join", "room": self.room_id, "role": "spectator"}, expect="joined"
+                )
                 await self.send_watch()
 
     async def send_watch(self) -> None:
@@ -476,10 +478,10 @@ async def play_online(args: Any, output: Output, script: list[str] | None) -> in
     try:
         async with app:
             msg = {**_create_msg(args, 1), "countdown_ms": 0}
-            room = (await conn.request(msg))["room"]
+            room = (await conn.request(msg, expect="room"))["room"]
             client.room_id = room["id"]
             app.session.title = _title("solo", args.variant, room["id"])
-            await conn.request({"type": "join", "room": room["id"]})
+            await conn.request({"type": "join", "room": room["id"]}, expect="joined")
             await conn.send({"type": "start"})
             if not await client.wait_for(lambda: client.my_view is not None, 15.0):
                 raise ClientError("the server did not start the game")
@@ -507,7 +509,7 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
                     msg["countdown_ms"] = int(args.countdown * 1000)
                 if args.time_limit is not None:
                     msg["time_limit_ms"] = int(args.time_limit * 1000)
-                room = (await conn.request(msg))["room"]
+                room = (await conn.request(msg, expect="room"))["room"]
                 code = room["id"]
                 client.auto_start_at = args.players
                 client.lobby_hint = (
@@ -525,7 +527,7 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
             app.session.title = _title("race", client.room.get("variant", args.variant), code)
             app.session.status = client.lobby_hint
             app.log(f"room {code}")
-            await conn.request({"type": "join", "room": code})
+            await conn.request({"type": "join", "room": code}, expect="joined")
             app.session.title = _title("race", client.room.get("variant", args.variant), code)
             client.refresh_panel()
             app.refresh()
@@ -549,7 +551,9 @@ async def watch_online(args: Any, output: Output, script: list[str] | None) -> i
     try:
         async with app:
             client.room_id = args.code
-            await conn.request({"type": "join", "room": args.code, "role": "spectator"})
+            await conn.request(
+                {"type": "join", "room": args.code, "role": "spectator"}, expect="joined"
+            )
             if args.player is not None:
                 client.focus = _player_id(client, args.player)
                 app.session.title = f"Solitaire Arena - watching {args.player} in room {args.code}"
@@ -609,7 +613,7 @@ async def rooms_online(args: Any, output: Output) -> int:
     conn = client.conn
     assert conn is not None
     try:
-        answer = await conn.request({"type": "list_rooms"})
+        answer = await conn.request({"type": "list_rooms"}, expect="rooms")
     finally:
         await conn.close()
     if output.json:
@@ -642,7 +646,9 @@ async def replay_online(args: Any, output: Output) -> int:
     client.session = quiet.session
     try:
         client.room_id = args.code
-        await conn.request({"type": "join", "room": args.code, "role": "spectator"})
+        await conn.request(
+            {"type": "join", "room": args.code, "role": "spectator"}, expect="joined"
+        )
         players = client.room.get("players", [])
         if not players:
             raise ClientError(f"room {args.code} has no games")

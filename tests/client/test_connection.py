@@ -1,0 +1,166 @@
+"""The connection against a scripted in-process server: matching answers, resuming, backoff."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from websockets.asyncio.server import ServerConnection, serve
+
+from client.connection import Backoff, Connection, ConnectionLost, MoveRejected, State
+from shared.protocol import decode, encode
+
+FAST = Backoff(base=0.01, factor=2.0, cap=0.05)
+
+
+class FakeServer:
+    """Answers hello, ping, list_rooms and moves; can drop the connection on the Nth move."""
+
+    def __init__(self) -> None:
+        self.hellos: list[dict[str, Any]] = []
+        self.moves: list[dict[str, Any]] = []
+        self.drop_on_move: int | None = None
+        self.version = 1
+        self.answered: dict[Any, dict[str, Any]] = {}
+
+    async def handler(self, ws: ServerConnection) -> None:
+        async for frame in ws:
+            msg = decode(frame)
+            kind = msg["type"]
+            if kind == "hello":
+                self.hellos.append(msg)
+                resumed = msg.get("resume") == "token-1"
+                await ws.send(
+                    encode(
+                        {
+                            "type": "welcome",
+                            "protocol": 1,
+                            "session": "p1",
+                            "token": "token-1",
+                            "resumed": resumed,
+                            "room": "r1" if resumed else None,
+                            "server": "fake",
+                            "limits": {},
+                        }
+                    )
+                )
+            elif kind == "ping":
+                await ws.send(encode({"type": "pong", "at": 1_000, "ref": msg["ref"]}))
+            elif kind == "list_rooms":
+                await ws.send(encode({"type": "rooms", "rooms": [], "ref": msg["ref"]}))
+            elif kind == "join":
+                # Like a server that forgets the ref on this answer: matched by its type.
+                await ws.send(
+                    encode(
+                        {"type": "joined", "room": msg["room"], "role": "player", "player": "p1"}
+                    )
+                )
+            elif kind == "move":
+                self.moves.append(msg)
+                if self.drop_on_move == len(self.moves):
+                    assert ws.transport is not None
+                    ws.transport.abort()
+                    return
+                answer = self.answered.get(msg["id"])
+                if answer is None:
+                    if msg["move"] == "t1f":
+                        answer = {
+                            "type": "reject",
+                            "id": msg["id"],
+                            "code": "illegal_move",
+                            "reason": "no foundation takes QS",
+                        }
+                    else:
+                        self.version += 1
+                        answer = {"type": "ack", "id": msg["id"], "version": self.version}
+                    self.answered[msg["id"]] = answer
+                await ws.send(encode(answer))
+
+
+@pytest.fixture
+async def fake():
+    server = FakeServer()
+    async with serve(server.handler, "127.0.0.1", 0) as ws_server:
+        port = ws_server.sockets[0].getsockname()[1]
+        yield server, f"ws://127.0.0.1:{port}"
+
+
+async def connected(url: str, messages: list[dict[str, Any]] | None = None, states=None):
+    conn = Connection(
+        url,
+        "ann",
+        on_message=(messages.append if messages is not None else lambda m: None),
+        on_state=(lambda s, d: states.append(s)) if states is not None else None,
+        backoff=FAST,
+    )
+    await conn.start()
+    return conn
+
+
+async def test_handshake_and_requests(fake) -> None:
+    server, url = fake
+    conn = await connected(url)
+    try:
+        assert conn.session == "p1"
+        assert server.hellos[0]["name"] == "ann"
+        assert "resume" not in server.hellos[0]
+        assert (await conn.request({"type": "list_rooms"}))["rooms"] == []
+        joined = await conn.request({"type": "join", "room": "r1"}, expect="joined")
+        assert joined["player"] == "p1"
+    finally:
+        await conn.close()
+
+
+async def test_moves_get_their_ack_or_the_servers_reason(fake) -> None:
+    server, url = fake
+    conn = await connected(url)
+    try:
+        ack = await conn.move("d")
+        assert ack["version"] == 2
+        with pytest.raises(MoveRejected) as rejected:
+            await conn.move("t1f")
+        assert rejected.value.reason == "no foundation takes QS"
+        assert rejected.value.code == "illegal_move"
+        assert [m["id"] for m in server.moves] == [1, 2]
+    finally:
+        await conn.close()
+
+
+async def test_a_dropped_connection_resumes_and_resends_the_unanswered_move(fake) -> None:
+    server, url = fake
+    states: list[State] = []
+    conn = await connected(url, states=states)
+    try:
+        await conn.move("d")
+        server.drop_on_move = 2
+        ack = await asyncio.wait_for(conn.move("t3t5"), 15)
+        assert ack["version"] == 3
+        assert [m["id"] for m in server.moves] == [1, 2, 2]  # the same id, sent again
+        assert server.hellos[1]["resume"] == "token-1"
+        assert conn.resumed
+        assert conn.reconnects == 1
+        assert State.RECONNECTING in states
+        assert states[-1] is State.CONNECTED
+    finally:
+        await conn.close()
+
+
+async def test_an_unreachable_server_fails_fast() -> None:
+    from tests.support.ports import free_port
+
+    conn = Connection(
+        f"ws://127.0.0.1:{free_port()}", "ann", on_message=lambda m: None, backoff=FAST
+    )
+    with pytest.raises(ConnectionLost):
+        await conn.start()
+
+
+def test_backoff_grows_exponentially_with_jitter_and_a_cap() -> None:
+    backoff = Backoff(base=0.5, factor=2.0, cap=4.0)
+    assert backoff.delay(1, lambda: 1.0) == 0.5
+    assert backoff.delay(2, lambda: 1.0) == 1.0
+    assert backoff.delay(3, lambda: 1.0) == 2.0
+    assert backoff.delay(10, lambda: 1.0) == 4.0
+    assert backoff.delay(10, lambda: 0.0) == 2.0  # jitter: between half and all of it
+    assert backoff.delay(1, lambda: 0.0) == 0.25
