@@ -108,7 +108,7 @@ def test_a_race_from_lobby_to_results_as_a_player() -> None:
             "reached_at": 5000,
         }
     )
-    assert list(app.session.racers.values())[0].name == "bob"  # more cards: ranked first
+    assert next(iter(app.session.racers.values())).name == "bob"  # more cards: ranked first
     client.on_message(
         {
             "type": "progress",
