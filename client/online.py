@@ -262,12 +262,17 @@ class RoomClient:
         reason = {"all_done": "every game is done", "time_limit": "time is up"}.get(
             msg["reason"], msg["reason"]
         )
-        self.session.status = f"Race over: {reason}."
         for rank in msg["ranking"]:
             self.progress[rank["player"]] = {**self.progress.get(rank["player"], {}), **rank}
             self.names.setdefault(rank["player"], rank["name"])
-        places = ", ".join(f"{r['place']}. {r['name']} ({r['foundation']})" for r in self.ranking)
-        self.session.say(f"Results: {places}")
+        if len(self.ranking) <= 1 and not self.spectator:
+            self.session.status = game_status(self.my_view) or "The game is over."
+        else:
+            self.session.status = f"Race over: {reason}."
+            places = ", ".join(
+                f"{r['place']}. {r['name']} ({r['foundation']})" for r in self.ranking
+            )
+            self.session.say(f"Results: {places}")
         if msg.get("seed") is not None:
             ok = commitment_ok(msg["seed"], msg["salt"], msg["commitment"])
             verdict = "matches the commitment" if ok else "does NOT match the commitment"

@@ -1,0 +1,115 @@
+"""The client against a real server, in pseudo-terminals, as people would use it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from tests.client.pty import finish, spawn, type_line
+from tests.support.server_process import ServerProcess
+
+CODE = re.compile(r"room ([a-z0-9]+)")
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ServerProcess]:
+    process = ServerProcess(log_path=tmp_path / "server.log")
+    process.start()
+    yield process
+    process.stop()
+
+
+def room_code(child: pexpect.spawn) -> str:
+    child.expect(r"room ([a-z0-9]+)\s")
+    return child.match.group(1)
+
+
+def test_play_on_a_server_while_someone_watches(server: ServerProcess) -> None:
+    ann = spawn("play", "--server", server.url, "--seed", "1", "--name", "ann", "--no-color")
+    watcher = None
+    try:
+        code = room_code(ann)
+        ann.expect("Your move")
+        ann.expect("> ")
+        watcher = spawn("watch", code, "--server", server.url, "--no-color")
+        watcher.expect("watching room " + code)
+        watcher.expect("== ann ==")
+        watcher.expect("Stock: 27")
+        type_line(ann, "d")
+        ann.expect("Waste: 3♣")
+        watcher.expect("Waste: 3♣")  # the spectator sees the move as it happens
+        type_line(ann, "t1f")
+        ann.expect("t1f: ")
+        ann.expect("cannot go to its foundation")  # the server's reason, board kept
+        type_line(ann, "7 1")
+        ann.expect("7 1 -> t7t1")
+        ann.expect("moves 2")
+        watcher.expect("moves 2")
+        type_line(ann, "resign")
+        ann.expect("You resigned")
+        watcher.expect("Resigned")
+        type_line(ann, "quit")
+        assert finish(ann) == 0
+        type_line(watcher, "quit")
+        assert finish(watcher) == 0
+    finally:
+        ann.close(force=True)
+        if watcher is not None:
+            watcher.close(force=True)
+
+
+def test_race_create_and_join_race_to_results(server: ServerProcess) -> None:
+    ann = spawn(
+        "race",
+        "create",
+        "--server",
+        server.url,
+        "--seed",
+        "1",
+        "--name",
+        "ann",
+        "--countdown",
+        "1",
+        "--no-color",
+    )
+    bob = None
+    try:
+        ann.expect(r"Room ([a-z0-9]+): others join with")
+        code = ann.match.group(1)
+        type_line(ann, "d")
+        ann.expect("The race has not started yet: type 'start'")
+        bob = spawn("race", "join", code, "--server", server.url, "--name", "bob", "--no-color")
+        bob.expect("waiting for the race to start")
+        ann.expect("bob")  # bob appears in ann's race panel
+        type_line(ann, "start")
+        for racer in (ann, bob):
+            racer.expect("Countdown started")
+        for racer in (ann, bob):
+            racer.expect("Go! The race has started")
+            racer.expect("Your move")
+        type_line(ann, "d")
+        ann.expect("Waste: 3♣")
+        bob.expect(r"ann\s+0\s+1 playing")  # ann's progress on bob's panel: 0 cards, 1 move
+        type_line(bob, "7 1")
+        bob.expect("7 1 -> t7t1")
+        ann.expect(r"bob\s+0\s+1 playing")
+        type_line(ann, "resign")
+        ann.expect("Waiting for the others")
+        bob.expect("ann resigned with 0 cards")
+        type_line(bob, "resign")
+        for racer in (ann, bob):
+            racer.expect("Race over: every game is done")
+            racer.expect("Results: 1. ")
+            racer.expect("matches the commitment")
+        type_line(ann, "quit")
+        type_line(bob, "quit")
+        assert finish(ann) == 0
+        assert finish(bob) == 0
+    finally:
+        ann.close(force=True)
+        if bob is not None:
+            bob.close(force=True)
