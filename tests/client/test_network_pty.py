@@ -113,3 +113,28 @@ def test_race_create_and_join_race_to_results(server: ServerProcess) -> None:
         ann.close(force=True)
         if bob is not None:
             bob.close(force=True)
+
+
+def test_a_killed_server_comes_back_and_the_game_goes_on(fresh_redis, tmp_path: Path) -> None:
+    server = ServerProcess(redis_url=fresh_redis.url, log_path=tmp_path / "server.log")
+    server.start()
+    ann = spawn("play", "--server", server.url, "--seed", "1", "--name", "ann", "--no-color")
+    try:
+        ann.expect("Your move")
+        type_line(ann, "d")
+        ann.expect("Waste: 3♣")
+        ann.expect("> ")
+        server.kill()  # SIGKILL: no goodbye, the TCP connection just dies
+        ann.expect("Connection lost: reconnecting")
+        server.start()  # the same port and the same Redis
+        ann.expect("Reconnected: the game goes on")
+        type_line(ann, "7 1")
+        ann.expect("7 1 -> t7t1")
+        ann.expect("moves 2")
+        type_line(ann, "t1f")
+        ann.expect("cannot go to its foundation")
+        type_line(ann, "quit")
+        assert finish(ann) == 0
+    finally:
+        ann.close(force=True)
+        server.stop()
