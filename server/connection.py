@@ -13,6 +13,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+import msgpack
 from websockets.asyncio.connection import broadcast
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
@@ -73,6 +74,7 @@ class Connection:
         self.bucket = TokenBucket(config.rate, config.burst)
         self.strikes = 0
         self.closing = False
+        self.close_task: asyncio.Future[None] | None = None
         self.handlers: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {
             p.PING: self.on_ping,
             p.LIST_ROOMS: self.on_list_rooms,
@@ -106,8 +108,8 @@ class Connection:
         if self.closing:
             return
         self.closing = True
-        task = asyncio.ensure_future(self.ws.close(code, reason))
-        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        self.close_task = asyncio.ensure_future(self.ws.close(code, reason))
+        self.close_task.add_done_callback(lambda t: t.cancelled() or t.exception())
 
     def reply(self, request: dict[str, Any], msg: dict[str, Any]) -> None:
         if request.get("ref") is not None:
@@ -126,6 +128,10 @@ class Connection:
             pass
         finally:
             self.rooms.detach(self)
+            if self.close_task is not None:
+                # Returning first would let websockets close with 1000 before our own code.
+                with contextlib.suppress(Exception):
+                    await self.close_task
 
     async def handle(self, frame: bytes | str) -> None:
         msg: dict[str, Any] | None = None
@@ -150,7 +156,7 @@ class Connection:
                 raise HelloRequired("send hello first")
             await self.handlers[kind](msg)
         except ClientError as exc:
-            self.answer_error(msg, exc)
+            self.answer_error(msg if msg is not None else _peek(frame), exc)
             if isinstance(exc, UnsupportedProtocol):
                 self.close_soon(CLOSE_UNSUPPORTED, "unsupported protocol version")
         except ArenaError as exc:
@@ -252,6 +258,17 @@ class Connection:
 
     async def on_watch(self, msg: dict[str, Any]) -> None:
         await self.rooms.watch(self, msg.get("room"), msg.get("player"), self.token)
+
+
+def _peek(frame: bytes | str) -> dict[str, Any] | None:
+    """The raw map of a frame that failed validation, to find its move id or ref; or None."""
+    if isinstance(frame, str):
+        return None
+    try:
+        raw = msgpack.unpackb(frame, raw=False, strict_map_key=True)
+    except Exception:
+        return None
+    return raw if isinstance(raw, dict) else None
 
 
 def send_many(peers: Iterable[Any], msg: dict[str, Any]) -> None:
