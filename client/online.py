@@ -143,6 +143,7 @@ class RoomClient:
         handler = getattr(self, "_on_" + msg["type"], None)
         if handler is not None:
             handler(msg)
+        self.game_changed.set()
         self.refresh_panel()
         self.app.refresh()
 
@@ -559,6 +560,7 @@ async def watch_online(args: Any, output: Output, script: list[str] | None) -> i
             await conn.request(
                 {"type": "join", "room": args.code, "role": "spectator"}, expect="joined"
             )
+            await client.wait_for(lambda: bool(client.room), 15.0)
             if args.player is not None:
                 client.focus = _player_id(client, args.player)
                 app.session.title = f"Solitaire Arena - watching {args.player} in room {args.code}"
@@ -614,7 +616,7 @@ def _player_id(client: RoomClient, who: str) -> str:
 
 async def rooms_online(args: Any, output: Output) -> int:
     """`solitaire rooms`: one line per room."""
-    app, client = await _connected(args, output, None, "rooms")
+    app, client = await _connected(args, output, [], "rooms")
     conn = client.conn
     assert conn is not None
     try:
@@ -641,19 +643,17 @@ async def replay_online(args: Any, output: Output) -> int:
     """`solitaire replay CODE [--player NAME]`: fetch a game's public events, then replay them."""
     if args.code is None:
         raise ClientError("replay needs a room CODE (or --offline with --seed and --moves)")
-    app, client = await _connected(
-        args, output, None, f"Solitaire Arena - replay - room {args.code}", spectator=True
-    )
+    # Fetching shows nothing (JSON output aside); the replay below has its own screen.
+    quiet = Output(color=False, tty=False, json=False)
+    _fetch_app, client = await _connected(args, quiet, [], "replay", spectator=True)
     conn = client.conn
     assert conn is not None
-    quiet = App(Session(title=""), Output(color=False, tty=False, json=False), script=[])
-    client.app = quiet  # fetching: nothing to show yet
-    client.session = quiet.session
     try:
         client.room_id = args.code
         await conn.request(
             {"type": "join", "room": args.code, "role": "spectator"}, expect="joined"
         )
+        await client.wait_for(lambda: bool(client.room), 15.0)
         players = client.room.get("players", [])
         if not players:
             raise ClientError(f"room {args.code} has no games")
@@ -669,7 +669,10 @@ async def replay_online(args: Any, output: Output) -> int:
     finally:
         await conn.close()
     name = client.names.get(player, player)
-    app.session.title = f"Solitaire Arena - replay of {name} - room {args.code}"
+    session = Session(
+        title=f"Solitaire Arena - replay of {name} - room {args.code}", color=output.color
+    )
+    app = App(session, output, script=[] if args.speed is None and output.json else None)
     async with app:
         await run_replay(app, events, args.speed)
     return 0

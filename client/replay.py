@@ -49,8 +49,8 @@ class Replay:
         event = self.events[self.pos]
         what = event.get("move") if event.get("type") == "moved" else event.get("type")
         done = game_status(session.view, who="The player")
-        session.status = f"Replay: step {self.pos} of {self.last} ({what})" + (
-            f" - {done}" if done and self.pos == self.last else ""
+        session.status = f"Replay: step {self.pos}/{self.last} ({what})" + (
+            f". {done}" if done and self.pos == self.last else ""
         )
         self.app.emit(event)
         self.app.refresh()

@@ -194,7 +194,9 @@ def compose(
     lines.append("")
     tail = []
     if screen.status:
-        tail.append(_paint(fit(screen.status, width), YELLOW, color))
+        tail.extend(
+            _paint(line, YELLOW, color) for line in textwrap.wrap(screen.status, width=width)
+        )
     messages = [fit(message, width) for message in screen.messages]
     error = [_paint(line, RED, color) for line in textwrap.wrap(screen.error or "", width=width)]
     if height is not None:
