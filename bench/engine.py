@@ -10,7 +10,6 @@ and writes bench/results/engine.json with the machine's core count and Python ve
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import random
@@ -19,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.common import write_json
 from shared import (
     apply_move,
     deal_deck,
@@ -127,9 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{variant}: folded {fld['games']} games, {fld['events']} events "
             f"(avg {fld['avg_events_per_game']:.0f}) in {fld['fold_seconds']:.3f} s"
         )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"wrote {RESULTS}")
+    print(f"wrote {write_json(RESULTS.name, results)}")
     return 0
 
 

@@ -14,14 +14,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import platform
-import shutil
-import socket
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
@@ -34,6 +29,7 @@ import redis
 import redis.asyncio as aioredis
 from redis.utils import HIREDIS_AVAILABLE
 
+from bench.common import PrivateRedis, percentile, redis_server_version, write_json
 from server.store import EventStore, MemoryEventStore, RedisEventStore, codec
 from shared.errors import WrongExpectedVersion
 
@@ -54,49 +50,6 @@ class Result:
     appends_per_s: float
     p50_ms: float
     p99_ms: float
-
-
-class PrivateRedis:
-    """A throwaway redis-server on a free port, AOF on with the fsync policy under test."""
-
-    def __init__(self, fsync: str) -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix="bench-store-"))
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port = sock.getsockname()[1]
-        binary = shutil.which("redis-server")
-        if binary is None:
-            raise SystemExit("redis-server is not installed")
-        args = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.dir),
-                "--save", "", "--appendonly", "yes", "--appendfsync", fsync,
-                "--logfile", str(self.dir / "redis.log")]  # fmt: skip
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
-                    sock.sendall(b"PING\r\n")
-                    if sock.recv(16).startswith(b"+PONG"):
-                        return
-            except OSError:
-                time.sleep(0.05)
-        self.stop()
-        raise SystemExit("redis-server did not start")
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=10)
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
-def percentile(sorted_ns: list[int], q: float) -> float:
-    if not sorted_ns:
-        return 0.0
-    return sorted_ns[round(q * (len(sorted_ns) - 1))] / 1e6
 
 
 async def timed(
@@ -214,14 +167,6 @@ def format_table(results: list[Result], *, header: bool) -> list[str]:
     return lines
 
 
-def redis_server_version(url: str) -> str:
-    client = redis.Redis.from_url(url)
-    try:
-        return str(client.info("server")["redis_version"])
-    finally:
-        client.close()
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="0.5 s per case instead of 3 s")
@@ -256,10 +201,8 @@ def main(argv: list[str] | None = None) -> None:
         },
         "results": [asdict(r) for r in results],
     }
-    RESULTS.mkdir(exist_ok=True)
     name = "store.json" if args.fsync == "everysec" else f"store-{args.fsync}.json"
-    (RESULTS / name).write_text(json.dumps(report, indent=2) + "\n")
-    print(f"wrote {RESULTS / name}")
+    print(f"wrote {write_json(name, report)}")
 
 
 if __name__ == "__main__":
