@@ -17,7 +17,11 @@ from server.store import open_store
 async def serve(config: Config) -> None:
     """Run until a signal asks to stop, then shut down gracefully."""
     log = get_logger("server")
-    store = open_store(config.redis_url, retention=config.retention_s)
+    store = (
+        open_store(config.redis_url, prefix=config.redis_prefix, retention=config.retention_s)
+        if config.redis_url
+        else open_store(None, retention=config.retention_s)
+    )
     app = App(config, store, SystemClock())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

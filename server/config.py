@@ -19,6 +19,7 @@ class Config:
     host: str = "127.0.0.1"
     port: int = 8765
     redis_url: str | None = None
+    redis_prefix: str = "sa:"
     log_format: str = "console"
     log_level: str = "info"
     max_frame_bytes: int = 65536
@@ -56,6 +57,13 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         str,
         "REDIS_URL",
         "Redis URL of the event store; none = the embedded in-memory store",
+    ),
+    (
+        "--redis-prefix",
+        "redis_prefix",
+        str,
+        "ARENA_REDIS_PREFIX",
+        "prefix of every Redis key, so several arenas can share one Redis",
     ),
     ("--log-format", "log_format", str, "ARENA_LOG_FORMAT", "json or console"),
     ("--log-level", "log_level", str, "ARENA_LOG_LEVEL", "debug, info, warning or error"),
