@@ -1,0 +1,603 @@
+"""Load benchmark: racing bots and spectators against a real server, beside the echo ceiling.
+
+    python -m bench.load [--quick] [--racers N] [--room-size K] [--spectators M]
+                         [--spectator-rooms R] [--rate MOVES_PER_S] [--seconds S]
+                         [--scenario paced|saturated|both] [--fsync everysec|always|no]
+
+Starts a private redis-server and ``python -m server`` on it, then a separate load process
+(``python -m bench.load drive``) with N racing bots in rooms of K players and M spectators spread
+over the first R rooms. Every bot folds its own game's public events
+(``shared.public_fold_event``) and plays a random legal move of its public view
+(``shared.public_legal_moves``), waiting for the ack and its own game_event before the next.
+
+Two scenarios, each run against the server and then, with the same client counts, against
+bench/echo.py (a bare websockets echo server in its own process):
+
+- ``paced``: every bot moves ``--rate`` times per second (default 1): ack latency and
+  spectator lag under a realistic load;
+- ``saturated``: every bot moves as soon as its last move is answered: the most accepted moves
+  per second, against the most echoes per second.
+
+Reports accepted moves/s, ack latency p50/p95/p99 (send to ack), spectator lag p50/p99 (from
+the move's ack to a spectator's receipt of its game_event, both seen by the load process on one
+clock; negative when the spectator got it first), the server's CPU and peak RSS (psutil), the
+load process's own CPU and event-loop lag (if it is saturated, the figures are its limit, not
+the server's) and every error. Prints a table and writes bench/results/load.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgpack
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from bench.common import (
+    PrivateRedis,
+    ProcessSampler,
+    free_port,
+    machine,
+    quantiles_ms,
+    raise_nofile,
+    versions,
+    wait_port,
+    write_json,
+)
+from shared import PublicView, public_fold_event, public_legal_moves
+from shared import protocol as p
+
+SETUP_CONCURRENCY = 100
+ANSWER_TIMEOUT = 10.0
+COUNTDOWN_MS = 1000
+ECHO_FRAME = p.encode_unchecked({"type": p.MOVE, "id": 123456, "move": "t3t5x4"})
+# The server's per-connection rate limit is a protection, not what this benchmark measures.
+SERVER_ARGS = ["--rate", "100000", "--burst", "100000", "--max-rooms", "100000",
+               "--max-spectators-per-room", "100000", "--max-players-per-room", "64"]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One driven load: who connects, how fast the bots move, how long it is measured."""
+
+    name: str
+    racers: int
+    room_size: int
+    spectators: int
+    spectator_rooms: int
+    rate: float  # moves per second per bot; 0 = as fast as answers come
+    seconds: float
+    warmup: float
+    variant: str = "swiss"
+
+
+def unpack(frame: bytes | str) -> dict[str, Any]:
+    # The load process trusts the server's frames: plain msgpack, no per-field checks.
+    return msgpack.unpackb(frame, raw=False)
+
+
+class Stats:
+    """Everything the load process counts; only what happens inside the window is measured."""
+
+    def __init__(self) -> None:
+        self.measuring = False
+        self.acks = 0
+        self.ack_ns: list[int] = []
+        self.lag_ack_ns: list[int] = []
+        self.lag_send_ns: list[int] = []
+        self.rejects: Counter[str] = Counter()
+        self.errors: Counter[str] = Counter()
+        self.late_ticks = 0
+        self.finished_games = 0
+        # (player, version) -> (send_ns, ack_ns) of the move, for spectators' lag.
+        self.acked: dict[tuple[str, int], tuple[int, int]] = {}
+        self.early: dict[tuple[str, int], list[int]] = {}
+
+    def on_ack(self, player: str, version: int, sent: int, now: int, watched: bool) -> None:
+        if not self.measuring:
+            return
+        self.acks += 1
+        self.ack_ns.append(now - sent)
+        if not watched:
+            return
+        key = (player, version)
+        self.acked[key] = (sent, now)
+        for seen in self.early.pop(key, ()):
+            self.lag_ack_ns.append(seen - now)
+            self.lag_send_ns.append(seen - sent)
+
+    def on_spectated(self, player: str, version: int, now: int) -> None:
+        if not self.measuring:
+            return
+        key = (player, version)
+        found = self.acked.get(key)
+        if found is None:
+            self.early.setdefault(key, []).append(now)
+            return
+        sent, acked = found
+        self.lag_ack_ns.append(now - acked)
+        self.lag_send_ns.append(now - sent)
+
+
+@dataclass(eq=False)
+class Racer:
+    """A bot: one connection, its game's public view, one move in flight at most."""
+
+    ws: ClientConnection
+    rng: random.Random
+    watched: bool
+    session: str = ""
+    room: str = ""
+    view: PublicView | None = None
+    version: int = 0
+    sent_ns: int = 0
+    pending: int | None = None
+    acked_version: int = 0
+    next_id: int = 0
+    done: bool = False
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    inbox: asyncio.Queue[dict[str, Any]] = field(default_factory=asyncio.Queue)
+
+
+class Driver:
+    """The load process: sets up rooms over the protocol, runs the bots, collects Stats."""
+
+    def __init__(self, url: str, scenario: Scenario, target: str) -> None:
+        self.url = url
+        self.sc = scenario
+        self.target = target
+        self.stats = Stats()
+        self.racers: list[Racer] = []
+        self.conns: list[ClientConnection] = []
+        self.gate = asyncio.Semaphore(SETUP_CONCURRENCY)
+        self.connect_errors = 0
+        self.closed_early = 0
+        self.stopping = False
+
+    async def open(self) -> ClientConnection:
+        async with self.gate:
+            ws = await connect(self.url, compression=None, max_size=None, open_timeout=30)
+        self.conns.append(ws)
+        return ws
+
+    # ---- the arena ---------------------------------------------------------------------------
+
+    async def hello(self, ws: ClientConnection, name: str) -> str:
+        await ws.send(p.encode_unchecked({"type": p.HELLO, "protocol": 1, "name": name}))
+        msg = await self.expect(ws, p.WELCOME)
+        return str(msg["session"])
+
+    async def expect(self, ws: ClientConnection, kind: str) -> dict[str, Any]:
+        async with asyncio.timeout(ANSWER_TIMEOUT * 3):
+            while True:
+                msg = unpack(await ws.recv())
+                if msg["type"] == kind:
+                    return msg
+                if msg["type"] == p.ERROR:
+                    raise RuntimeError(f"setup failed: {msg['code']}: {msg['reason']}")
+
+    async def setup_room(self, index: int, spectators: int) -> list[Racer]:
+        host = await self.open()
+        await self.hello(host, "host")
+        create = {"type": p.CREATE_ROOM, "variant": self.sc.variant, "seed": index,
+                  "capacity": self.sc.room_size, "countdown_ms": COUNTDOWN_MS}  # fmt: skip
+        await host.send(p.encode_unchecked(create))
+        room = str((await self.expect(host, p.ROOM))["room"]["id"])
+        await host.close()
+        self.conns.remove(host)
+        watched = spectators > 0
+        racers = []
+        for seat in range(self.sc.room_size):
+            ws = await self.open()
+            racer = Racer(ws, random.Random(index * 1000 + seat), watched, room=room)
+            racer.session = await self.hello(ws, f"bot{index}-{seat}")
+            await ws.send(p.encode_unchecked({"type": p.JOIN, "room": room}))
+            await self.expect(ws, p.JOINED)
+            racers.append(racer)
+        for _ in range(spectators):
+            ws = await self.open()
+            await self.hello(ws, "fan")
+            await ws.send(p.encode_unchecked({"type": p.JOIN, "room": room, "role": "spectator"}))
+            await self.expect(ws, p.JOINED)
+            asyncio.get_running_loop().create_task(self.spectate(ws))
+        return racers
+
+    async def spectate(self, ws: ClientConnection) -> None:
+        stats = self.stats
+        try:
+            async for frame in ws:
+                msg = unpack(frame)
+                kind = msg["type"]
+                if kind == p.GAME_EVENT:
+                    stats.on_spectated(msg["player"], msg["version"], time.perf_counter_ns())
+                elif kind == p.ERROR:
+                    stats.errors[msg["code"]] += 1
+        except ConnectionClosed:
+            if not self.stopping:
+                self.closed_early += 1
+
+    async def read_racer(self, racer: Racer) -> None:
+        stats = self.stats
+        try:
+            async for frame in racer.ws:
+                now = time.perf_counter_ns()
+                msg = unpack(frame)
+                kind = msg["type"]
+                if kind == p.GAME_EVENT and msg["player"] == racer.session:
+                    if msg["version"] == racer.version + 1:
+                        racer.view = public_fold_event(racer.view, msg["event"])
+                        racer.version = msg["version"]
+                        racer.started.set()
+                elif kind == p.ACK and msg["id"] == racer.pending:
+                    racer.acked_version = msg["version"]
+                    racer.pending = None
+                    stats.on_ack(racer.session, msg["version"], racer.sent_ns, now, racer.watched)
+                elif kind == p.REJECT and msg["id"] == racer.pending:
+                    racer.pending = None
+                    if stats.measuring:
+                        stats.rejects[msg["code"]] += 1
+                elif kind == p.ERROR:
+                    stats.errors[msg["code"]] += 1
+                if racer.pending is None and racer.version >= racer.acked_version:
+                    racer.ready.set()
+        except ConnectionClosed:
+            if not self.stopping:
+                self.closed_early += 1
+        finally:
+            racer.done = True
+            racer.ready.set()
+            racer.started.set()
+
+    async def play(self, racer: Racer, stop_at: float) -> None:
+        await racer.started.wait()
+        interval = 1 / self.sc.rate if self.sc.rate > 0 else 0.0
+        tick = time.monotonic() + racer.rng.random() * interval
+        while not racer.done and time.monotonic() < stop_at:
+            if interval:
+                delay = tick - time.monotonic()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                elif self.stats.measuring:
+                    self.stats.late_ticks += 1
+                tick = max(tick + interval, time.monotonic())
+            assert racer.view is not None
+            legal = sorted(public_legal_moves(racer.view))
+            if not legal:
+                self.stats.finished_games += 1
+                return
+            racer.next_id += 1
+            racer.pending = racer.next_id
+            racer.ready.clear()
+            racer.sent_ns = time.perf_counter_ns()
+            await racer.ws.send(
+                p.encode_unchecked(
+                    {"type": p.MOVE, "id": racer.next_id, "move": racer.rng.choice(legal)}
+                )
+            )
+            try:
+                async with asyncio.timeout(ANSWER_TIMEOUT):
+                    await racer.ready.wait()
+            except TimeoutError:
+                self.stats.errors["timeout"] += 1
+                return
+
+    async def setup_arena(self) -> None:
+        rooms = max(1, self.sc.racers // self.sc.room_size)
+        watched = min(self.sc.spectator_rooms, rooms) if self.sc.spectators else 0
+        per_room = [0] * rooms
+        for i in range(self.sc.spectators):
+            per_room[i % watched] += 1
+        made = await asyncio.gather(*(self.setup_room(i, per_room[i]) for i in range(rooms)))
+        self.racers = [r for room in made for r in room]
+        for racer in self.racers:
+            asyncio.get_running_loop().create_task(self.read_racer(racer))
+        starters = [room[0] for room in made]
+        await asyncio.gather(*(r.ws.send(p.encode_unchecked({"type": p.START})) for r in starters))
+
+    # ---- the echo ceiling --------------------------------------------------------------------
+
+    async def setup_echo(self) -> None:
+        async def one(i: int) -> Racer:
+            return Racer(await self.open(), random.Random(i), False)
+
+        self.racers = list(await asyncio.gather(*(one(i) for i in range(self.sc.racers))))
+        await asyncio.gather(*(self.open() for _ in range(self.sc.spectators)))
+
+    async def echo_bot(self, racer: Racer, stop_at: float) -> None:
+        interval = 1 / self.sc.rate if self.sc.rate > 0 else 0.0
+        tick = time.monotonic() + racer.rng.random() * interval
+        stats = self.stats
+        try:
+            while time.monotonic() < stop_at:
+                if interval:
+                    delay = tick - time.monotonic()
+                    if delay > 0:
+                        await asyncio.sleep(delay)
+                    elif stats.measuring:
+                        stats.late_ticks += 1
+                    tick = max(tick + interval, time.monotonic())
+                sent = time.perf_counter_ns()
+                await racer.ws.send(ECHO_FRAME)
+                async with asyncio.timeout(ANSWER_TIMEOUT):
+                    await racer.ws.recv()
+                stats.on_ack("", 0, sent, time.perf_counter_ns(), False)
+        except TimeoutError:
+            stats.errors["timeout"] += 1
+        except ConnectionClosed:
+            if not self.stopping:
+                self.closed_early += 1
+
+    # ---- one run -----------------------------------------------------------------------------
+
+    async def run(self) -> dict[str, Any]:
+        import psutil
+
+        began = time.monotonic()
+        if self.target == "arena":
+            await self.setup_arena()
+            await asyncio.gather(*(r.started.wait() for r in self.racers))
+        else:
+            await self.setup_echo()
+        setup_s = time.monotonic() - began
+        stop_at = time.monotonic() + self.sc.warmup + self.sc.seconds
+        bot = self.play if self.target == "arena" else self.echo_bot
+        bots = [asyncio.create_task(bot(r, stop_at)) for r in self.racers]
+        lags: list[int] = []
+        me = psutil.Process()
+        await asyncio.sleep(self.sc.warmup)
+        print("MARK", flush=True)
+        self.stats.measuring = True
+        cpu0 = sum(me.cpu_times()[:2])
+        t0 = time.monotonic()
+        while time.monotonic() < t0 + self.sc.seconds:
+            before = time.perf_counter_ns()
+            await asyncio.sleep(0.01)
+            lags.append(time.perf_counter_ns() - before - 10_000_000)
+        self.stats.measuring = False
+        window = time.monotonic() - t0
+        cpu = sum(me.cpu_times()[:2]) - cpu0
+        print("DONE", flush=True)
+        self.stopping = True
+        await asyncio.gather(*bots, return_exceptions=True)
+        await asyncio.gather(*(ws.close() for ws in self.conns), return_exceptions=True)
+        s = self.stats
+        errors = dict(s.errors)
+        if self.closed_early:
+            errors["closed_early"] = self.closed_early
+        return {
+            "target": self.target,
+            "connections": len(self.conns),
+            "setup_seconds": round(setup_s, 2),
+            "window_seconds": round(window, 3),
+            "moves": s.acks,
+            "moves_per_s": round(s.acks / window, 1),
+            "ack": quantiles_ms(s.ack_ns),
+            "spectator_lag_from_ack": quantiles_ms(s.lag_ack_ns),
+            "spectator_lag_from_send": quantiles_ms(s.lag_send_ns),
+            "spectator_receipts_unmatched": sum(len(v) for v in s.early.values()),
+            "rejects": dict(s.rejects),
+            "errors": errors,
+            "late_ticks": s.late_ticks,
+            "finished_games": s.finished_games,
+            "load_process": {
+                "cpu_percent": round(100 * cpu / window, 1),
+                "loop_lag": quantiles_ms([max(0, lag) for lag in lags]),
+            },
+        }
+
+
+def drive_main(argv: list[str]) -> int:
+    """``python -m bench.load drive``: the load process; prints MARK, DONE, then a JSON line."""
+    parser = argparse.ArgumentParser(prog="python -m bench.load drive")
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--target", choices=["arena", "echo"], required=True)
+    parser.add_argument("--scenario", required=True, help="a Scenario as JSON")
+    args = parser.parse_args(argv)
+    raise_nofile()
+    scenario = Scenario(**json.loads(args.scenario))
+    result = asyncio.run(Driver(args.url, scenario, args.target).run())
+    print(json.dumps(result), flush=True)
+    return 0
+
+
+# ---- the orchestrator --------------------------------------------------------------------------
+
+
+def drive(url: str, scenario: Scenario, target: str, sampler: ProcessSampler) -> dict[str, Any]:
+    """Run one load process against ``url``; the sampler's window is the measured window."""
+    command = [sys.executable, "-m", "bench.load", "drive", "--url", url, "--target", target,
+               "--scenario", json.dumps(asdict(scenario))]  # fmt: skip
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    window: dict[str, float] = {}
+    result: dict[str, Any] | None = None
+    for line in proc.stdout:
+        line = line.strip()
+        if line == "MARK":
+            sampler.mark()
+        elif line == "DONE":
+            window = sampler.window()
+        elif line.startswith("{"):
+            result = json.loads(line)
+    if proc.wait() != 0 or result is None:
+        raise SystemExit(f"the load process failed against {target} (exit {proc.returncode})")
+    result["server_process"] = window
+    return result
+
+
+def start_echo() -> tuple[subprocess.Popen[bytes], int]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench.echo", "--port", str(port)], stdout=subprocess.DEVNULL
+    )
+    if not wait_port(port, 15):
+        proc.kill()
+        raise SystemExit("bench.echo did not start")
+    return proc, port
+
+
+def run_scenario(scenario: Scenario, redis: PrivateRedis, log_dir: Path) -> dict[str, Any]:
+    import redis as redis_py
+
+    from tests.support.server_process import ServerProcess
+
+    redis_py.Redis.from_url(redis.url).flushall()  # our private Redis: a clean slate per scenario
+    server = ServerProcess(
+        redis_url=redis.url, extra_args=SERVER_ARGS, log_path=log_dir / f"{scenario.name}.log"
+    )
+    server.start(timeout=30)
+    assert server.process is not None
+    sampler = ProcessSampler(server.process.pid)
+    try:
+        arena = drive(server.url, scenario, "arena", sampler)
+    finally:
+        sampler.stop()
+        server.stop()
+    echo, port = start_echo()
+    sampler = ProcessSampler(echo.pid)
+    try:
+        ceiling = drive(f"ws://127.0.0.1:{port}", scenario, "echo", sampler)
+    finally:
+        sampler.stop()
+        echo.terminate()
+        echo.wait(timeout=10)
+    ratio = arena["moves_per_s"] / ceiling["moves_per_s"] if ceiling["moves_per_s"] else 0.0
+    return {
+        "scenario": asdict(scenario),
+        "server": arena,
+        "echo": ceiling,
+        "moves_vs_echo": round(ratio, 3),
+    }
+
+
+def print_scenario(result: dict[str, Any]) -> None:
+    sc, a, e = result["scenario"], result["server"], result["echo"]
+    rate = f"{sc['rate']:g}/s each" if sc["rate"] else "as fast as answered"
+    title = (
+        f"{sc['name']}: {sc['racers']} racers in rooms of {sc['room_size']} ({rate}), "
+        f"{sc['spectators']} spectators on {sc['spectator_rooms']} rooms, {sc['seconds']:g} s"
+    )
+    header = f"{'':<30}{'server':>14}{'echo':>14}"
+    print(title)
+    print(header)
+    print("-" * len(header))
+
+    def row(label: str, left: str, right: str = "") -> None:
+        print(f"{label:<30}{left:>14}{right:>14}")
+
+    row("moves/s (echoes/s)", f"{a['moves_per_s']:,.0f}", f"{e['moves_per_s']:,.0f}")
+    row("  server / echo", f"{result['moves_vs_echo']:.2f}")
+    for q in ("p50", "p95", "p99"):
+        row(f"ack (round trip) {q} ms", f"{a['ack'][f'{q}_ms']:.2f}", f"{e['ack'][f'{q}_ms']:.2f}")
+    for q in ("p50", "p99"):
+        row(f"spectator lag {q} ms", f"{a['spectator_lag_from_ack'][f'{q}_ms']:.2f}")
+    for q in ("p50", "p99"):
+        row(f"  from send {q} ms", f"{a['spectator_lag_from_send'][f'{q}_ms']:.2f}")
+    sa, se = a["server_process"], e["server_process"]
+    row("server CPU %", f"{sa['cpu_percent']:.0f}", f"{se['cpu_percent']:.0f}")
+    row("server peak RSS MiB", f"{sa['peak_rss_mib']:.0f}", f"{se['peak_rss_mib']:.0f}")
+    la, le = a["load_process"], e["load_process"]
+    row("load process CPU %", f"{la['cpu_percent']:.0f}", f"{le['cpu_percent']:.0f}")
+    lag_a, lag_e = la["loop_lag"]["p99_ms"], le["loop_lag"]["p99_ms"]
+    row("load loop lag p99 ms", f"{lag_a:.1f}", f"{lag_e:.1f}")
+    errors = {**a["rejects"], **a["errors"]}
+    row("errors", str(sum(errors.values())), str(sum(e["errors"].values())))
+    if errors or e["errors"]:
+        print(f"  server: {errors}  echo: {e['errors']}")
+    print(f"  setup {a['setup_seconds']} s for {a['connections']} connections")
+    print()
+
+
+def targets(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The issue's targets, judged on this run's figures (a missing scenario: not judged)."""
+    checks = []
+    if "saturated" in results:
+        r = results["saturated"]
+        ratio = r["moves_vs_echo"]
+        checks.append({"target": "moves/s >= half the echo ceiling",
+                       "figure": f"{ratio:.2f} of echo", "met": ratio >= 0.5})  # fmt: skip
+    if "paced" in results:
+        r = results["paced"]
+        sc = r["scenario"]
+        p99 = r["server"]["ack"]["p99_ms"]
+        checks.append({"target": f"ack p99 < 10 ms ({sc['racers']} racers at {sc['rate']:g}/s)",
+                       "figure": f"{p99:.2f} ms", "met": p99 < 10})  # fmt: skip
+        lag = r["server"]["spectator_lag_from_ack"]["p99_ms"]
+        checks.append({"target": f"spectator lag p99 < 20 ms ({sc['spectators']} spectators on "
+                                 f"{sc['spectator_rooms']} rooms)",
+                       "figure": f"{lag:.2f} ms", "met": lag < 20})  # fmt: skip
+    return checks
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["drive"]:
+        return drive_main(argv[1:])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.load", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--quick", action="store_true", help="a few clients for a second or so")
+    parser.add_argument("--racers", type=int, help="racing bots (default 1000, quick 16)")
+    parser.add_argument("--room-size", type=int, default=4, help="players per room")
+    parser.add_argument("--spectators", type=int, help="spectators (default 2000, quick 8)")
+    parser.add_argument("--spectator-rooms", type=int, help="rooms watched (default 100)")
+    parser.add_argument("--rate", type=float, default=1.0, help="moves/s per bot when paced")
+    parser.add_argument("--seconds", type=float, help="measured seconds (default 20, quick 1)")
+    parser.add_argument("--scenario", choices=["paced", "saturated", "both"], default="both")
+    parser.add_argument("--variant", choices=["swiss", "quadrennial"], default="swiss")
+    parser.add_argument("--fsync", choices=["everysec", "always", "no"], default="everysec")
+    args = parser.parse_args(argv)
+    quick = args.quick
+    racers = args.racers or (16 if quick else 1000)
+    spectators = args.spectators if args.spectators is not None else (8 if quick else 2000)
+    spectator_rooms = args.spectator_rooms or (2 if quick else 100)
+    seconds = args.seconds or (1.0 if quick else 20.0)
+    warmup = 0.3 if quick else 3.0
+    names = ["paced", "saturated"] if args.scenario == "both" else [args.scenario]
+    soft, hard = raise_nofile()
+    redis = PrivateRedis(args.fsync)
+    results: dict[str, dict[str, Any]] = {}
+    try:
+        server_versions = versions(redis.url)
+        with tempfile.TemporaryDirectory(prefix="bench-load-") as logs:
+            for name in names:
+                scenario = Scenario(name, racers, args.room_size, spectators, spectator_rooms,
+                                    args.rate if name == "paced" else 0.0, seconds, warmup,
+                                    args.variant)  # fmt: skip
+                results[name] = run_scenario(scenario, redis, Path(logs))
+                print_scenario(results[name])
+    finally:
+        redis.stop()
+    checks = targets(results)
+    for check in checks:
+        print(f"{'met ' if check['met'] else 'MISSED'}  {check['target']}: {check['figure']}")
+    report = {
+        "benchmark": "load",
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "quick": quick,
+        "appendfsync": args.fsync,
+        "machine": {**machine(), "load_average": os.getloadavg(), "nofile": [soft, hard]},
+        "versions": server_versions,
+        "server_args": SERVER_ARGS,
+        "scenarios": results,
+        "targets": checks,
+    }
+    print(f"wrote {write_json('load.json', report)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
