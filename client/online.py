@@ -519,11 +519,11 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
                 code = room["id"]
                 client.auto_start_at = args.players
                 client.lobby_hint = (
-                    f"Room {code}: others join with 'solitaire race join {code}'. "
+                    f"Room {code}: join with 'solitaire race join {code}'. "
                     + (
-                        f"Starts when {args.players} players are in."
+                        f"Starts at {args.players} players."
                         if args.players
-                        else "Type 'start' when everyone is in."
+                        else "Type 'start' to start."
                     )
                 )
             else:

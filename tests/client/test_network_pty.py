@@ -78,7 +78,7 @@ def test_race_create_and_join_race_to_results(server: ServerProcess) -> None:
     )
     bob = None
     try:
-        ann.expect(r"Room ([a-z0-9]+): others join with")
+        ann.expect(r"Room ([a-z0-9]+): join with")
         code = ann.match.group(1)
         type_line(ann, "d")
         ann.expect("The race has not started yet: type 'start'")
@@ -138,3 +138,160 @@ def test_a_killed_server_comes_back_and_the_game_goes_on(fresh_redis, tmp_path: 
     finally:
         ann.close(force=True)
         server.stop()
+
+
+def run_client(*args: str, stdin: str = "", timeout: float = 30) -> str:
+    """Run `python -m client ARGS` without a terminal (scripted use) and return stdout."""
+    import subprocess
+    import sys
+
+    from tests.client.pty import ROOT
+
+    result = subprocess.run(
+        [sys.executable, "-m", "client", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=str(ROOT),
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_scripted_game_then_rooms_then_replay_stepping(server: ServerProcess) -> None:
+    out = run_client(
+        "play",
+        "--server",
+        server.url,
+        "--seed",
+        "1",
+        "--name",
+        "cat",
+        "--moves",
+        "-",
+        stdin="d\n7 1\nt1f\nresign\n",
+    )
+    assert "d\n7 1 -> t7t1\nt1f: rejected: " in out
+    assert "\nresigned\n" in out
+    code = CODE.search(out).group(1)
+    rooms = run_client("rooms", "--server", server.url)
+    assert re.search(rf"^{code}\s+swiss\s+finished\s+1/1", rooms, re.MULTILINE)
+    replay = spawn("replay", code, "--server", server.url, "--no-color")
+    try:
+        replay.expect("replay of cat")
+        replay.expect("Stock: 27")
+        replay.expect(r"step 0/3 \(game_started\)")
+        type_line(replay, "n")
+        replay.expect("Waste: 3♣")
+        replay.expect(r"step 1/3 \(d\)")
+        type_line(replay, "")
+        replay.expect(r"step 2/3 \(t7t1\)")
+        type_line(replay, "p")
+        replay.expect(r"step 1/3 \(d\)")
+        type_line(replay, "3")
+        replay.expect(r"step 3/3 \(resigned\)")
+        type_line(replay, "n")
+        replay.expect("That was the last move")
+        type_line(replay, "q")
+        assert finish(replay) == 0
+    finally:
+        replay.close(force=True)
+
+
+def test_replay_at_a_speed_and_json_events(server: ServerProcess) -> None:
+    out = run_client(
+        "play",
+        "--server",
+        server.url,
+        "--seed",
+        "2",
+        "--moves",
+        "-",
+        "--json",
+        stdin="d\nd\nresign\n",
+    )
+    import json
+
+    events = [json.loads(line) for line in out.splitlines()]
+    kinds = [event["type"] for event in events]
+    assert kinds.count("ack") == 2
+    moved = [
+        e["event"]["move"]
+        for e in events
+        if e["type"] == "game_event" and e["event"]["type"] == "moved"
+    ]
+    assert moved == ["d", "d"]
+    code = next(e["room"]["id"] for e in events if e["type"] == "room")
+    replayed = run_client("replay", code, "--server", server.url, "--speed", "100", "--json")
+    kinds = [json.loads(line)["type"] for line in replayed.splitlines()]
+    assert kinds == ["game_started", "moved", "moved", "resigned"]
+
+
+def test_watch_one_player_and_scripted_race(server: ServerProcess, tmp_path: Path) -> None:
+    ann = spawn(
+        "race",
+        "create",
+        "--server",
+        server.url,
+        "--seed",
+        "1",
+        "--name",
+        "ann",
+        "--players",
+        "2",
+        "--countdown",
+        "0",
+        "--no-color",
+    )
+    watcher = None
+    try:
+        ann.expect(r"Room ([a-z0-9]+): join with")
+        code = ann.match.group(1)
+        ann.expect("Starts at 2 players")
+        import subprocess
+        import sys
+
+        from tests.client.pty import ROOT
+
+        script = tmp_path / "bot.moves"
+        script.write_text("# a bot's moves\nd\nd\nresign\n")
+        bot = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "client",
+                "race",
+                "join",
+                code,
+                "--server",
+                server.url,
+                "--name",
+                "bot",
+                "--moves",
+                str(script),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=str(ROOT),
+        )
+        ann.expect("Go! The race has started")  # started by ann's client once bot sat down
+        watcher = spawn("watch", code, "--player", "bot", "--server", server.url, "--no-color")
+        watcher.expect("watching bot in room " + code)
+        watcher.expect("moves 2")  # the bot's script ran
+        type_line(ann, "resign")
+        assert bot.wait(timeout=30) == 0  # the bot waits for the results, then exits
+        assert bot.stdout is not None
+        out = bot.stdout.read()
+        assert f"room {code}" in out
+        assert "1. bot" in out or "1. ann" in out
+        watcher.expect("Race over")
+        type_line(watcher, "quit")
+        assert finish(watcher) == 0
+        type_line(ann, "quit")
+        assert finish(ann) == 0
+    finally:
+        ann.close(force=True)
+        if watcher is not None:
+            watcher.close(force=True)
