@@ -518,13 +518,10 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
                 room = (await conn.request(msg, expect="room"))["room"]
                 code = room["id"]
                 client.auto_start_at = args.players
-                client.lobby_hint = (
-                    f"Room {code}: join with 'solitaire race join {code}'. "
-                    + (
-                        f"Starts at {args.players} players."
-                        if args.players
-                        else "Type 'start' to start."
-                    )
+                client.lobby_hint = f"Room {code}: join with 'solitaire race join {code}'. " + (
+                    f"Starts at {args.players} players."
+                    if args.players
+                    else "Type 'start' to start."
                 )
             else:
                 code = args.code
@@ -567,12 +564,16 @@ async def watch_online(args: Any, output: Output, script: list[str] | None) -> i
             app.session.status = (
                 "Watching live." if client.started.is_set() else "Waiting for the race to start..."
             )
+            app.session.say(WATCH_HELP)
             await client.send_watch()
             app.refresh()
             await _watch_loop(client, app)
     finally:
         await conn.close()
     return 0
+
+
+WATCH_HELP = "Type a racer's number or name to follow one, 'all' for everyone, 'quit' to leave."
 
 
 async def _watch_loop(client: RoomClient, app: App) -> None:

@@ -81,3 +81,27 @@ def test_end_of_input_ends_the_game() -> None:
     finally:
         child.close(force=True)
     assert not isinstance(child.exitstatus, type(pexpect.TIMEOUT))
+
+
+def test_offline_replay_steps_both_ways(tmp_path) -> None:
+    moves = tmp_path / "game.moves"
+    moves.write_text("d\n7 1\n")
+    child = spawn("replay", "--offline", "--seed", "1", "--moves", str(moves), "--no-color")
+    try:
+        child.expect("Stock: 27")
+        child.expect(r"step 0/2 \(game_started\)")
+        type_line(child, "n")
+        child.expect(r"step 1/2 \(d\)")
+        type_line(child, "n")
+        child.expect("moves 2")
+        child.expect(r"step 2/2 \(t7t1\)")
+        type_line(child, "p")
+        child.expect("moves 1")
+        child.expect(r"step 1/2 \(d\)")
+        type_line(child, "p")
+        type_line(child, "p")
+        child.expect("This is the start")
+        type_line(child, "q")
+        assert finish(child) == 0
+    finally:
+        child.close(force=True)
