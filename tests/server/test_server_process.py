@@ -1,0 +1,124 @@
+"""The server as an operator sees it: options, /healthz, structured logs, graceful shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from server.config import Config, parse_config
+from tests.server.wsclient import Client
+from tests.support.redis_server import RedisServer
+from tests.support.server_process import ServerProcess
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFORMANCE = ROOT / "tests" / "data" / "conformance" / "quadrennial-won.json"
+
+
+def healthz(port: int) -> tuple[int, dict[str, object]]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_help_lists_every_option_and_env_configures_them() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "server", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    for option in (
+        "--host",
+        "--port",
+        "--redis-url",
+        "--redis-prefix",
+        "--log-format",
+        "--log-level",
+        "--max-frame-bytes",
+        "--rate",
+        "--burst",
+        "--flood-limit",
+        "--max-outbound-bytes",
+        "--max-rooms",
+        "--max-players-per-room",
+        "--max-spectators-per-room",
+        "--allow-custom-deck",
+    ):
+        assert option in out
+    assert "REDIS_URL" in out
+    config = parse_config([], env={"REDIS_URL": "redis://x:1/0", "ARENA_MAX_ROOMS": "7"})
+    assert (config.redis_url, config.max_rooms, config.port) == ("redis://x:1/0", 7, 8765)
+    assert parse_config(["--port", "9000"], env={}) == Config(port=9000)
+
+
+async def test_healthz_follows_the_store_and_sigterm_closes_with_1001(
+    fresh_redis: RedisServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "server.log"
+    server = ServerProcess(redis_url=fresh_redis.url, log_path=log)
+    server.start()
+    client = await Client(server.url, "ann").open()
+    try:
+        assert await asyncio.to_thread(healthz, server.port) == (
+            200,
+            {"status": "ok", "store": True},
+        )
+        await client.hello()
+        await client.send({"type": "create_room", "variant": "swiss"})
+        room = (await client.expect("room"))["room"]["id"]
+        await client.send({"type": "join", "room": room})
+        await client.expect("joined")
+
+        fresh_redis.kill()
+        status, body = await asyncio.to_thread(healthz, server.port)
+        assert (status, body) == (503, {"status": "unavailable", "store": False})
+        fresh_redis.start()
+        assert (await asyncio.to_thread(healthz, server.port))[0] == 200
+
+        assert await asyncio.to_thread(server.stop) == 0
+        assert await client.wait_closed() == 1001
+    finally:
+        await client.close()
+        server.kill()
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    assert lines
+    keys = {"room", "game", "player", "event", "level", "timestamp"}
+    assert all(keys <= set(line) for line in lines)
+    joined = [line for line in lines if line["event"] == "player_joined"]
+    assert joined[0]["room"] == room
+    assert joined[0]["player"] == client.session
+    assert lines[-1]["event"] == "stopped"
+
+
+async def test_custom_decks_only_with_the_option(tmp_path: Path) -> None:
+    case = json.loads(CONFORMANCE.read_text())[0]
+    server = ServerProcess(
+        log_path=tmp_path / "server.log",
+        extra_args=["--allow-custom-deck", "--rate", "1000", "--burst", "1000"],
+    )
+    server.start()
+    client = await Client(server.url, "solo").open()
+    try:
+        await client.hello()
+        await client.send(
+            {"type": "create_room", "variant": "quadrennial", "deck": case["deck"], "capacity": 1}
+        )
+        room = (await client.expect("room"))["room"]
+        await client.send({"type": "join", "room": room["id"]})
+        await client.send({"type": "start"})
+        await client.expect("started")
+        for move in case["moves"]:
+            assert (await client.move(move))["type"] == "ack"
+        finished = await client.expect("finished")
+        assert finished["seed"] is None
+        assert finished["ranking"][0]["status"] == "won"
+        secret = " ".join(case["deck"]) + ":" + finished["salt"]
+        assert hashlib.sha256(secret.encode()).hexdigest() == room["commitment"]
+    finally:
+        await client.close()
+        assert server.stop() == 0
