@@ -445,7 +445,16 @@ async def _play_room(client: RoomClient, app: App, *, race: bool, wait_for_resul
         raise reader.exception()  # type: ignore[misc]
     if failed.done() and conn.failure is not None:
         raise conn.failure
-    if wait_for_results and app.scripted and client.my_view is not None:
+    view = client.my_view
+    left = False
+    if view is not None and not view.over and not client.finished.is_set():
+        left = True
+        # Leaving a race in progress resigns (docs/protocol.md): the race can still end for
+        # the others, instead of waiting for a player who is gone.
+        with contextlib.suppress(ArenaError, TimeoutError):
+            await conn.request({"type": "leave"}, expect="left", wait=5.0)
+        app.log("left the game: resigned")
+    if wait_for_results and app.scripted and client.my_view is not None and not left:
         await _wait_results(client, conn)
 
 
