@@ -1,0 +1,323 @@
+"""Recovery benchmark: how long a restarted server takes to rebuild L live games from Redis.
+
+    python -m bench.recovery [--quick] [--games L] [--length E] [--room-size K]
+
+Fills a private redis-server with L live (racing, unfinished) games of E events each, in rooms
+of K players: rooms are created, joined and started by the server's own ``RoomManager`` on the
+Redis store (so the room streams and each game's ``game_started`` are exactly what a server
+writes), then each game gets E-1 ``moved`` events built as ``RoomManager.move`` builds them
+(``shared.move_event`` plus the client move id ``cid``), appended through the store API in
+batches instead of one round trip each. Moves are random legal ones that never end the game.
+
+Then it starts ``python -m server`` on that Redis and times, from the moment the process is
+started: ``/healthz`` answering 200 (the server rebuilds every room before it listens), its
+``listening`` log line, a client's ``list_rooms`` showing every room, and one spectator per room
+having seen every game at its full version (the game streams are folded by each room's follower
+after the room itself, so this is when the games are really back). The same server started on
+an empty Redis gives the fixed cost of starting Python and importing the server, shown beside.
+Prints a table and writes bench/results/recovery.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import msgpack
+from websockets.asyncio.client import ClientConnection, connect
+
+from bench.common import (
+    PrivateRedis,
+    machine,
+    raise_nofile,
+    table,
+    versions,
+    write_json,
+)
+from server.clock import SystemClock
+from server.config import Config
+from server.logging import configure_logging
+from server.rooms import RoomManager, game_stream
+from server.store import RedisEventStore
+from shared import apply_move, legal_moves, move_event
+from shared import protocol as p
+
+BATCH = 100  # events per append while filling
+FILL_CONCURRENCY = 32
+TIMEOUT = 120.0
+
+
+class Seat:
+    """A stand-in connection for RoomManager: it has a session and ignores what it is sent."""
+
+    def __init__(self, session: str) -> None:
+        self.session = session
+
+    def send(self, msg: dict[str, Any]) -> None:
+        pass
+
+    def close_soon(self, code: int, reason: str) -> None:
+        pass
+
+
+def discard(peers: Any, msg: dict[str, Any]) -> None:
+    pass
+
+
+async def fill_room(
+    rooms: RoomManager, store: RedisEventStore, index: int, size: int, length: int
+) -> list[str]:
+    """One racing room of ``size`` games of ``length`` events; its game streams."""
+    room = await rooms.create_room(
+        {"variant": "swiss", "seed": index, "capacity": size, "countdown_ms": 0}
+    )
+    seats = [Seat(f"p{index:05d}x{s}") for s in range(size)]
+    for seat in seats:
+        await rooms.join(seat, room.id, "player", name=seat.session, token=f"t-{seat.session}")
+    await rooms.start_race(seats[0])
+    streams = [game_stream(room.id, seat.session) for seat in seats]
+    await room.wait_until(lambda: all(g.version >= 1 for g in room.games.values()))
+    rng = random.Random(index)
+    clock = rooms.clock
+    for seat in seats:
+        game = room.games[seat.session]
+        state, version = game.state, game.version
+        assert state is not None
+        batch: list[dict[str, Any]] = []
+        for cid in range(1, length):
+            move = pick_move(state, rng)
+            event = move_event(state, move, at=clock.now_ms())
+            event["cid"] = cid  # what RoomManager.move adds: resent ids are answered from it
+            state = apply_move(state, move)
+            batch.append(event)
+            if len(batch) == BATCH or cid == length - 1:
+                version = await store.append(game.stream, batch, expected_version=version)
+                batch = []
+    return streams
+
+
+def pick_move(state: Any, rng: random.Random) -> str:
+    """A random legal move after which the game goes on (not won, not stuck)."""
+    moves = sorted(legal_moves(state))
+    rng.shuffle(moves)
+    for move in moves:
+        after = apply_move(state, move)
+        if not after.won and legal_moves(after):
+            return move
+    raise SystemExit("a game ran out of moves while filling; use a shorter --length")
+
+
+async def fill(url: str, games: int, size: int, length: int) -> int:
+    """Write the rooms through the server's own code; the number of rooms."""
+    configure_logging("console", "warning", stream=sys.stderr)  # not a line per room
+    store = RedisEventStore(url)
+    rooms = RoomManager(store, SystemClock(), Config(max_rooms=10**6), discard)
+    gate = asyncio.Semaphore(FILL_CONCURRENCY)
+    count = max(1, games // size)
+
+    async def one(i: int) -> None:
+        async with gate:
+            await fill_room(rooms, store, i, size, length)
+
+    try:
+        await asyncio.gather(*(one(i) for i in range(count)))
+    finally:
+        await rooms.aclose()
+        await store.aclose()
+    return count
+
+
+def healthy(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            return sock.recv(64).startswith(b"HTTP/1.1 200")
+    except OSError:
+        return False
+
+
+async def client(url: str) -> ClientConnection:
+    ws = await connect(url, compression=None, max_size=None, open_timeout=30)
+    await ws.send(p.encode_unchecked({"type": p.HELLO, "protocol": 1, "name": "timer"}))
+    while msgpack.unpackb(await ws.recv())["type"] != p.WELCOME:
+        pass
+    return ws
+
+
+async def all_listed(url: str, rooms: int) -> int:
+    """list_rooms until every room is there; how many were listed."""
+    ws = await client(url)
+    try:
+        while True:
+            await ws.send(p.encode_unchecked({"type": p.LIST_ROOMS}))
+            msg = msgpack.unpackb(await ws.recv())
+            if msg["type"] == p.ROOMS and len(msg["rooms"]) >= rooms:
+                return len(msg["rooms"])
+            await asyncio.sleep(0.005)
+    finally:
+        await ws.close()
+
+
+async def watch_until_rebuilt(url: str, room_ids: list[str], length: int) -> int:
+    """One spectator per room, until each has seen every game at version ``length``."""
+
+    async def one(room: str) -> int:
+        ws = await client(url)
+        try:
+            await ws.send(p.encode_unchecked({"type": p.JOIN, "room": room, "role": "spectator"}))
+            seen: dict[str, int] = {}
+            players = -1
+            while players < 0 or len(seen) < players or min(seen.values()) < length:
+                msg = msgpack.unpackb(await ws.recv())
+                if msg["type"] == p.ROOM:
+                    players = len(msg["room"]["players"])
+                elif msg["type"] in (p.GAME, p.GAME_EVENT):
+                    seen[msg["player"]] = max(seen.get(msg["player"], 0), msg["version"])
+            return len(seen)
+        finally:
+            await ws.close()
+
+    counts = await asyncio.gather(*(one(room) for room in room_ids))
+    return sum(counts)
+
+
+def listening_at(log: Path) -> float | None:
+    """The wall time of the server's ``listening`` line (after it rebuilt every room)."""
+    from datetime import datetime
+
+    for line in log.read_text(errors="replace").splitlines():
+        if '"listening"' in line:
+            stamp = json.loads(line)["timestamp"]
+            return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    return None
+
+
+def restart(redis_url: str, log: Path, rooms: int, length: int) -> dict[str, Any]:
+    """Start a server on the filled Redis and time each step of its recovery."""
+    from tests.support.server_process import ServerProcess
+
+    server = ServerProcess(redis_url=redis_url, log_path=log)
+    wall0 = time.time()
+    t0 = time.monotonic()
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    server.process = subprocess.Popen(
+        server.command(), stdout=log.open("ab"), stderr=subprocess.STDOUT, env=env
+    )
+    try:
+        while not healthy(server.port):
+            if server.process.poll() is not None:
+                raise SystemExit(f"the server exited with {server.process.returncode}")
+            if time.monotonic() - t0 > TIMEOUT:
+                raise SystemExit("the server did not become healthy")
+            time.sleep(0.005)
+        t_healthy = time.monotonic() - t0
+
+        async def clients() -> tuple[float, float, int, int]:
+            listed = await all_listed(server.url, rooms)
+            t_listed = time.monotonic() - t0
+            ws = await client(server.url)
+            await ws.send(p.encode_unchecked({"type": p.LIST_ROOMS}))
+            msg = msgpack.unpackb(await ws.recv())
+            await ws.close()
+            ids = [r["id"] for r in msg["rooms"]]
+            games = await watch_until_rebuilt(server.url, ids, length) if length else 0
+            return t_listed, time.monotonic() - t0, listed, games
+
+        t_listed, t_games, listed, games = asyncio.run(clients())
+    finally:
+        server.stop()
+    said = listening_at(log)
+    return {
+        "healthy_s": round(t_healthy, 3),
+        "listening_log_s": round(said - wall0, 3) if said is not None else None,
+        "all_rooms_listed_s": round(t_listed, 3),
+        "all_games_rebuilt_s": round(t_games, 3),
+        "rooms_listed": listed,
+        "games_seen_complete": games,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.recovery", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--quick", action="store_true", help="40 games of 50 events")
+    parser.add_argument("--games", type=int, help="live games (default 1000)")
+    parser.add_argument("--length", type=int, help="events per game (default 200)")
+    parser.add_argument("--room-size", type=int, default=4, help="players (games) per room")
+    parser.add_argument("--fsync", choices=["everysec", "always", "no"], default="everysec")
+    args = parser.parse_args(argv)
+    games = args.games or (40 if args.quick else 1000)
+    length = args.length or (50 if args.quick else 200)
+    raise_nofile()
+    redis = PrivateRedis(args.fsync)
+    try:
+        found = versions(redis.url)
+        began = time.monotonic()
+        rooms = asyncio.run(fill(redis.url, games, args.room_size, length))
+        fill_s = time.monotonic() - began
+        games = rooms * args.room_size
+        print(f"filled {games} games of {length} events in {rooms} rooms in {fill_s:.1f} s")
+        with tempfile.TemporaryDirectory(prefix="bench-recovery-") as logs:
+            empty_url = redis.url.rsplit("/", 1)[0] + "/1"  # an empty database, same server
+            empty = restart(empty_url, Path(logs) / "empty.log", 0, 0)
+            full = restart(redis.url, Path(logs) / "full.log", rooms, length)
+    finally:
+        redis.stop()
+
+    def both(key: str) -> str:
+        f, e = full[key], empty[key]
+        return "-" if f is None else f"{f:.3f} s" + ("" if e is None else f"  (empty: {e:.3f} s)")
+
+    beyond = full["all_games_rebuilt_s"] - empty["healthy_s"]
+    seen = full["games_seen_complete"]
+    rows = [
+        ("process start to /healthz 200", both("healthy_s")),
+        ("  'listening' log line", both("listening_log_s")),
+        ("  every room listed", both("all_rooms_listed_s")),
+        ("  every game at full version", f"{full['all_games_rebuilt_s']:.3f} s"),
+        ("rebuild beyond an empty start", f"{beyond:.3f} s"),
+        ("rooms listed / games complete", f"{full['rooms_listed']} / {seen}"),
+    ]
+    title = f"recovery: {games} live games of {length} events, rooms of {args.room_size}"
+    print(table(rows, title))
+    judged = games >= 1000 and length >= 200
+    met = judged and full["all_games_rebuilt_s"] < 2.0
+    target = {
+        "target": "1,000 live games of 200 events each rebuilt in under 2 s",
+        "figure": f"{full['all_games_rebuilt_s']:.3f} s from process start",
+        "met": met if judged else None,
+    }
+    verdict = ("met " if met else "MISSED") if judged else "n/a "
+    print(f"{verdict}  {target['target']}: {target['figure']}")
+    report = {
+        "benchmark": "recovery",
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "quick": args.quick,
+        "machine": machine(),
+        "versions": found,
+        "games": games,
+        "events_per_game": length,
+        "room_size": args.room_size,
+        "rooms": rooms,
+        "fill_seconds": round(fill_s, 2),
+        "empty_start": empty,
+        "restart": full,
+        "targets": [target],
+    }
+    print(f"wrote {write_json('recovery.json', report)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
