@@ -106,7 +106,13 @@ async def test_custom_decks_only_with_the_option(tmp_path: Path) -> None:
     try:
         await client.hello()
         await client.send(
-            {"type": "create_room", "variant": "quadrennial", "deck": case["deck"], "capacity": 1}
+            {
+                "type": "create_room",
+                "variant": "quadrennial",
+                "deck": case["deck"],
+                "capacity": 1,
+                "countdown_ms": 0,
+            }
         )
         room = (await client.expect("room"))["room"]
         await client.send({"type": "join", "room": room["id"]})
