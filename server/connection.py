@@ -237,7 +237,9 @@ class Connection:
 
     async def on_join(self, msg: dict[str, Any]) -> None:
         role = msg.get("role", "player")
-        await self.rooms.join(self, msg["room"], role, name=self.name, token=self.token)
+        await self.rooms.join(
+            self, msg["room"], role, name=self.name, token=self.token, ref=msg.get("ref")
+        )
         room = msg["room"]
         bind(room=room, game=game_stream(room, self.session) if role == "player" else None)
 

@@ -88,6 +88,12 @@ def game_stream(room: str, player: str) -> str:
     return f"{{{room}}}:game:{player}"
 
 
+def _with_ref(msg: dict[str, Any], ref: Any) -> dict[str, Any]:
+    if ref is not None:
+        msg["ref"] = ref
+    return msg
+
+
 def token_hash(token: str) -> str:
     """What the room stream keeps of a resume token: never the token itself."""
     return hashlib.sha256(token.encode()).hexdigest()
@@ -709,7 +715,9 @@ class RoomManager:
             if self.seated.get(key) is peer:
                 del self.seated[key]
 
-    async def join(self, peer: Peer, room_id: str, role: str, *, name: str, token: str) -> None:
+    async def join(
+        self, peer: Peer, room_id: str, role: str, *, name: str, token: str, ref: Any = None
+    ) -> None:
         if peer in self.where:
             raise AlreadyInRoom("leave your room first")
         room = await self.room(room_id)
@@ -718,7 +726,9 @@ class RoomManager:
                 raise TooManySpectators(f"room {room_id} has enough spectators")
             member = Member(peer, Role.SPECTATOR, watch_all=True)
             self._attach(room, member)
-            peer.send({"type": p.JOINED, "room": room.id, "role": role, "player": None})
+            peer.send(
+                _with_ref({"type": p.JOINED, "room": room.id, "role": role, "player": None}, ref)
+            )
             self._send_room_snapshot(room, member)
             return
         player = peer.session
@@ -745,7 +755,9 @@ class RoomManager:
             raise AlreadyInRoom("leave your room first")
         member = Member(peer, Role.PLAYER, player=player)
         self._attach(room, member)
-        peer.send({"type": p.JOINED, "room": room.id, "role": role, "player": player})
+        peer.send(
+            _with_ref({"type": p.JOINED, "room": room.id, "role": role, "player": player}, ref)
+        )
         self._send_room_snapshot(room, member)
         log.info("player_joined", room=room.id, player=player)
 

@@ -73,8 +73,9 @@ async def test_three_racers_two_spectators_to_the_finish(
         room = created["room"]["id"]
         commitment = created["room"]["commitment"]
         for racer in (ann, bob, cat):
-            await racer.send({"type": "join", "room": room, "role": "player"})
+            await racer.send({"type": "join", "room": room, "role": "player", "ref": "j"})
             joined = await racer.expect("joined")
+            assert joined["ref"] == "j"
             assert joined["player"] == racer.session
         await watcher.send({"type": "join", "room": room, "role": "spectator"})
         await watcher.expect("joined")
