@@ -126,11 +126,13 @@ def test_a_killed_server_comes_back_and_the_game_goes_on(fresh_redis, tmp_path: 
         ann.expect("> ")
         server.kill()  # SIGKILL: no goodbye, the TCP connection just dies
         ann.expect("Connection lost: reconnecting")
+        type_line(ann, "7 1")  # typed while the server is down: sent once it is back
         server.start()  # the same port and the same Redis
         ann.expect("Reconnected: the game goes on")
-        type_line(ann, "7 1")
         ann.expect("7 1 -> t7t1")
         ann.expect("moves 2")
+        type_line(ann, "d")
+        ann.expect("moves 3")
         type_line(ann, "t1f")
         ann.expect("cannot go to its foundation")
         type_line(ann, "quit")
