@@ -47,10 +47,11 @@ from bench.common import (
 from server.clock import SystemClock
 from server.config import Config
 from server.logging import configure_logging
-from server.rooms import RoomManager, game_stream
+from server.rooms import RoomManager
 from server.store import RedisEventStore
-from shared import apply_move, legal_moves, move_event
+from shared import apply_move, deal_deck, fold, legal_moves, move_event, start_event
 from shared import protocol as p
+from shared.state import GameState
 
 BATCH = 100  # events per append while filling
 FILL_CONCURRENCY = 32
@@ -76,45 +77,66 @@ def discard(peers: Any, msg: dict[str, Any]) -> None:
 
 async def fill_room(
     rooms: RoomManager, store: RedisEventStore, index: int, size: int, length: int
-) -> list[str]:
-    """One racing room of ``size`` games of ``length`` events; its game streams."""
+) -> None:
+    """One racing room of ``size`` games of ``length`` events each."""
+    seed, plans = plan_room(index, size, length)
     room = await rooms.create_room(
-        {"variant": "swiss", "seed": index, "capacity": size, "countdown_ms": 0}
+        {"variant": "swiss", "seed": seed, "capacity": size, "countdown_ms": 0}
     )
     seats = [Seat(f"p{index:05d}x{s}") for s in range(size)]
     for seat in seats:
         await rooms.join(seat, room.id, "player", name=seat.session, token=f"t-{seat.session}")
     await rooms.start_race(seats[0])
-    streams = [game_stream(room.id, seat.session) for seat in seats]
     await room.wait_until(lambda: all(g.version >= 1 for g in room.games.values()))
-    rng = random.Random(index)
-    clock = rooms.clock
-    for seat in seats:
+    for seat, plan in zip(seats, plans, strict=True):
         game = room.games[seat.session]
         state, version = game.state, game.version
         assert state is not None
         batch: list[dict[str, Any]] = []
-        for cid in range(1, length):
-            move = pick_move(state, rng)
-            event = move_event(state, move, at=clock.now_ms())
+        for cid, move in enumerate(plan, start=1):
+            event = move_event(state, move, at=rooms.clock.now_ms())
             event["cid"] = cid  # what RoomManager.move adds: resent ids are answered from it
             state = apply_move(state, move)
             batch.append(event)
-            if len(batch) == BATCH or cid == length - 1:
+            if len(batch) == BATCH or cid == len(plan):
                 version = await store.append(game.stream, batch, expected_version=version)
                 batch = []
-    return streams
 
 
-def pick_move(state: Any, rng: random.Random) -> str:
-    """A random legal move after which the game goes on (not won, not stuck)."""
-    moves = sorted(legal_moves(state))
-    rng.shuffle(moves)
-    for move in moves:
-        after = apply_move(state, move)
-        if not after.won and legal_moves(after):
-            return move
-    raise SystemExit("a game ran out of moves while filling; use a shorter --length")
+def plan_room(index: int, size: int, length: int) -> tuple[int, list[list[str]]]:
+    """A seed and ``size`` random move lists of ``length - 1`` moves that keep a game going."""
+    for attempt in range(50):
+        seed = index + attempt * 1_000_003
+        start = fold([start_event("swiss", deal_deck("swiss", seed), at=0)])
+        plans = []
+        for player in range(size):
+            for retry in range(10):
+                plan = plan_game(start, length - 1, random.Random(f"{seed}/{player}/{retry}"))
+                if plan is not None:
+                    plans.append(plan)
+                    break
+            else:
+                break
+        if len(plans) == size:
+            return seed, plans
+    raise SystemExit(f"no deal found whose games last {length} events; use a shorter --length")
+
+
+def plan_game(state: GameState, moves: int, rng: random.Random) -> list[str] | None:
+    """Random legal moves after each of which the game goes on (not won, not stuck)."""
+    plan = []
+    for _ in range(moves):
+        options = sorted(legal_moves(state))
+        rng.shuffle(options)
+        for move in options:
+            after = apply_move(state, move)
+            if not after.won and legal_moves(after):
+                break
+        else:
+            return None
+        plan.append(move)
+        state = after
+    return plan
 
 
 async def fill(url: str, games: int, size: int, length: int) -> int:
