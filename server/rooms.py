@@ -149,6 +149,7 @@ class Game:
     version: int = 0
     public: list[dict[str, Any]] = field(default_factory=list)
     released: int = 0  # public events already given to spectators (the spectator delay)
+    shown: Progress = field(default_factory=Progress)  # the progress spectators have been given
     progress: Progress = field(default_factory=Progress)
     cids: dict[Any, int] = field(default_factory=dict)
     rejects: OrderedDict[Any, ClientError] = field(default_factory=OrderedDict)
@@ -171,6 +172,7 @@ class Room:
     started_at: int | None = None
     ends_at: int | None = None
     finished: dict[str, Any] | None = None
+    finished_shown: bool = False  # spectators have been sent ``finished`` (the delay)
     joined_count: int = 0
     changed: asyncio.Condition = field(default_factory=asyncio.Condition)
     follower: Any = None
@@ -193,16 +195,14 @@ class Room:
     def players_here(self) -> list[Member]:
         return [m for m in self.members.values() if m.role == Role.PLAYER]
 
-    def entrants(self) -> list[Entrant]:
-        return [
-            Entrant(
-                s.player,
-                s.name,
-                s.order,
-                self.games[s.player].progress if s.player in self.games else Progress(),
-            )
-            for s in self.seats.values()
-        ]
+    def entrants(self, *, delayed: bool = False) -> list[Entrant]:
+        """The racers with their progress: live, or as spectators have been shown it."""
+        entrants = []
+        for s in self.seats.values():
+            game = self.games.get(s.player)
+            progress = Progress() if game is None else game.shown if delayed else game.progress
+            entrants.append(Entrant(s.player, s.name, s.order, progress))
+        return entrants
 
     def all_done(self) -> bool:
         return bool(self.seats) and all(
@@ -221,11 +221,14 @@ class Room:
             "created_at": self.meta["at"],
         }
 
-    def state(self) -> dict[str, Any]:
+    def state(self, *, delayed: bool = False) -> dict[str, Any]:
+        """The room's state; ``delayed`` is what a spectator may see under the spectator delay."""
+        hide_end = delayed and self.finished is not None and not self.finished_shown
+        status = RoomStatus.RACING if hide_end else self.status
         return {
             "id": self.id,
             "variant": self.meta["variant"],
-            "status": self.status.value,
+            "status": status.value,
             "capacity": self.meta["capacity"],
             "countdown_ms": self.meta["countdown_ms"],
             "time_limit_ms": self.meta["time_limit_ms"],
@@ -233,14 +236,15 @@ class Room:
             "commitment": self.meta["commitment"],
             "deal_version": self.meta["deal_version"],
             "players": [
-                {"player": e.player, "name": e.name, **e.progress.wire()} for e in self.entrants()
+                {"player": e.player, "name": e.name, **e.progress.wire()}
+                for e in self.entrants(delayed=delayed)
             ],
             "spectators": len(self.spectators()),
             "created_at": self.meta["at"],
             "go_at": self.go_at,
             "started_at": self.started_at,
             "ends_at": self.ends_at,
-            "finished_at": self.finished["at"] if self.finished else None,
+            "finished_at": self.finished["at"] if self.finished and not hide_end else None,
         }
 
     def finished_message(self) -> dict[str, Any]:
@@ -432,7 +436,12 @@ class RoomManager:
             room.finished = dict(data)
             message = room.finished_message()
             self._send(room.players_here(), message)
-            self._to_spectators(room, lambda: self._send(room.spectators(), message))
+
+            def release_end() -> None:
+                room.finished_shown = True
+                self._send(room.spectators(), message)
+
+            self._to_spectators(room, release_end)
             self._spawn(room, self._retire(room), name=f"retire-{room.id}")
         else:
             log.warning("unknown_room_event", room=room.id, kind=kind)
@@ -558,12 +567,14 @@ class RoomManager:
         }
         progress = {"type": p.PROGRESS, "room": room.id, "player": game.player}
         progress.update(game.progress.wire())
+        reached = game.progress
         owners = [m for m in room.players_here() if m.player == game.player]
         self._send(owners, frame)
         self._send(room.players_here(), progress)
 
         def release() -> None:
             game.released = max(game.released, version)
+            game.shown = reached
             watchers = [
                 m
                 for m in room.members.values()
@@ -763,7 +774,8 @@ class RoomManager:
 
     def _send_room_snapshot(self, room: Room, member: Member) -> None:
         peer = member.peer
-        peer.send({"type": p.ROOM, "room": room.state()})
+        spectator = member.role == Role.SPECTATOR
+        peer.send({"type": p.ROOM, "room": room.state(delayed=spectator)})
         own = room.games.get(member.player) if member.player is not None else None
         if member.role == Role.PLAYER and own is not None and own.public:
             peer.send(room.game_message(member.player, released_only=False))
@@ -771,7 +783,7 @@ class RoomManager:
             for player in room.seats:
                 if room.games.get(player) is not None and room.games[player].public:
                     peer.send(room.game_message(player, released_only=True))
-        if room.finished is not None:
+        if room.finished is not None and (room.finished_shown or not spectator):
             peer.send(room.finished_message())
 
     async def resume(self, token: str) -> tuple[Room, str] | None:

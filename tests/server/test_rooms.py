@@ -134,11 +134,14 @@ async def test_spectator_delay_holds_back_events(rooms: RoomManager, clock: Fake
     await rooms.move(ann, 1, move, None)
     assert [m["version"] for m in ann.of("game_event")] == [1, 2]  # the player at once
     assert early.of("game_event") == []
+    assert early.of("progress") == []
     clock.advance(5000)
     await until(lambda: len(early.of("game_event")) == 2)
     await rooms.join(late, room_id, "spectator", name="l", token="tl")
     snapshot = late.of("game")[0]
     assert snapshot["version"] == 2
+    assert early.of("room")[0]["room"]["players"][0]["status"] == "waiting"  # not even started
+    assert late.of("room")[0]["room"]["players"][0]["moves"] == 1
     assert public_fold(snapshot["events"]) == public_fold(
         [m["event"] for m in early.of("game_event")]
     )
