@@ -9,7 +9,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.client.pty import finish, spawn, type_line
+from tests.client.pty_driver import finish, spawn, type_line
 from tests.support.server_process import ServerProcess
 
 CODE = re.compile(r"room ([a-z0-9]+)")
@@ -147,7 +147,7 @@ def run_client(*args: str, stdin: str = "", timeout: float = 30) -> str:
     import subprocess
     import sys
 
-    from tests.client.pty import ROOT
+    from tests.client.pty_driver import ROOT
 
     result = subprocess.run(
         [sys.executable, "-m", "client", *args],
@@ -255,7 +255,7 @@ def test_watch_one_player_and_scripted_race(server: ServerProcess, tmp_path: Pat
         import subprocess
         import sys
 
-        from tests.client.pty import ROOT
+        from tests.client.pty_driver import ROOT
 
         script = tmp_path / "bot.moves"
         script.write_text("# a bot's moves\nd\nd\nresign\n")

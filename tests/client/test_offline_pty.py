@@ -8,7 +8,7 @@ import pexpect
 import pytest
 
 from shared import IllegalMove, apply_move, new_game, parse_move, public_view
-from tests.client.pty import finish, spawn, type_line
+from tests.client.pty_driver import finish, spawn, type_line
 
 
 def reason_of(variant: str, seed: int, moves: list[str], text: str) -> str:
