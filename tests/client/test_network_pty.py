@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
 import pytest
 
-from tests.client.pty_driver import finish, spawn, type_line
+from tests.client.pty_driver import ROOT, finish, spawn, type_line
 from tests.support.server_process import ServerProcess
 
 CODE = re.compile(r"room ([a-z0-9]+)")
@@ -144,11 +147,6 @@ def test_a_killed_server_comes_back_and_the_game_goes_on(fresh_redis, tmp_path: 
 
 def run_client(*args: str, stdin: str = "", timeout: float = 30) -> str:
     """Run `python -m client ARGS` without a terminal (scripted use) and return stdout."""
-    import subprocess
-    import sys
-
-    from tests.client.pty_driver import ROOT
-
     result = subprocess.run(
         [sys.executable, "-m", "client", *args],
         input=stdin,
@@ -214,8 +212,6 @@ def test_replay_at_a_speed_and_json_events(server: ServerProcess) -> None:
         "--json",
         stdin="d\nd\nresign\n",
     )
-    import json
-
     events = [json.loads(line) for line in out.splitlines()]
     kinds = [event["type"] for event in events]
     assert kinds.count("ack") == 2
@@ -252,11 +248,6 @@ def test_watch_one_player_and_scripted_race(server: ServerProcess, tmp_path: Pat
         ann.expect(r"Room ([a-z0-9]+): join with")
         code = ann.match.group(1)
         ann.expect("Starts at 2 players")
-        import subprocess
-        import sys
-
-        from tests.client.pty_driver import ROOT
-
         script = tmp_path / "bot.moves"
         script.write_text("# a bot's moves\nd\nd\nresign\n")
         bot = subprocess.Popen(
