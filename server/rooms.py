@@ -1,7 +1,13 @@
 """Rooms and races on top of the event store: commands append events, a follower folds and fans out.
 
 Every room has one stream ``{<room>}:room`` and one game stream ``{<room>}:game:<player>`` per
-racer (docs/architecture.md). Commands (join, start, move, ...) check the folded state and append
+racer (docs/architecture.md). Room events (schema ``v`` 1, all with ``at``): ``room_created``
+(variant, seed or deck, salt, commitment, deal_version, capacity, countdown_ms, time_limit_ms,
+spectator_delay_ms), ``player_joined`` (player, name, token_hash: SHA-256 of the resume token),
+``player_left``, ``countdown_started`` (go_at), ``countdown_cancelled``, ``race_started``
+(ends_at), ``race_finished`` (reason, ranking). Game streams hold the shared game events, each
+``moved`` with the client move id as ``cid`` so a resent id is answered, never applied, even
+after a restart. Commands (join, start, move, ...) check the folded state and append
 with the expected version; they never send game events themselves. One follower per room reads
 every stream of the room back from the store, folds it and fans the public form out to the
 connections in the room, so a second server process on the same Redis serves the same room, and
@@ -336,10 +342,18 @@ class RoomManager:
         if last == 0:
             return None
         room = Room(room_id)
-        self.rooms[room_id] = room
         room.follower = self.store.follow({room.stream: 0})
         self._spawn(room, self._follow(room), name=f"follow-{room_id}")
-        await room.wait_until(lambda: room.version >= last)
+        try:
+            await room.wait_until(lambda: room.version >= last)
+        except BaseException:
+            for task in list(room.tasks):
+                task.cancel()
+            with contextlib.suppress(Exception):
+                await room.follower.aclose()
+            raise
+        # Only a caught-up room is visible, so nobody sees it half built.
+        self.rooms[room_id] = room
         return room
 
     def _spawn(self, room: Room, coro: Coroutine[Any, Any, Any], *, name: str) -> asyncio.Task[Any]:
@@ -794,7 +808,9 @@ class RoomManager:
         found = self.tokens.get(hashed)
         if found is None:
             return None
-        room = self.rooms[found[0]]
+        room = self.rooms.get(found[0]) or await self.load(found[0])
+        if room is None:
+            return None
         await self._sync(room)
         if self.tokens.get(hashed) != found:
             return None
