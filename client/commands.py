@@ -71,7 +71,8 @@ def parse_command(line: str, *, replay: bool = False) -> Command:
 HELP_TEXT = (
     "Moves: d deal, redeal (Quadrennial), t3t5 / 3 5 pile to pile, t3t5x4 a run of 4, "
     "t3f / 3f to a foundation, wf / w f waste to foundation, wt7 waste to pile, fst2 foundation "
-    "back to a pile, r5f reserve to foundation. Commands: moves (legal moves), help, resign, quit."
+    "back to a pile, r5f reserve to foundation. Commands: moves (legal moves), help, resign, quit; "
+    "start (in a race lobby); undo (offline)."
 )
 
 REPLAY_HELP_TEXT = "Replay: n (or Enter) next move, p previous move, q quit."

@@ -540,6 +540,7 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
             app.session.status = client.lobby_hint
             app.log(f"room {code}")
             await conn.request({"type": "join", "room": code}, expect="joined")
+            await client.wait_for(lambda: bool(client.room), 15.0)
             app.session.title = _title("race", client.room.get("variant", args.variant), code)
             client.refresh_panel()
             app.refresh()
