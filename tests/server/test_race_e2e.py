@@ -105,6 +105,8 @@ async def test_three_racers_two_spectators_to_the_finish(
         await late.expect("joined")
         for version, move in enumerate(win[len(win) // 2 :], start=len(win) // 2 + 2):
             assert (await ann.move(move))["version"] == version
+        await ann.send({"type": "move", "id": "after-win", "move": "d"})
+        assert (await ann.answer("after-win"))["code"] == "game_over"  # won: no more moves
         await race(cat, win, resign=False)
 
         results = [await c.expect("finished") for c in clients]
