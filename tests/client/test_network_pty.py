@@ -122,11 +122,15 @@ def test_a_killed_server_comes_back_and_the_game_goes_on(fresh_redis, tmp_path: 
     server = ServerProcess(redis_url=fresh_redis.url, log_path=tmp_path / "server.log")
     server.start()
     ann = spawn("play", "--server", server.url, "--seed", "1", "--name", "ann", "--no-color")
+    watcher = None
     try:
+        code = room_code(ann)
         ann.expect("Your move")
         type_line(ann, "d")
         ann.expect("Waste: 3♣")
         ann.expect("> ")
+        watcher = spawn("watch", code, "--server", server.url, "--no-color")
+        watcher.expect("moves 1")
         server.kill()  # SIGKILL: no goodbye, the TCP connection just dies
         ann.expect("Connection lost: reconnecting")
         type_line(ann, "7 1")  # typed while the server is down: sent once it is back
@@ -136,12 +140,18 @@ def test_a_killed_server_comes_back_and_the_game_goes_on(fresh_redis, tmp_path: 
         ann.expect("moves 2")
         type_line(ann, "d")
         ann.expect("moves 3")
+        watcher.expect("Reconnected")
+        watcher.expect("moves 3")  # the spectator joined again and follows on
         type_line(ann, "t1f")
         ann.expect("cannot go to its foundation")
         type_line(ann, "quit")
         assert finish(ann) == 0
+        type_line(watcher, "quit")
+        assert finish(watcher) == 0
     finally:
         ann.close(force=True)
+        if watcher is not None:
+            watcher.close(force=True)
         server.stop()
 
 
