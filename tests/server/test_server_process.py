@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
 import subprocess
 import sys
 import urllib.error
@@ -51,6 +52,11 @@ def test_help_lists_every_option_and_env_configures_them() -> None:
     ):
         assert option in out
     assert "REDIS_URL" in out
+    documented = (ROOT / "docs" / "protocol.md").read_text()
+    for option in re.findall(r"`(--[a-z-]+)`", documented):
+        assert option in out, option
+    for var in re.findall(r"\b(ARENA_[A-Z_]+)", documented):
+        assert var in out, var
     config = parse_config([], env={"REDIS_URL": "redis://x:1/0", "ARENA_MAX_ROOMS": "7"})
     assert (config.redis_url, config.max_rooms, config.port) == ("redis://x:1/0", 7, 8765)
     assert parse_config(["--port", "9000"], env={}) == Config(port=9000)
