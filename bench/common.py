@@ -88,10 +88,16 @@ def table(rows: Sequence[tuple[str, str]], title: str = "") -> str:
     return "\n".join(lines)
 
 
+def results_dir() -> Path:
+    """bench/results, or $BENCH_RESULTS_DIR (the smoke test must not overwrite real figures)."""
+    return Path(os.environ.get("BENCH_RESULTS_DIR") or RESULTS)
+
+
 def write_json(name: str, report: dict[str, Any]) -> Path:
-    """bench/results/<name>, indented, with a trailing newline; returns the path."""
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / name
+    """<results dir>/<name>, indented, with a trailing newline; returns the path."""
+    directory = results_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / name
     path.write_text(json.dumps(report, indent=2) + "\n")
     return path
 

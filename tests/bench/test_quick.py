@@ -1,0 +1,95 @@
+"""CI smoke test: every benchmark's --quick mode runs once and writes its JSON results.
+
+No timing thresholds: a benchmark's figures are read by people, never asserted. What this
+catches is a benchmark that no longer runs against the current server, store or core. Results
+go to a temporary directory (BENCH_RESULTS_DIR), never over the real figures in bench/results.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# benchmark -> (results file, keys it must have at the top level)
+CASES = {
+    "engine": ("engine.json", {"python", "cores", "quick", "variants"}),
+    "store": ("store.json", {"machine", "versions", "results"}),
+    "load": ("load.json", {"machine", "versions", "scenarios", "targets"}),
+    "capacity": ("capacity.json", {"machine", "versions", "result", "targets"}),
+    "recovery": ("recovery.json", {"machine", "versions", "restart", "empty_start", "targets"}),
+}
+
+Quick = Callable[[str], dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory: pytest.TempPathFactory) -> Quick:
+    """Runs ``python -m bench.<name> --quick`` once per module; its JSON report."""
+    results = tmp_path_factory.mktemp("bench-results")
+    reports: dict[str, dict[str, Any]] = {}
+
+    def run(name: str) -> dict[str, Any]:
+        if name not in reports:
+            env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+            env["BENCH_RESULTS_DIR"] = str(results)
+            done = subprocess.run(
+                [sys.executable, "-m", f"bench.{name}", "--quick"],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert done.returncode == 0, f"bench.{name} failed:\n{done.stdout}\n{done.stderr}"
+            path = results / CASES[name][0]
+            assert path.exists(), f"bench.{name} --quick wrote no {path.name}"
+            reports[name] = json.loads(path.read_text())
+        return reports[name]
+
+    return run
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_quick_mode_runs_and_writes_its_results(quick: Quick, name: str) -> None:
+    report = quick(name)
+    assert report.keys() >= CASES[name][1]
+    machine = report.get("machine", report)
+    assert machine["cores"] == os.cpu_count()
+    assert machine["python"] == sys.version.split()[0]
+
+
+def test_load_reports_every_figure_for_server_and_echo(quick: Quick) -> None:
+    report = quick("load")
+    assert set(report["scenarios"]) == {"paced", "saturated"}
+    for scenario in report["scenarios"].values():
+        for side in ("server", "echo"):
+            figures = scenario[side]
+            assert figures["moves"] > 0
+            assert figures["ack"].keys() >= {"p50_ms", "p95_ms", "p99_ms"}
+            assert figures["server_process"].keys() >= {"cpu_percent", "peak_rss_mib"}
+            assert figures["errors"] == {}
+        assert scenario["server"]["spectator_lag_from_ack"]["n"] > 0
+    assert [isinstance(t["met"], bool) for t in report["targets"]] == [True, True, True]
+    assert set(report["versions"]) >= {"websockets", "redis", "msgpack", "redis-server"}
+
+
+def test_capacity_accounts_for_every_connection(quick: Quick) -> None:
+    result = quick("capacity")["result"]
+    assert result["opened"] == result["connections"]
+    assert result["alive_after_hold"] == result["opened"]
+    assert result["server_rss_mib"] > 0
+
+
+def test_recovery_sees_every_room_and_game_rebuilt(quick: Quick) -> None:
+    report = quick("recovery")
+    assert report["restart"]["rooms_listed"] == report["rooms"]
+    assert report["restart"]["games_seen_complete"] == report["games"]
