@@ -22,7 +22,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from shared.errors import ArenaError, ClientError, ProtocolError, ServerError
-from shared.protocol import PROTOCOL_VERSION, decode, encode
+from shared.protocol import MAX_NAME_LEN, PROTOCOL_VERSION, decode, encode
 
 # Close codes after which reconnecting cannot help (docs/protocol.md, "Limits and close codes").
 FATAL_CLOSE_CODES = {4000: "unsupported protocol version", 4001: "seat taken by another connection"}
@@ -89,7 +89,7 @@ class Connection:
         give_up_after: float = 120.0,
     ) -> None:
         self.url = url
-        self.name = name
+        self.name = (name.strip() or "player")[:MAX_NAME_LEN]
         self._on_message = on_message
         self._on_state = on_state
         self._on_welcome = on_welcome
