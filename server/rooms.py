@@ -520,15 +520,18 @@ class RoomManager:
 
     async def _ensure_games_started(self, room: Room) -> None:
         """Every racer's game stream begins with game_started; whichever process comes first."""
+        for player in list(room.seats):
+            await self._ensure_game_started(room, player)
+
+    async def _ensure_game_started(self, room: Room, player: str) -> None:
+        stream = game_stream(room.id, player)
+        if await self.store.last_version(stream) > 0:
+            return
         meta = room.meta
         deck = meta.get("deck") or deal_deck(meta["variant"], meta["seed"])
-        for seat in list(room.seats.values()):
-            stream = game_stream(room.id, seat.player)
-            if await self.store.last_version(stream) > 0:
-                continue
-            event = start_event(meta["variant"], deck, at=room.started_at or self.clock.now_ms())
-            with contextlib.suppress(WrongExpectedVersion):
-                await self.store.append(stream, [event], expected_version=0)
+        event = start_event(meta["variant"], deck, at=room.started_at or self.clock.now_ms())
+        with contextlib.suppress(WrongExpectedVersion):
+            await self.store.append(stream, [event], expected_version=0)
 
     async def _retire(self, room: Room) -> None:
         """A finished room: let its streams expire after the retention, stop following it."""
@@ -872,6 +875,10 @@ class RoomManager:
         return room, member
 
     async def _sync_game(self, room: Room, game: Game) -> None:
+        """Fold the game up to what the store holds; a racer's game is started first if need be."""
+        if game.version == 0 and room.status is RoomStatus.RACING and game.player in room.seats:
+            # `started` may reach a fast client before the game streams are written.
+            await self._ensure_game_started(room, game.player)
         last = await self.store.last_version(game.stream)
         await room.wait_until(lambda: game.version >= last)
 

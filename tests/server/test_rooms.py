@@ -208,3 +208,25 @@ def test_token_bucket_allows_a_burst_then_the_rate() -> None:
     assert [bucket.take() for _ in range(4)] == [True, True, True, False]
     now[0] += 0.5
     assert [bucket.take(), bucket.take()] == [True, False]
+
+
+async def test_a_move_right_after_started_finds_its_game(
+    rooms: RoomManager, store: MemoryEventStore, clock: FakeClock
+) -> None:
+    """`started` can reach a client before the game streams are written: the move still lands."""
+    ann = Peer("ann")
+
+    async def too_late(_room: object) -> None:
+        return None
+
+    rooms._ensure_games_started = too_late  # type: ignore[method-assign]
+    room = await rooms.create_room({"variant": "quadrennial", "seed": SEED, "countdown_ms": 0})
+    await rooms.join(ann, room.id, "player", name="ann", token="t")
+    await rooms.start_race(ann)
+    await until(lambda: room.status is RoomStatus.RACING)
+    move = sorted(legal_moves(new_game("quadrennial", deck=DECK)))[0]
+    assert await rooms.move(ann, 1, move, None) == 2
+    assert [e.data["type"] for e in await store.read(room.games["ann"].stream)] == [
+        "game_started",
+        "moved",
+    ]
