@@ -171,18 +171,11 @@ class Connection:
     ) -> None:
         code = code or (exc.code if exc else "server_error")
         reason = exc.reason if exc is not None and code == exc.code else "server error; try again"
-        if (
-            msg is not None
-            and msg.get("type") == p.MOVE
-            and isinstance(msg.get("id"), int | str)
-            and not isinstance(msg.get("id"), bool)
-        ):
+        if msg is not None and msg.get("type") == p.MOVE and p.valid_move_id(msg.get("id")):
             self.send({"type": p.REJECT, "id": msg["id"], "code": code, "reason": reason})
             return
         ref = msg.get("ref") if msg is not None else None
-        if not isinstance(ref, int | str) or isinstance(ref, bool):
-            ref = None
-        self.send(p.error_message(code, reason, ref))
+        self.send(p.error_message(code, reason, ref if p.valid_ref(ref) else None))
 
     # ---- handlers ----------------------------------------------------------------------------
 

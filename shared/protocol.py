@@ -302,6 +302,24 @@ def decode(frame: bytes | bytearray | memoryview | str) -> dict[str, Any]:
     return validate(msg)
 
 
+def _fits(field: Field, value: Any) -> bool:
+    try:
+        field.check(value)
+    except BadField:
+        return False
+    return True
+
+
+def valid_move_id(value: Any) -> bool:
+    """Whether ``value`` may be a move's ``id`` (so a reject can echo it)."""
+    return _fits(_MOVE_ID, value)
+
+
+def valid_ref(value: Any) -> bool:
+    """Whether ``value`` may be echoed as a ``ref`` (a nil ref is never echoed)."""
+    return value is not None and _fits(_REF, value)
+
+
 def error_message(code: str, reason: str, ref: Any = None) -> dict[str, Any]:
     """An ``error`` message; ``ref`` echoes the request's ``ref`` when it had one."""
     msg: dict[str, Any] = {"type": ERROR, "code": code, "reason": reason}

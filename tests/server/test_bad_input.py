@@ -115,6 +115,15 @@ async def test_error_echoes_the_ref(client: Client) -> None:
     assert error["ref"] == 42
 
 
+async def test_answers_never_echo_what_the_protocol_forbids(client: Client) -> None:
+    """Every frame the test client gets is decoded with the protocol checks, so these would fail."""
+    error = await error_for(client, {"type": "join", "room": "r", "ref": "x" * 100})
+    assert (error["code"], error.get("ref")) == ("bad_field", None)
+    error = await error_for(client, {"type": "move", "id": -5, "move": "d"})
+    assert (error["code"], error.get("ref")) == ("bad_field", None)
+    await still_served(client)
+
+
 async def test_messages_before_hello(server: ServerProcess) -> None:
     c = await Client(server.url).open()
     try:

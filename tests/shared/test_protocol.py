@@ -183,3 +183,16 @@ def test_random_bytes_raise_only_protocol_errors(frame: bytes) -> None:
 def test_random_maps_raise_only_protocol_errors(msg: dict[str, Any]) -> None:
     with contextlib.suppress(ProtocolError):
         assert decode(pack(msg))["type"] in protocol.MESSAGES
+
+
+def test_what_may_be_echoed() -> None:
+    assert protocol.valid_move_id(0)
+    assert protocol.valid_move_id("m-1")
+    assert not protocol.valid_move_id(-1)
+    assert not protocol.valid_move_id(True)
+    assert not protocol.valid_move_id("x" * 65)
+    assert not protocol.valid_move_id(None)
+    assert protocol.valid_ref(3)
+    assert not protocol.valid_ref(None)
+    assert not protocol.valid_ref("x" * 65)
+    assert not protocol.valid_ref([1])
