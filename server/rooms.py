@@ -298,7 +298,8 @@ class RoomManager:
         self.send_many = send_many
         self.rooms: dict[str, Room] = {}
         self.where: dict[Peer, Room] = {}
-        self.tokens: dict[str, tuple[str, str]] = {}  # token hash -> (room, player)
+        # token hash -> (room, player, joined at): a session's latest seat, whatever the load order
+        self.tokens: dict[str, tuple[str, str, int]] = {}
         self.seated: dict[tuple[str, str], Peer] = {}  # (room, player) -> its connection here
         self._loading: dict[str, asyncio.Future[Room | None]] = {}
         self._closed = False
@@ -412,15 +413,17 @@ class RoomManager:
             player = data["player"]
             room.seats[player] = Seat(player, data["name"], data["token_hash"], room.joined_count)
             room.joined_count += 1
-            self.tokens[data["token_hash"]] = (room.id, player)
+            known = self.tokens.get(data["token_hash"])
+            if known is None or known[2] <= at:
+                self.tokens[data["token_hash"]] = (room.id, player, at)
             if player not in room.games:
                 room.games[player] = Game(player, game_stream(room.id, player))
                 room.follower.add(game_stream(room.id, player), 0)
             self._to_members(room, {"type": p.ROOM, "room": room.state()})
         elif kind == "player_left":
             seat = room.seats.pop(data["player"], None)
-            if seat is not None:
-                self.tokens.pop(seat.token_hash, None)
+            if seat is not None and self.tokens.get(seat.token_hash, ("",))[0] == room.id:
+                del self.tokens[seat.token_hash]
             self._to_members(room, {"type": p.ROOM, "room": room.state()})
         elif kind == "countdown_started":
             room.status = next_status(room.status, Trigger.START)
@@ -808,16 +811,17 @@ class RoomManager:
         hashed = token_hash(token)
         if hashed not in self.tokens:
             await self.discover()
-        found = self.tokens.get(hashed)
-        if found is None:
-            return None
-        room = self.rooms.get(found[0]) or await self.load(found[0])
-        if room is None:
-            return None
-        await self._sync(room)
-        if self.tokens.get(hashed) != found:
-            return None
-        return room, found[1]
+        for _ in range(3):
+            found = self.tokens.get(hashed)
+            if found is None:
+                return None
+            room = self.rooms.get(found[0]) or await self.load(found[0])
+            if room is None:
+                return None
+            await self._sync(room)
+            if self.tokens.get(hashed) == found:
+                return room, found[1]
+        return None
 
     def attach_resumed(self, peer: Peer, room: Room, player: str) -> None:
         member = Member(peer, Role.PLAYER, player=player)

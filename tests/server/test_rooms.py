@@ -230,3 +230,28 @@ async def test_a_move_right_after_started_finds_its_game(
         "game_started",
         "moved",
     ]
+
+
+async def test_a_token_resumes_the_latest_seat_after_a_rebuild(
+    rooms: RoomManager, store: MemoryEventStore, clock: FakeClock
+) -> None:
+    ann = Peer("ann")
+    first = await racing(rooms, clock, [ann])
+    await rooms.leave(ann)  # resigns; the seat stays
+    clock.advance(10)
+    second = await rooms.create_room({"variant": "swiss"})
+    await rooms.join(ann, second.id, "player", name="ann", token="tok-ann")
+    found = await rooms.resume("tok-ann")
+    assert found is not None
+    assert (found[0].id, found[1]) == (second.id, "ann")
+    await rooms.aclose()
+    for order in (1, -1):  # whichever room the rebuild folds last
+        again = RoomManager(store, clock, Config(), send_many)
+        for room_id in [first, second.id][::order]:
+            await again.load(room_id)
+        try:
+            found = await again.resume("tok-ann")
+            assert found is not None
+            assert found[0].id == second.id
+        finally:
+            await again.aclose()
