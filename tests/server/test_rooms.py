@@ -255,3 +255,21 @@ async def test_a_token_resumes_the_latest_seat_after_a_rebuild(
             assert found[0].id == second.id
         finally:
             await again.aclose()
+
+
+async def test_a_seat_resumed_elsewhere_closes_the_old_connection(
+    rooms: RoomManager, clock: FakeClock
+) -> None:
+    ann = Peer("ann")
+    room_id = await racing(rooms, clock, [ann])
+    found = await rooms.resume("tok-ann")
+    assert found is not None
+    again = Peer("ann")
+    rooms.attach_resumed(again, found[0], found[1])
+    assert ann.closed == [4001]
+    assert rooms.member(ann) is None
+    assert [m["type"] for m in again.messages] == ["room", "game"]
+    assert again.of("game")[0]["version"] == 1
+    move = sorted(legal_moves(new_game("quadrennial", deck=DECK)))[0]
+    assert await rooms.move(again, 1, move, None) == 2
+    assert rooms.rooms[room_id].games["ann"].version == 2
