@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 from server.config import Config, parse_config
-from tests.server.wsclient import Client
+from tests.server.wsclient import Client, assert_no_secrets
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
 
@@ -131,6 +131,7 @@ async def test_custom_decks_only_with_the_option(tmp_path: Path) -> None:
         assert finished["ranking"][0]["status"] == "won"
         secret = " ".join(case["deck"]) + ":" + finished["salt"]
         assert hashlib.sha256(secret.encode()).hexdigest() == room["commitment"]
+        assert_no_secrets([client], "quadrennial", case["deck"], None)
     finally:
         await client.close()
         assert server.stop() == 0
