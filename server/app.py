@@ -18,6 +18,7 @@ from server.rooms import RoomManager
 from server.store import EventStore
 
 log = get_logger("server.app")
+_REBUILD_ATTEMPTS = 30  # seconds to wait for the store at start-up, e.g. Redis still booting
 
 
 class App:
@@ -55,7 +56,15 @@ class App:
 
     async def start(self) -> Server:
         """Rebuild rooms from the store, then listen."""
-        await self.rooms.rebuild()
+        for attempt in range(1, _REBUILD_ATTEMPTS + 1):
+            try:
+                await self.rooms.rebuild()
+                break
+            except Exception as exc:  # the store's client raises its own families of errors
+                if attempt == _REBUILD_ATTEMPTS:
+                    raise
+                log.warning("store_not_ready", error=str(exc), attempt=attempt)
+                await asyncio.sleep(1.0)
         self.server = await serve(
             self.handler,
             self.config.host,
