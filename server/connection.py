@@ -156,6 +156,7 @@ class Connection:
                 raise HelloRequired("send hello first")
             await self.handlers[kind](msg)
         except ClientError as exc:
+            log.debug("client_error", code=exc.code, reason=exc.reason)
             self.answer_error(msg if msg is not None else _peek(frame), exc)
             if isinstance(exc, UnsupportedProtocol):
                 self.close_soon(CLOSE_UNSUPPORTED, "unsupported protocol version")
@@ -247,6 +248,7 @@ class Connection:
     async def on_move(self, msg: dict[str, Any]) -> None:
         version = await self.rooms.move(self, msg["id"], msg["move"], msg.get("player"))
         self.send({"type": p.ACK, "id": msg["id"], "version": version})
+        log.debug("move_acked", move=msg["move"], version=version)
 
     async def on_resign(self, msg: dict[str, Any]) -> None:
         await self.rooms.resign(self)
