@@ -416,25 +416,31 @@ def drive_main(argv: list[str]) -> int:
 # ---- the orchestrator --------------------------------------------------------------------------
 
 
-def drive(url: str, scenario: Scenario, target: str, sampler: ProcessSampler) -> dict[str, Any]:
-    """Run one load process against ``url``; the sampler's window is the measured window."""
+def drive(
+    url: str, scenario: Scenario, target: str, sampler: ProcessSampler, redis: ProcessSampler
+) -> dict[str, Any]:
+    """Run one load process against ``url``; the samplers' window is the measured window."""
     command = [sys.executable, "-m", "bench.load", "drive", "--url", url, "--target", target,
                "--scenario", json.dumps(asdict(scenario))]  # fmt: skip
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     window: dict[str, float] = {}
+    redis_window: dict[str, float] = {}
     result: dict[str, Any] | None = None
     for line in proc.stdout:
         line = line.strip()
         if line == "MARK":
             sampler.mark()
+            redis.mark()
         elif line == "DONE":
             window = sampler.window()
+            redis_window = redis.window()
         elif line.startswith("{"):
             result = json.loads(line)
     if proc.wait() != 0 or result is None:
         raise SystemExit(f"the load process failed against {target} (exit {proc.returncode})")
     result["server_process"] = window
+    result["redis_cpu_percent"] = redis_window.get("cpu_percent", 0.0)
     return result
 
 
@@ -461,17 +467,19 @@ def run_scenario(scenario: Scenario, redis: PrivateRedis, log_dir: Path) -> dict
     server.start(timeout=30)
     assert server.process is not None
     sampler = ProcessSampler(server.process.pid)
+    redis_sampler = ProcessSampler(redis.process.pid)
     try:
-        arena = drive(server.url, scenario, "arena", sampler)
+        arena = drive(server.url, scenario, "arena", sampler, redis_sampler)
     finally:
         sampler.stop()
         server.stop()
     echo, port = start_echo()
     sampler = ProcessSampler(echo.pid)
     try:
-        ceiling = drive(f"ws://127.0.0.1:{port}", scenario, "echo", sampler)
+        ceiling = drive(f"ws://127.0.0.1:{port}", scenario, "echo", sampler, redis_sampler)
     finally:
         sampler.stop()
+        redis_sampler.stop()
         echo.terminate()
         echo.wait(timeout=10)
     ratio = arena["moves_per_s"] / ceiling["moves_per_s"] if ceiling["moves_per_s"] else 0.0
@@ -508,6 +516,7 @@ def print_scenario(result: dict[str, Any]) -> None:
         row(f"  from send {q} ms", f"{a['spectator_lag_from_send'][f'{q}_ms']:.2f}")
     sa, se = a["server_process"], e["server_process"]
     row("server CPU %", f"{sa['cpu_percent']:.0f}", f"{se['cpu_percent']:.0f}")
+    row("redis-server CPU %", f"{a['redis_cpu_percent']:.0f}", "-")
     row("server peak RSS MiB", f"{sa['peak_rss_mib']:.0f}", f"{se['peak_rss_mib']:.0f}")
     la, le = a["load_process"], e["load_process"]
     row("load process CPU %", f"{la['cpu_percent']:.0f}", f"{le['cpu_percent']:.0f}")
