@@ -94,6 +94,7 @@ class Stats:
     def __init__(self) -> None:
         self.measuring = False
         self.acks = 0
+        self.frames = 0  # every frame the load process received in the window
         self.ack_ns: list[int] = []
         self.lag_ack_ns: list[int] = []
         self.lag_send_ns: list[int] = []
@@ -219,6 +220,7 @@ class Driver:
         stats = self.stats
         try:
             async for frame in ws:
+                stats.frames += stats.measuring
                 msg = unpack(frame)
                 kind = msg["type"]
                 if kind == p.GAME_EVENT:
@@ -234,6 +236,7 @@ class Driver:
         try:
             async for frame in racer.ws:
                 now = time.perf_counter_ns()
+                stats.frames += stats.measuring
                 msg = unpack(frame)
                 kind = msg["type"]
                 if kind == p.GAME_EVENT and msg["player"] == racer.session:
@@ -333,6 +336,7 @@ class Driver:
                 await racer.ws.send(ECHO_FRAME)
                 async with asyncio.timeout(ANSWER_TIMEOUT):
                     await racer.ws.recv()
+                stats.frames += stats.measuring
                 stats.on_ack("", 0, sent, time.perf_counter_ns(), False)
         except TimeoutError:
             stats.errors["timeout"] += 1
@@ -384,6 +388,7 @@ class Driver:
             "window_seconds": round(window, 3),
             "moves": s.acks,
             "moves_per_s": round(s.acks / window, 1),
+            "frames_received_per_s": round(s.frames / window, 1),
             "ack": quantiles_ms(s.ack_ns),
             "spectator_lag_from_ack": quantiles_ms(s.lag_ack_ns),
             "spectator_lag_from_send": quantiles_ms(s.lag_send_ns),
@@ -508,6 +513,8 @@ def print_scenario(result: dict[str, Any]) -> None:
 
     row("moves/s (echoes/s)", f"{a['moves_per_s']:,.0f}", f"{e['moves_per_s']:,.0f}")
     row("  server / echo", f"{result['moves_vs_echo']:.2f}")
+    fa, fe = a["frames_received_per_s"], e["frames_received_per_s"]
+    row("frames received/s", f"{fa:,.0f}", f"{fe:,.0f}")
     for q in ("p50", "p95", "p99"):
         row(f"ack (round trip) {q} ms", f"{a['ack'][f'{q}_ms']:.2f}", f"{e['ack'][f'{q}_ms']:.2f}")
     for q in ("p50", "p99"):
