@@ -575,6 +575,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenario", choices=["paced", "saturated", "both"], default="both")
     parser.add_argument("--variant", choices=["swiss", "quadrennial"], default="swiss")
     parser.add_argument("--fsync", choices=["everysec", "always", "no"], default="everysec")
+    parser.add_argument("--out", default="load.json", help="report name in bench/results")
     args = parser.parse_args(argv)
     quick = args.quick
     racers = args.racers or (16 if quick else 1000)
@@ -611,7 +612,7 @@ def main(argv: list[str] | None = None) -> int:
         "scenarios": results,
         "targets": checks,
     }
-    print(f"wrote {write_json('load.json', report)}")
+    print(f"wrote {write_json(args.out, report)}")
     return 0
 
 
