@@ -14,6 +14,7 @@ from typing import TextIO
 
 DEFAULT_SERVER = "ws://127.0.0.1:8765"
 VARIANTS = ("swiss", "quadrennial")
+_COMMON_TITLE = "common options:"
 
 
 def _positive_float(text: str) -> float:
@@ -26,7 +27,7 @@ def _positive_float(text: str) -> float:
 def _common_parent(env: Mapping[str, str]) -> argparse.ArgumentParser:
     """Options every subcommand takes, so `solitaire <cmd> --help` lists them all."""
     parent = argparse.ArgumentParser(add_help=False)
-    group = parent.add_argument_group("common options")
+    group = parent.add_argument_group(_COMMON_TITLE[:-1])
     group.add_argument(
         "--server",
         default=env.get("SOLITAIRE_SERVER") or DEFAULT_SERVER,
@@ -58,6 +59,15 @@ def _common_parent(env: Mapping[str, str]) -> argparse.ArgumentParser:
     return parent
 
 
+def _epilog(common: argparse.ArgumentParser) -> str:
+    """The top-level help's epilog: the common options as each command's help lists them, since
+    they belong to the commands and argparse would not show them at the top level."""
+    text = common.format_help()
+    options = text[text.index(_COMMON_TITLE) :].rstrip()
+    options = options.replace(_COMMON_TITLE, "common options (every COMMAND takes them):", 1)
+    return options + "\n\nsolitaire COMMAND --help shows every option of a command."
+
+
 def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
     """The full parser; ``env`` stands in for ``os.environ`` so tests control the defaults."""
     env = os.environ if env is None else env
@@ -65,6 +75,8 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     parser = argparse.ArgumentParser(
         prog="solitaire",
         description="Solitaire Arena in the terminal: play, race, watch and replay.",
+        epilog=_epilog(common),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

@@ -92,6 +92,29 @@ def test_help_of_each_subcommand_lists_every_common_option(argv: list[str]) -> N
         assert option in result.stdout, (argv, option)
 
 
+def test_top_level_help_ends_with_the_common_options() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "client", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    out = result.stdout
+    for command in ("play", "race", "rooms", "watch", "replay"):
+        assert f"    {command} " in out, command
+    epilog = out[out.index("common options (every COMMAND takes them):") :]
+    for option in COMMON:
+        assert f"  {option}" in epilog, option
+    assert "--variant {swiss,quadrennial}" in epilog
+    assert out.rstrip().endswith("solitaire COMMAND --help shows every option of a command.")
+
+
+def test_top_level_help_shows_the_environment_defaults() -> None:
+    text = build_parser({"SOLITAIRE_SERVER": "ws://example:9"}).format_help()
+    assert "ws://example:9" in text
+
+
 class FakeTTY(io.StringIO):
     def isatty(self) -> bool:
         return True
