@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 from http import HTTPStatus
 
@@ -57,6 +58,10 @@ class App:
     async def start(self) -> Server:
         """Rebuild rooms from the store, then listen."""
         for attempt in range(1, _REBUILD_ATTEMPTS + 1):
+            # The rebuild allocates every room's folded games and keeps nearly all of it: the
+            # collector would only traverse it again and again (a third of a rebuild's time,
+            # bench/recovery.py), and afterwards it is long-lived, so it is frozen out of reach.
+            gc.disable()
             try:
                 await self.rooms.rebuild()
                 break
@@ -65,6 +70,9 @@ class App:
                     raise
                 log.warning("store_not_ready", error=str(exc), attempt=attempt)
                 await asyncio.sleep(1.0)
+            finally:
+                gc.enable()
+        gc.freeze()
         self.server = await serve(
             self.handler,
             self.config.host,

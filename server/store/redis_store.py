@@ -16,6 +16,7 @@ from typing import Any
 import redis.asyncio as aioredis
 import redis.exceptions as redis_errors
 import structlog
+from redis.driver_info import DriverInfo
 
 from server.store import codec
 from server.store.base import (
@@ -120,6 +121,9 @@ class RedisEventStore(EventStore):
         if block_ms <= 0:
             raise ValueError("block_ms must be positive: 0 would block forever")
         redis_options.setdefault("protocol", 2)
+        # Resolved once: redis-py otherwise reads package metadata for every new connection,
+        # and every follower opens one (a tenth of a rebuild, bench/recovery.py profile).
+        redis_options.setdefault("driver_info", DriverInfo())
         self.url = url
         self.prefix = prefix
         self.retention = retention

@@ -273,3 +273,42 @@ async def test_a_seat_resumed_elsewhere_closes_the_old_connection(
     move = sorted(legal_moves(new_game("quadrennial", deck=DECK)))[0]
     assert await rooms.move(again, 1, move, None) == 2
     assert rooms.rooms[room_id].games["ann"].version == 2
+
+
+async def test_a_rebuild_folds_each_game_in_bulk_to_what_the_live_fold_reached(
+    rooms: RoomManager, store: MemoryEventStore, clock: FakeClock
+) -> None:
+    """Progress, state, public events and move ids: bulk (rebuild) equals one event at a time."""
+    ann, bob = Peer("ann"), Peer("bob")
+    room_id = await racing(rooms, clock, [ann, bob])
+    room = rooms.rooms[room_id]
+    for peer, count in ((ann, 40), (bob, 400)):  # bob plays until stuck, then resigns
+        for cid in range(count):
+            game = room.games[peer.session]
+            assert game.state is not None
+            if game.progress.status.done:
+                break
+            options = sorted(legal_moves(game.state))
+            if not options:
+                await rooms.resign(peer)
+                break
+            clock.advance(7 if cid % 3 else 1000)
+            await rooms.move(peer, cid, options[(cid * 7) % len(options)], None)
+    live = {p: (g.state, g.version, g.progress, g.public, g.cids) for p, g in room.games.items()}
+    assert live["bob"][2].status.done
+    assert live["bob"][2].finished_at is not None
+    await rooms.aclose()
+
+    again = RoomManager(store, clock, Config(), send_many)
+    await again.rebuild()
+    try:
+        rebuilt = again.rooms[room_id].games
+        for player, (state, version, progress, public, cids) in live.items():
+            assert rebuilt[player].state == state
+            assert rebuilt[player].version == version
+            assert rebuilt[player].progress == progress
+            assert rebuilt[player].public == public
+            assert rebuilt[player].cids == cids
+        assert again.rooms[room_id].status is RoomStatus.RACING  # ann still plays
+    finally:
+        await again.aclose()
