@@ -23,6 +23,8 @@ class Kind(enum.Enum):
     START = "start"
     NEXT = "next"
     PREVIOUS = "previous"
+    WATCH = "watch"
+    BACK = "back"
 
 
 _KEYWORDS: dict[str, Kind] = {
@@ -43,6 +45,8 @@ _KEYWORDS: dict[str, Kind] = {
     "previous": Kind.PREVIOUS,
     "p": Kind.PREVIOUS,
     "b": Kind.PREVIOUS,
+    "back": Kind.BACK,
+    "me": Kind.BACK,
 }
 
 # Words that only mean something in some modes; elsewhere they are read as (probably bad) moves.
@@ -51,10 +55,12 @@ _REPLAY_ONLY = {Kind.NEXT, Kind.PREVIOUS}
 
 @dataclass(frozen=True)
 class Command:
-    """One parsed input line: its kind, and for moves the text as typed (trimmed)."""
+    """One parsed input line: its kind, for moves the text as typed (trimmed), and for `watch`
+    whom to watch (a name or panel number as typed; empty for everyone)."""
 
     kind: Kind
     text: str = ""
+    arg: str = ""
 
 
 def parse_command(line: str, *, replay: bool = False) -> Command:
@@ -62,6 +68,10 @@ def parse_command(line: str, *, replay: bool = False) -> Command:
     text = " ".join(line.strip().split())
     if not text:
         return Command(Kind.EMPTY)
+    first, _, rest = text.partition(" ")
+    if first.lower() == "watch":
+        # Names keep their case: the server's names are case-sensitive.
+        return Command(Kind.WATCH, text, rest)
     kind = _KEYWORDS.get(text.lower())
     if kind is None or (kind in _REPLAY_ONLY and not replay):
         return Command(Kind.MOVE, text)
@@ -72,7 +82,10 @@ HELP_TEXT = (
     "Moves: d deal, redeal (Quadrennial), t3t5 / 3 5 pile to pile, t3t5x4 a run of 4, "
     "t3f / 3f to a foundation, wf / w f waste to foundation, wt7 waste to pile, fst2 foundation "
     "back to a pile, r5f reserve to foundation. Commands: moves (legal moves), help, resign, quit; "
-    "start (in a race lobby); undo (offline)."
+    "start (in a race lobby); undo (offline); in a race once your game is done: watch (every "
+    "racer), watch NAME or watch N (one racer, by name or panel line), back or me (your board)."
 )
+
+WATCH_FIRST = "finish or resign your game to watch the others"
 
 REPLAY_HELP_TEXT = "Replay: n (or Enter) next move, p previous move, q quit."

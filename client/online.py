@@ -15,7 +15,7 @@ from typing import Any
 
 from client.app import App
 from client.cli import Output
-from client.commands import Command, Kind
+from client.commands import WATCH_FIRST, Command, Kind
 from client.connection import Connection, ConnectionLost, RequestFailed, State
 from client.offline import seed_value
 from client.play import PLAYING_HINT, play_loop, update_status
@@ -70,6 +70,8 @@ class RoomClient:
         self.games: dict[str, Track] = {}
         self.focus: str | None = None  # the watched player, or None for all
         self.watch_all = False
+        # A racer whose game is done may look at the others' boards instead of their own.
+        self.watching_others = False
         self.ranking: list[dict[str, Any]] | None = None
         self.started = asyncio.Event()
         self.finished = asyncio.Event()
@@ -124,13 +126,16 @@ class RoomClient:
                     {"type": "join", "room": self.room_id, "role": "spectator"}, expect="joined"
                 )
                 await self.send_watch()
+        elif self.watching_others:
+            # What a resumed seat watches is not part of the seat: ask again.
+            await self.send_watch()
 
-    async def send_watch(self) -> None:
-        """Ask for the watched games' snapshots and events."""
+    async def send_watch(self, player: str | None = None) -> None:
+        """Ask for the watched games' snapshots and events (``player``'s, or the focus's)."""
         assert self.conn is not None
         msg: dict[str, Any] = {"type": "watch", "room": self.room_id}
-        if self.focus is not None:
-            msg["player"] = self.focus
+        if player is not None or self.focus is not None:
+            msg["player"] = player or self.focus
         with contextlib.suppress(RequestFailed):
             await self.conn.send(msg)
 
@@ -204,11 +209,7 @@ class RoomClient:
         player = msg["player"]
         self.progress[player] = {**self.progress.get(player, {}), **msg}
         if player == self.me and msg["status"] in _DONE and not self.finished.is_set():
-            self.session.status = (
-                game_status(self.my_view) + " Waiting for the others..."
-                if len(self.progress) > 1
-                else game_status(self.my_view)
-            )
+            self.session.status = self._done_status(msg)
         elif msg["status"] in _DONE and player != self.me:
             name = self.names.get(player, player)
             verb = {"won": "finished", "over": "is stuck", "resigned": "resigned"}[msg["status"]]
@@ -232,8 +233,10 @@ class RoomClient:
         if msg["version"] <= track.version:
             return
         if msg["version"] != track.version + 1:
-            if self.spectator or msg["player"] != self.me:
+            if self.spectator:
                 self._spawn(self.send_watch())
+            elif msg["player"] != self.me:
+                self._spawn(self.send_watch(msg["player"]))
             return
         try:
             track.view = public_fold_event(track.view, msg["event"])
@@ -249,6 +252,8 @@ class RoomClient:
         if self.spectator:
             self.show_watched()
             return
+        if self.watching_others:
+            self.show_watched()
         if player == self.me:
             self.session.view = self.games[player].view
             if self.started.is_set() and not self.finished.is_set():
@@ -282,6 +287,59 @@ class RoomClient:
 
     def _on_error(self, msg: dict[str, Any]) -> None:
         self.session.error = f"Server: {msg['reason']}"
+
+    # -- a finished racer watching the others ----------------------------------------------
+
+    def can_watch(self) -> bool:
+        """Whether the server lets this racer watch the others: own game done, or race over."""
+        if self.finished.is_set():
+            return True
+        view = self.my_view
+        mine = self.progress.get(self.me or "", {}).get("status")
+        return bool(view is not None and view.over) or mine in _DONE
+
+    async def watch_others(self, who: str) -> str:
+        """Show another racer's live board (``who``: a name or panel number), or every racer's
+        (``who`` empty or 'all'); returns whom, for the message. ClientError before the racer's
+        own game is done, RequestFailed if the server refuses."""
+        assert self.conn is not None
+        if not self.can_watch():
+            raise ClientError(WATCH_FIRST)
+        target = None if who.lower() in ("", "all") else _player_id(self, who)
+        if target is not None and target == self.me:
+            self.watch_back()
+            return "your own board"
+        msg: dict[str, Any] = {"type": "watch", "room": self.room_id}
+        if target is not None:
+            msg["player"] = target
+        # The snapshot (`game`) is the answer; an `error` with the ref is a refusal.
+        await self.conn.request(msg, expect="game", wait=10.0)
+        self.focus = target
+        self.watching_others = True
+        self.show_watched()
+        return "every racer" if target is None else self.names.get(target, target)
+
+    def watch_back(self) -> None:
+        """Back to the racer's own board."""
+        self.watching_others = False
+        self.focus = None
+        self.session.boards = ()
+        self.session.view = self.my_view
+
+    def _done_status(self, progress: dict[str, Any]) -> str:
+        """The status line once this racer's game is done and the race goes on."""
+        view = self.my_view
+        if view is not None and view.over:
+            text = game_status(view)
+        else:  # progress and the game's last event travel separately (protocol.md)
+            verb = {"won": "You won", "over": "No legal move left", "resigned": "You resigned"}
+            text = f"{verb[progress['status']]}: {progress['foundation']} cards on the foundations."
+        if len(self.progress) <= 1:
+            return text
+        return (
+            f"{text} Waiting for the others: 'watch' shows their boards, 'watch NAME' one of "
+            "them, 'back' yours."
+        )
 
     # -- derived state -------------------------------------------------------------------------
 
@@ -327,18 +385,22 @@ class RoomClient:
         self.session.racers = ranked(racers)
 
     def show_watched(self) -> None:
-        """A spectator's board(s): the focused player, or everyone stacked."""
-        if self.focus is not None:
+        """The watched board(s): the focused player, or everyone stacked. A spectator's title
+        names the focused player; a racer's boards are labelled, theirs included."""
+        if self.focus is not None and self.spectator:
             track = self.games.get(self.focus)
             self.session.view = track.view if track else None
             self.session.boards = ()
             return
-        order = [p for p in self.room.get("players", [])]
         boards = []
-        for player in order:
-            track = self.games.get(player["player"])
+        for player in self.room.get("players", []):
+            pid = player["player"]
+            if self.focus is not None and pid != self.focus:
+                continue
+            track = self.games.get(pid)
             if track is not None and track.view is not None:
-                boards.append((player["name"], track.view))
+                label = player["name"] + (" (you)" if pid == self.me else "")
+                boards.append((label, track.view))
         self.session.boards = tuple(boards)
 
     def _maybe_auto_start(self) -> None:
@@ -418,6 +480,9 @@ async def _play_room(client: RoomClient, app: App, *, race: bool, wait_for_resul
             except ArenaError as error:
                 app.session.error = f"start: {error.reason}"
             return True
+        if race and command.kind in (Kind.WATCH, Kind.BACK):
+            await _watch_command(client, app, command)
+            return True
         if command.kind in (Kind.MOVE, Kind.MOVES, Kind.RESIGN) and client.my_view is None:
             if app.scripted:
                 # A script plays as soon as it can: wait for the start instead of failing.
@@ -456,6 +521,29 @@ async def _play_room(client: RoomClient, app: App, *, race: bool, wait_for_resul
         app.log("left the game: resigned")
     if wait_for_results and app.scripted and client.my_view is not None and not left:
         await _wait_results(client, conn)
+
+
+async def _watch_command(client: RoomClient, app: App, command: Command) -> None:
+    """`watch [NAME|N|all]` and `back`/`me` in a race: whose board the board area shows."""
+    if command.kind is Kind.BACK:
+        client.watch_back()
+        app.session.say("Back to your board.")
+        app.log("back to my board")
+        return
+    try:
+        whom = await client.watch_others(command.arg)
+    except ArenaError as error:
+        app.session.error = f"watch: {error.reason}"
+        app.log(f"watch: {error.reason}")
+        return
+    except TimeoutError:
+        app.session.error = "watch: the server did not answer"
+        return
+    if client.watching_others:
+        app.session.say(f"Watching {whom} live: 'watch NAME' for another, 'back' for your board.")
+        app.log(f"watching {whom}")
+    else:
+        app.session.say("Back to your board.")
 
 
 async def _until_failed(conn: Connection) -> None:
@@ -615,12 +703,18 @@ async def _watch_loop(client: RoomClient, app: App) -> None:
 
 
 def _player_id(client: RoomClient, who: str) -> str:
+    """A racer's id from a name, a player id, or a number: the line of the racers panel (the
+    order on screen), or the join order while there is no panel."""
     players = client.room.get("players", [])
-    if who.isdigit() and 1 <= int(who) <= len(players):
-        return players[int(who) - 1]["player"]
+    order = list(client.session.racers) or [p["player"] for p in players]
+    if who.isdigit() and 1 <= int(who) <= len(order):
+        return order[int(who) - 1]
     for player in players:
         if who in (player["name"], player["player"]):
             return player["player"]
+    folded = [p["player"] for p in players if p["name"].casefold() == who.casefold()]
+    if len(folded) == 1:
+        return folded[0]
     names = ", ".join(p["name"] for p in players) or "none yet"
     raise ClientError(f"no player {who!r} in this room (players: {names})")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from client.commands import Kind, parse_command
+from client.commands import HELP_TEXT, Kind, parse_command
 
 
 @pytest.mark.parametrize(
@@ -20,6 +20,11 @@ from client.commands import Kind, parse_command
         ("exit", Kind.QUIT),
         ("undo", Kind.UNDO),
         ("start", Kind.START),
+        ("back", Kind.BACK),
+        ("me", Kind.BACK),
+        (" ME ", Kind.BACK),
+        ("watch", Kind.WATCH),
+        ("watch bob", Kind.WATCH),
         ("", Kind.EMPTY),
         ("   ", Kind.EMPTY),
     ],
@@ -43,3 +48,31 @@ def test_replay_words_are_moves_outside_a_replay() -> None:
     assert parse_command("p").kind is Kind.MOVE
     assert parse_command("n", replay=True).kind is Kind.NEXT
     assert parse_command("p", replay=True).kind is Kind.PREVIOUS
+
+
+@pytest.mark.parametrize(
+    ("line", "arg"),
+    [
+        ("watch", ""),
+        ("  WATCH  ", ""),
+        ("watch Bob", "Bob"),
+        ("watch   2", "2"),
+        ("Watch all", "all"),
+        ("watch Mary Ann", "Mary Ann"),
+    ],
+)
+def test_watch_keeps_whom_as_typed(line: str, arg: str) -> None:
+    command = parse_command(line)
+    assert command.kind is Kind.WATCH
+    assert command.arg == arg
+
+
+def test_words_starting_like_watch_are_still_moves() -> None:
+    assert parse_command("watchful").kind is Kind.MOVE
+    assert parse_command("w f").kind is Kind.MOVE
+    assert parse_command("wt7").kind is Kind.MOVE
+
+
+def test_help_mentions_watching_and_going_back() -> None:
+    assert "watch NAME" in HELP_TEXT
+    assert "back" in HELP_TEXT

@@ -6,12 +6,18 @@ import asyncio
 import hashlib
 import io
 
+import pytest
+
 from client.app import App
 from client.cli import Output
-from client.online import RoomClient, commitment_ok
+from client.commands import WATCH_FIRST, parse_command
+from client.connection import RequestFailed
+from client.online import RoomClient, _watch_command, commitment_ok
+from client.play import play_loop
 from client.screen import RacerState, compose, strip_ansi
 from client.session import Session
 from shared import apply_move_revealing, deal_deck, new_game, public_event, start_event
+from shared.errors import ClientError
 
 ROOM = "k2x7m4qa"
 
@@ -194,3 +200,172 @@ def test_commitment_check() -> None:
     assert commitment_ok("42", "ab", digest)
     assert not commitment_ok("43", "ab", digest)
     assert not commitment_ok(None, "ab", digest)
+
+
+class FakeConn:
+    """Answers `watch` as the server does: a `game` snapshot per watched game, or an error."""
+
+    def __init__(self, client: RoomClient, games: dict[str, list[dict]]) -> None:
+        self.client = client
+        self.games = games
+        self.sent: list[dict] = []
+        self.refuse: str | None = None
+        self.clock_offset_ms = 0
+        self.failure = None
+
+    async def request(self, msg: dict, *, expect: str | None = None, wait: float = 15.0) -> dict:
+        self.sent.append(msg)
+        if self.refuse is not None:
+            self.client.on_message({"type": "error", "code": "not_allowed", "reason": self.refuse})
+            raise RequestFailed(self.refuse, code="not_allowed")
+        targets = [msg["player"]] if "player" in msg else list(self.games)
+        answers = [
+            {
+                "type": "game",
+                "room": ROOM,
+                "player": target,
+                "version": len(self.games[target]),
+                "events": self.games[target],
+            }
+            for target in targets
+        ]
+        for answer in answers:
+            self.client.on_message(answer)
+        return answers[0]
+
+    async def send(self, msg: dict) -> None:
+        self.sent.append(msg)
+
+
+def racing_pair() -> tuple[RoomClient, App, FakeConn, list[dict], list[dict]]:
+    """ann (me, 1 move) and bob (3 moves) racing on seed 1; bob's events not yet seen."""
+    client, app, _ = make_client()
+    ann = game_events(["d"])
+    bob = game_events(["d", "t7t1", "d"])
+    conn = FakeConn(client, {"pa": ann, "pb": bob[:3]})
+    client.conn = conn  # type: ignore[assignment]
+    client.on_message({"type": "joined", "room": ROOM, "role": "player", "player": "pa"})
+    players = [player("pa", "ann", "playing"), player("pb", "bob", "playing")]
+    client.on_message(room("racing", players, started_at=1000))
+    client.on_message({"type": "game", "room": ROOM, "player": "pa", "version": 2, "events": ann})
+    return client, app, conn, ann, bob
+
+
+def progress(pid: str, status: str, foundation: int, moves: int) -> dict:
+    return {"type": "progress", "room": ROOM, **player(pid, "", status, foundation, moves)}
+
+
+async def test_a_racer_may_watch_only_once_their_game_is_done() -> None:
+    client, app, conn, _ann, _ = racing_pair()
+    with pytest.raises(ClientError) as refused:
+        await client.watch_others("bob")
+    assert refused.value.reason == WATCH_FIRST
+    assert conn.sent == []  # refused locally, nothing asked of the server
+    await _watch_command(client, app, parse_command("watch"))
+    assert "watch: finish or resign your game to watch the others" in screen_text(app)
+    assert not client.watching_others
+    client.on_message(
+        {"type": "game_event", "room": ROOM, "player": "pa", "version": 3, "event": resigned()}
+    )
+    client.on_message(progress("pa", "resigned", 0, 1))
+    assert client.can_watch()
+    status = app.session.status
+    assert status.startswith("You resigned with 0 cards on the foundations.")
+    assert "'watch' shows their boards" in status
+    assert "'back'" in status
+
+
+def resigned() -> dict:
+    return {"type": "resigned", "v": 1, "at": 1002}
+
+
+async def test_watching_one_racer_follows_their_moves_then_back_shows_mine() -> None:
+    client, app, conn, _, bob = racing_pair()
+    client.on_message(progress("pa", "resigned", 0, 1))  # before the game's own event: still ok
+    assert app.session.status.startswith("You resigned: 0 cards on the foundations.")
+    await _watch_command(client, app, parse_command("watch bob"))
+    assert conn.sent == [{"type": "watch", "room": ROOM, "player": "pb"}]
+    assert client.watching_others
+    assert client.focus == "pb"
+    text = screen_text(app)
+    assert "== bob ==" in text
+    assert "moves 2" in text
+    assert "Watching bob live" in text
+    client.on_message(
+        {"type": "game_event", "room": ROOM, "player": "pb", "version": 4, "event": bob[3]}
+    )
+    assert "moves 3" in screen_text(app)  # bob's next move, live
+    assert app.session.boards[0][1].moves_made == 3
+    await _watch_command(client, app, parse_command("back"))
+    assert not client.watching_others
+    assert app.session.boards == ()
+    text = screen_text(app)
+    assert "== bob ==" not in text
+    assert "moves 1" in text
+    client.on_message(
+        {"type": "game_event", "room": ROOM, "player": "pb", "version": 5, "event": bob[3]}
+    )  # bob's events still arrive (the server keeps sending them): they do not take over
+    assert "moves 1" in screen_text(app)
+
+
+async def test_watch_everyone_by_number_and_case_insensitive_name() -> None:
+    client, app, conn, _, _ = racing_pair()
+    client.on_message(progress("pb", "playing", 2, 3))  # bob leads: first line of the panel
+    client.on_message(progress("pa", "over", 0, 1))
+    assert list(app.session.racers) == ["pb", "pa"]
+    await _watch_command(client, app, parse_command("watch"))
+    assert conn.sent[-1] == {"type": "watch", "room": ROOM}
+    assert [label for label, _ in app.session.boards] == ["ann (you)", "bob"]
+    assert client.focus is None
+    await _watch_command(client, app, parse_command("watch 1"))
+    assert conn.sent[-1]["player"] == "pb"
+    assert [label for label, _ in app.session.boards] == ["bob"]
+    await _watch_command(client, app, parse_command("watch all"))
+    assert len(app.session.boards) == 2
+    await _watch_command(client, app, parse_command("watch BOB"))
+    assert client.focus == "pb"
+    await _watch_command(client, app, parse_command("watch 2"))  # that is me: my own board
+    assert not client.watching_others
+    assert app.session.boards == ()
+    sent = len(conn.sent)
+    await _watch_command(client, app, parse_command("watch zed"))
+    assert "watch: no player 'zed' in this room (players: ann, bob)" in screen_text(app)
+    assert len(conn.sent) == sent
+
+
+async def test_a_refused_watch_keeps_my_board() -> None:
+    client, app, conn, _, _ = racing_pair()
+    client.on_message(progress("pa", "resigned", 0, 1))
+    conn.refuse = "racers can watch other racers once their own game is finished"
+    await _watch_command(client, app, parse_command("watch bob"))
+    assert "watch: racers can watch other racers" in screen_text(app)
+    assert not client.watching_others
+    assert app.session.boards == ()
+
+
+async def test_after_the_race_anyone_may_watch() -> None:
+    client, app, _conn, _, _ = racing_pair()
+    client.finished.set()
+    await _watch_command(client, app, parse_command("watch bob"))
+    assert client.focus == "pb"
+
+
+async def test_a_gap_in_another_racers_game_asks_for_that_game_only() -> None:
+    client, _app, conn, _, bob = racing_pair()
+    client.on_message(progress("pa", "resigned", 0, 1))
+    await client.watch_others("bob")
+    client.on_message(
+        {"type": "game_event", "room": ROOM, "player": "pb", "version": 5, "event": bob[3]}
+    )
+    await asyncio.sleep(0)
+    assert conn.sent[-1] == {"type": "watch", "room": ROOM, "player": "pb"}
+
+
+async def test_watch_and_back_outside_a_race_are_refused() -> None:
+    app = App(Session(title="t"), Output(color=False, tty=False, json=False), script=["watch"])
+
+    class Driver:
+        view = None
+
+    await play_loop(app, Driver())  # type: ignore[arg-type]
+    assert app.session.error == "watch: only racers can watch the others, in a race"
