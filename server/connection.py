@@ -89,8 +89,8 @@ class Connection:
 
     # ---- sending -----------------------------------------------------------------------------
 
-    def send(self, msg: dict[str, Any]) -> None:
-        self.send_frame(p.encode_unchecked(msg))
+    def send(self, msg: dict[str, Any] | bytes) -> None:
+        self.send_frame(msg if isinstance(msg, bytes) else p.encode_unchecked(msg))
 
     def send_frame(self, frame: bytes) -> None:
         if self.closing:
@@ -268,9 +268,9 @@ def _peek(frame: bytes | str) -> dict[str, Any] | None:
     return raw if isinstance(raw, dict) else None
 
 
-def send_many(peers: Iterable[Any], msg: dict[str, Any]) -> None:
+def send_many(peers: Iterable[Any], msg: dict[str, Any] | bytes) -> None:
     """One encoded frame to many connections with websockets' broadcast(); slow ones dropped."""
-    frame = p.encode_unchecked(msg)
+    frame = msg if isinstance(msg, bytes) else p.encode_unchecked(msg)
     ready = []
     for peer in peers:
         if not isinstance(peer, Connection):

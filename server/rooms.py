@@ -27,6 +27,8 @@ from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import msgpack
+
 from server.clock import Clock
 from server.config import Config
 from server.errors import (
@@ -116,6 +118,25 @@ def _status(state: GameState) -> PlayerStatus:
     return PlayerStatus.PLAYING
 
 
+def packed_with(msg: dict[str, Any], key: str, packed: bytes) -> bytes:
+    """``msg`` encoded as a frame, plus one field ``key`` whose value is already packed."""
+    head = msgpack.packb(msg, use_bin_type=True)
+    assert head[0] == 0x80 | len(msg)  # a fixmap (under 16 fields): the count is in byte 0
+    return bytes((0x80 | (len(msg) + 1),)) + head[1:] + msgpack.packb(key) + packed
+
+
+def _array_header(count: int) -> bytes:
+    if count < 16:
+        return bytes((0x90 | count,))
+    if count < 0x10000:
+        return b"\xdc" + count.to_bytes(2, "big")
+    return b"\xdd" + count.to_bytes(4, "big")
+
+
+def _pack(event: dict[str, Any]) -> bytes:
+    return msgpack.packb(event, use_bin_type=True)
+
+
 def _over(state: GameState) -> bool:
     """is_over, without generating every legal move while the stock still has cards.
 
@@ -132,12 +153,13 @@ class Peer(Protocol):
 
     session: str
 
-    def send(self, msg: dict[str, Any]) -> None: ...
+    def send(self, msg: dict[str, Any] | bytes) -> None: ...
 
     def close_soon(self, code: int, reason: str) -> None: ...
 
 
-SendMany = Callable[[Iterable[Peer], dict[str, Any]], None]
+SendMany = Callable[[Iterable[Peer], dict[str, Any] | bytes], None]
+"""Send one message (or an encoded frame) to many peers."""
 
 
 class Role:
@@ -175,7 +197,9 @@ class Game:
     stream: str
     state: GameState | None = None
     version: int = 0
-    public: list[dict[str, Any]] = field(default_factory=list)
+    # Each public event packed (msgpack) once: frames splice them in, and bytes are nothing
+    # for the garbage collector to traverse (dicts of lists were most of a live server's heap).
+    public: list[bytes] = field(default_factory=list)
     released: int = 0  # public events already given to spectators (the spectator delay)
     shown: Progress = field(default_factory=Progress)  # the progress spectators have been given
     progress: Progress = field(default_factory=Progress)
@@ -290,16 +314,12 @@ class Room:
             "commitment": self.meta["commitment"],
         }
 
-    def game_message(self, player: str, *, released_only: bool) -> dict[str, Any]:
+    def game_message(self, player: str, *, released_only: bool) -> bytes:
+        """The ``game`` frame, already encoded: its events are kept packed (``Game.public``)."""
         game = self.games.get(player)
         events = [] if game is None else game.public[: game.released if released_only else None]
-        return {
-            "type": p.GAME,
-            "room": self.id,
-            "player": player,
-            "version": len(events),
-            "events": events,
-        }
+        head = {"type": p.GAME, "room": self.id, "player": player, "version": len(events)}
+        return packed_with(head, "events", _array_header(len(events)) + b"".join(events))
 
     async def wait_until(self, ready: Callable[[], bool]) -> None:
         """Wait until the follower has folded enough; ServerError if it does not in time."""
@@ -530,7 +550,7 @@ class RoomManager:
             log.warning("unknown_room_event", room=room.id, kind=kind)
         self._rearm(room)
 
-    def _send(self, members: Iterable[Member], msg: dict[str, Any]) -> None:
+    def _send(self, members: Iterable[Member], msg: dict[str, Any] | bytes) -> None:
         peers = [m.peer for m in members]
         if peers:  # encoding a frame for nobody cost 8% of a rebuild (bench/recovery.py profile)
             self.send_many(peers, msg)
@@ -660,14 +680,14 @@ class RoomManager:
             at = int(data["at"])
             kind = data["type"]
             if kind == "game_started":
-                public.append(public_event(data))
+                public.append(_pack(public_event(data)))
                 started = True
                 history.clear()
                 foundation, reached, moves = 0, at, 0
                 continue
             item = dict(data)
             item.pop("cid", None)
-            public.append(item)
+            public.append(_pack(item))
             if kind == "moved":
                 moves += 1
             count = state.foundation_count
@@ -707,13 +727,11 @@ class RoomManager:
             return
         player = game.player
         frames = [
-            {
-                "type": p.GAME_EVENT,
-                "room": room.id,
-                "player": player,
-                "version": version,
-                "event": game.public[version - 1],
-            }
+            packed_with(
+                {"type": p.GAME_EVENT, "room": room.id, "player": player, "version": version},
+                "event",
+                game.public[version - 1],
+            )
             for version in range(first, last + 1)
         ]
         update = {"type": p.PROGRESS, "room": room.id, "player": player}

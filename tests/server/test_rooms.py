@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
+import msgpack
 import pytest
 
 from server.clock import FakeClock
@@ -27,8 +28,8 @@ class Peer:
         self.messages: list[dict[str, Any]] = []
         self.closed: list[int] = []
 
-    def send(self, msg: dict[str, Any]) -> None:
-        self.messages.append(msg)
+    def send(self, msg: dict[str, Any] | bytes) -> None:
+        self.messages.append(msgpack.unpackb(msg) if isinstance(msg, bytes) else msg)
 
     def close_soon(self, code: int, reason: str) -> None:
         self.closed.append(code)
@@ -37,7 +38,7 @@ class Peer:
         return [m for m in self.messages if m["type"] == kind]
 
 
-def send_many(peers: Iterable[Any], msg: dict[str, Any]) -> None:
+def send_many(peers: Iterable[Any], msg: dict[str, Any] | bytes) -> None:
     for peer in peers:
         peer.send(msg)
 
