@@ -209,7 +209,7 @@ class RoomClient:
         player = msg["player"]
         self.progress[player] = {**self.progress.get(player, {}), **msg}
         if player == self.me and msg["status"] in _DONE and not self.finished.is_set():
-            self.session.status = self._done_status(msg)
+            self.session.status = self.done_status(msg)
         elif msg["status"] in _DONE and player != self.me:
             name = self.names.get(player, player)
             verb = {"won": "finished", "over": "is stuck", "resigned": "resigned"}[msg["status"]]
@@ -326,7 +326,7 @@ class RoomClient:
         self.session.boards = ()
         self.session.view = self.my_view
 
-    def _done_status(self, progress: dict[str, Any]) -> str:
+    def done_status(self, progress: dict[str, Any]) -> str:
         """The status line once this racer's game is done and the race goes on."""
         view = self.my_view
         if view is not None and view.over:
@@ -525,25 +525,32 @@ async def _play_room(client: RoomClient, app: App, *, race: bool, wait_for_resul
 
 async def _watch_command(client: RoomClient, app: App, command: Command) -> None:
     """`watch [NAME|N|all]` and `back`/`me` in a race: whose board the board area shows."""
-    if command.kind is Kind.BACK:
+    if command.kind is Kind.WATCH:
+        try:
+            whom = await client.watch_others(command.arg)
+        except ArenaError as error:
+            app.session.error = f"watch: {error.reason}"
+            app.log(f"watch: {error.reason}")
+            return
+        except TimeoutError:
+            app.session.error = "watch: the server did not answer"
+            return
+    else:
         client.watch_back()
-        app.session.say("Back to your board.")
-        app.log("back to my board")
-        return
-    try:
-        whom = await client.watch_others(command.arg)
-    except ArenaError as error:
-        app.session.error = f"watch: {error.reason}"
-        app.log(f"watch: {error.reason}")
-        return
-    except TimeoutError:
-        app.session.error = "watch: the server did not answer"
-        return
     if client.watching_others:
-        app.session.say(f"Watching {whom} live: 'watch NAME' for another, 'back' for your board.")
+        note = f"Watching {whom} live: 'watch NAME' for another racer, 'back' for your board."
         app.log(f"watching {whom}")
     else:
-        app.session.say("Back to your board.")
+        note = "Back to your board."
+        app.log("back to my board")
+    mine = client.progress.get(client.me or "", {})
+    if client.finished.is_set() or mine.get("status") not in _DONE:
+        app.session.say(note)  # the status line keeps the results, or the playing hint
+    elif client.watching_others:
+        app.session.status = note
+    else:
+        app.session.status = client.done_status(mine)
+        app.session.say(note)
 
 
 async def _until_failed(conn: Connection) -> None:

@@ -298,3 +298,51 @@ def test_watch_one_player_and_scripted_race(server: ServerProcess, tmp_path: Pat
         ann.close(force=True)
         if watcher is not None:
             watcher.close(force=True)
+
+
+def test_a_racer_who_resigned_watches_another_live(server: ServerProcess) -> None:
+    common = ("--server", server.url, "--seed", "1", "--no-color")
+    ann = spawn("race", "create", "--name", "ann", "--players", "2", "--countdown", "0", *common)
+    bob = None
+    try:
+        ann.expect(r"Room ([a-z0-9]+): join with")
+        code = ann.match.group(1)
+        bob = spawn("race", "join", code, "--name", "bob", *common)
+        for racer in (ann, bob):
+            racer.expect("Go! The race has started")
+            racer.expect("Your move")
+        type_line(ann, "watch bob")
+        ann.expect("watch: finish or resign your game to watch the others")
+        type_line(bob, "d")
+        bob.expect("moves 1")
+        type_line(ann, "resign")
+        ann.expect("Waiting for the others")  # the status line, wrapped: words one by one
+        ann.expect("'watch'")
+        ann.expect("'back'")
+        type_line(ann, "watch bob")
+        ann.expect("== bob ==")
+        ann.expect("moves 1")  # bob's board: ann's own shows moves 0
+        ann.expect("Watching bob live")
+        type_line(bob, "7 1")
+        bob.expect("7 1 -> t7t1")
+        ann.expect("moves 2")  # bob's move, as it happens
+        type_line(bob, "d")
+        bob.expect("moves 3")
+        ann.expect("moves 3")
+        type_line(ann, "back")
+        ann.expect("Back to your board")
+        type_line(ann, "watch")  # every racer, stacked
+        ann.expect(r"== ann \(you\) ==")
+        ann.expect("== bob ==")
+        type_line(bob, "resign")
+        for racer in (ann, bob):
+            racer.expect("Race over: every game is done")
+            racer.expect("Results: 1. ")
+        type_line(ann, "quit")
+        type_line(bob, "quit")
+        assert finish(ann) == 0
+        assert finish(bob) == 0
+    finally:
+        ann.close(force=True)
+        if bob is not None:
+            bob.close(force=True)

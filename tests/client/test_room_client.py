@@ -290,7 +290,7 @@ async def test_watching_one_racer_follows_their_moves_then_back_shows_mine() -> 
     text = screen_text(app)
     assert "== bob ==" in text
     assert "moves 2" in text
-    assert "Watching bob live" in text
+    assert app.session.status.startswith("Watching bob live")
     client.on_message(
         {"type": "game_event", "room": ROOM, "player": "pb", "version": 4, "event": bob[3]}
     )
@@ -299,7 +299,9 @@ async def test_watching_one_racer_follows_their_moves_then_back_shows_mine() -> 
     await _watch_command(client, app, parse_command("back"))
     assert not client.watching_others
     assert app.session.boards == ()
+    assert app.session.status.startswith("You resigned")
     text = screen_text(app)
+    assert "Back to your board." in text
     assert "== bob ==" not in text
     assert "moves 1" in text
     client.on_message(
@@ -331,6 +333,14 @@ async def test_watch_everyone_by_number_and_case_insensitive_name() -> None:
     await _watch_command(client, app, parse_command("watch zed"))
     assert "watch: no player 'zed' in this room (players: ann, bob)" in screen_text(app)
     assert len(conn.sent) == sent
+
+
+async def test_back_while_playing_keeps_the_playing_hint() -> None:
+    client, app, _, _, _ = racing_pair()
+    before = app.session.status
+    await _watch_command(client, app, parse_command("me"))
+    assert app.session.status == before
+    assert "Back to your board." in screen_text(app)
 
 
 async def test_a_refused_watch_keeps_my_board() -> None:
