@@ -15,7 +15,7 @@ from typing import Any
 
 from client.app import App
 from client.cli import Output
-from client.commands import WATCH_FIRST, Command, Kind
+from client.commands import WATCH_FIRST, Command, Kind, parse_command
 from client.connection import Connection, ConnectionLost, RequestFailed, State
 from client.offline import seed_value
 from client.play import PLAYING_HINT, play_loop, update_status
@@ -692,6 +692,9 @@ async def _watch_loop(client: RoomClient, app: App) -> None:
         word = line.strip()
         if word.lower() in ("q", "quit", "exit"):
             return
+        command = parse_command(word)
+        if command.kind is Kind.WATCH:  # what racers type: `watch NAME` means NAME here too
+            word = command.arg or "all"
         if not word:
             continue
         app.session.error = None

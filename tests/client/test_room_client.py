@@ -12,7 +12,7 @@ from client.app import App
 from client.cli import Output
 from client.commands import WATCH_FIRST, parse_command
 from client.connection import RequestFailed
-from client.online import RoomClient, _watch_command, commitment_ok
+from client.online import RoomClient, _watch_command, _watch_loop, commitment_ok
 from client.play import play_loop
 from client.screen import RacerState, compose, strip_ansi
 from client.session import Session
@@ -379,3 +379,18 @@ async def test_watch_and_back_outside_a_race_are_refused() -> None:
 
     await play_loop(app, Driver())  # type: ignore[arg-type]
     assert app.session.error == "watch: only racers can watch the others, in a race"
+
+
+async def test_a_spectator_may_type_watch_name_as_racers_do() -> None:
+    client, app, _ = make_client(spectator=True)
+    app.script = ["watch bob", "watch", "2", "quit"]
+    focused = []
+
+    async def fake_send_watch() -> None:
+        focused.append(client.focus)
+
+    client.send_watch = fake_send_watch  # type: ignore[method-assign]
+    players = [player("pa", "ann", "playing"), player("pb", "bob", "playing", 3)]
+    client.on_message(room("racing", players, started_at=1000))
+    await _watch_loop(client, app)
+    assert focused == ["pb", None, "pa"]  # 2: the second line of the panel, where bob leads
