@@ -288,7 +288,7 @@ class RoomClient:
     def _on_error(self, msg: dict[str, Any]) -> None:
         self.session.error = f"Server: {msg['reason']}"
 
-    # -- a finished racer watching the others ----------------------------------------------
+    # -- a finished racer watching the others -------------------------------------------------
 
     def can_watch(self) -> bool:
         """Whether the server lets this racer watch the others: own game done, or race over."""
@@ -525,6 +525,7 @@ async def _play_room(client: RoomClient, app: App, *, race: bool, wait_for_resul
 
 async def _watch_command(client: RoomClient, app: App, command: Command) -> None:
     """`watch [NAME|N|all]` and `back`/`me` in a race: whose board the board area shows."""
+    whom = ""
     if command.kind is Kind.WATCH:
         try:
             whom = await client.watch_others(command.arg)
