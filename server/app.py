@@ -19,6 +19,7 @@ from server.rooms import RoomManager
 from server.store import EventStore
 
 log = get_logger("server.app")
+_GC_THRESHOLDS = (700, 10, 1_000)  # see App.start
 _REBUILD_ATTEMPTS = 30  # seconds to wait for the store at start-up, e.g. Redis still booting
 
 
@@ -73,6 +74,12 @@ class App:
             finally:
                 gc.enable()
         gc.freeze()
+        # Racing keeps every game's state for about a second (one move each), long enough to be
+        # promoted to the oldest generation, so with the default thresholds a full collection
+        # (~100 ms over every connection's objects) ran every few seconds and was the ack tail
+        # (bench.load paced, gc.callbacks). Full collections now wait for 1,000 younger ones;
+        # cyclic garbage that reached the oldest generation is reclaimed later, not leaked.
+        gc.set_threshold(*_GC_THRESHOLDS)
         self.server = await serve(
             self.handler,
             self.config.host,

@@ -204,6 +204,11 @@ class Game:
     shown: Progress = field(default_factory=Progress)  # the progress spectators have been given
     progress: Progress = field(default_factory=Progress)
     cids: dict[Any, int] = field(default_factory=dict)
+    # The state after the last move this process appended, while the follower has not folded
+    # it back yet: the next move is validated against it, so a move is acked right after its
+    # append (no wait for the store to deliver it, no timer per move).
+    accepted: GameState | None = None
+    accepted_version: int = 0
     rejects: OrderedDict[Any, ClientError] = field(default_factory=OrderedDict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -669,7 +674,15 @@ class RoomManager:
                 break
             data = event.data
             try:
-                state = fold_event(state, data)
+                cid = data.get("cid")
+                if (
+                    event.version == game.accepted_version
+                    and cid is not None
+                    and cids.get(cid) == event.version
+                ):
+                    state = game.accepted  # this process appended it: folded on accept already
+                else:
+                    state = fold_event(state, data)
             except Exception:
                 log.exception("fold_failed", room=room.id, stream=game.stream)
                 break
@@ -699,6 +712,8 @@ class RoomManager:
             return
         game.state = state
         game.version = version
+        if game.accepted_version <= version:
+            game.accepted = None
         if started and not history:
             progress = Progress(status=PlayerStatus.PLAYING, reached_at=reached)
         else:
@@ -1053,8 +1068,11 @@ class RoomManager:
                     return game.cids[cid]
                 if cid in game.rejects:
                     raise game.rejects[cid]
+                state, current = game.state, game.version
+                if game.accepted_version > current:
+                    state, current = game.accepted, game.accepted_version
                 try:
-                    event = self._move_event(room, game, move)
+                    event = self._move_event(room, game, state, current, move)
                 except ClientError as exc:
                     if not synced:
                         await self._sync_game(room, game)
@@ -1067,27 +1085,34 @@ class RoomManager:
                 event["cid"] = cid
                 try:
                     version = await self.store.append(
-                        game.stream, [event], expected_version=game.version
+                        game.stream, [event], expected_version=current
                     )
                 except WrongExpectedVersion:
                     await self._sync_game(room, game)
                     synced = True
                     continue
-                await room.wait_until(lambda v=version: game.version >= v)
+                game.cids[cid] = version
+                if version > game.version:  # else the follower has folded it already
+                    game.accepted = fold_event(state, event)
+                    game.accepted_version = version
                 return version
         raise ServerError("your game is changing too fast; try again")
 
-    def _move_event(self, room: Room, game: Game, move: str) -> dict[str, Any]:
+    def _move_event(
+        self, room: Room, game: Game, state: GameState | None, version: int, move: str
+    ) -> dict[str, Any]:
+        """The event of ``move`` on ``state`` (the game at ``version``), or why not."""
         now = self.clock.now_ms()
         if room.status is not RoomStatus.RACING or (
             room.ends_at is not None and now >= room.ends_at
         ):
             raise NotRacing(f"the race is {room.status.value}, not racing")
-        if game.state is None:
+        if state is None:
             raise NotRacing("your game has not started yet")
-        if game.progress.status.done:
-            raise GameOver(f"your game is {game.progress.status.value}")
-        return move_event(game.state, move, at=now)
+        status = game.progress.status if version == game.version else _status(state)
+        if status.done:
+            raise GameOver(f"your game is {status.value}")
+        return move_event(state, move, at=now)
 
     async def resign(self, peer: Peer) -> None:
         room, member = self._seated(peer)

@@ -16,7 +16,7 @@ from server.errors import TooManyRooms, WrongStatus
 from server.race import RoomStatus
 from server.rooms import RoomManager
 from server.store import MemoryEventStore
-from shared import deal_deck, legal_moves, new_game, public_fold
+from shared import apply_move, deal_deck, legal_moves, new_game, public_fold
 
 SEED = "rooms-unit"
 DECK = deal_deck("quadrennial", SEED)
@@ -114,7 +114,7 @@ async def test_moves_dedup_and_all_done(rooms: RoomManager, clock: FakeClock) ->
     move = sorted(legal_moves(new_game("quadrennial", deck=DECK)))[0]
     assert await rooms.move(ann, 7, move, None) == 2
     assert await rooms.move(ann, 7, move, None) == 2
-    assert rooms.rooms[room_id].games["ann"].version == 2
+    await until(lambda: rooms.rooms[room_id].games["ann"].version == 2)  # acked before folded
     await rooms.resign(ann)
     with pytest.raises(WrongStatus):
         await rooms.start_race(bob)
@@ -133,7 +133,8 @@ async def test_spectator_delay_holds_back_events(rooms: RoomManager, clock: Fake
     assert [(g["version"], g["events"]) for g in early.of("game")] == [(0, [])]  # held back
     move = sorted(legal_moves(new_game("quadrennial", deck=DECK)))[0]
     await rooms.move(ann, 1, move, None)
-    assert [m["version"] for m in ann.of("game_event")] == [1, 2]  # the player at once
+    await until(lambda: len(ann.of("game_event")) == 2)  # the player at once
+    assert [m["version"] for m in ann.of("game_event")] == [1, 2]
     assert early.of("game_event") == []
     assert early.of("progress") == []
     clock.advance(5000)
@@ -273,7 +274,7 @@ async def test_a_seat_resumed_elsewhere_closes_the_old_connection(
     assert again.of("game")[0]["version"] == 1
     move = sorted(legal_moves(new_game("quadrennial", deck=DECK)))[0]
     assert await rooms.move(again, 1, move, None) == 2
-    assert rooms.rooms[room_id].games["ann"].version == 2
+    await until(lambda: rooms.rooms[room_id].games["ann"].version == 2)
 
 
 async def test_a_rebuild_folds_each_game_in_bulk_to_what_the_live_fold_reached(
@@ -294,7 +295,8 @@ async def test_a_rebuild_folds_each_game_in_bulk_to_what_the_live_fold_reached(
                 await rooms.resign(peer)
                 break
             clock.advance(7 if cid % 3 else 1000)
-            await rooms.move(peer, cid, options[(cid * 7) % len(options)], None)
+            version = await rooms.move(peer, cid, options[(cid * 7) % len(options)], None)
+            await until(lambda v=version, g=game: g.version == v)
     live = {p: (g.state, g.version, g.progress, g.public, g.cids) for p, g in room.games.items()}
     assert live["bob"][2].status.done
     assert live["bob"][2].finished_at is not None
@@ -313,3 +315,28 @@ async def test_a_rebuild_folds_each_game_in_bulk_to_what_the_live_fold_reached(
         assert again.rooms[room_id].status is RoomStatus.RACING  # ann still plays
     finally:
         await again.aclose()
+
+
+async def test_moves_are_acked_on_append_and_the_next_is_checked_against_the_accepted_state(
+    rooms: RoomManager, store: MemoryEventStore, clock: FakeClock
+) -> None:
+    """A move is acked once appended; the next one, sent before the follower folded the first,
+    is validated against the state the first one left (not the follower's older fold)."""
+    ann = Peer("ann")
+    room_id = await racing(rooms, clock, [ann])
+    game = rooms.rooms[room_id].games["ann"]
+    assert game.state is not None
+    state = game.state
+    played = []
+    for cid in range(1, 9):
+        move = sorted(legal_moves(state))[0]
+        assert await rooms.move(ann, cid, move, None) == cid + 1
+        played.append(move)
+        state = apply_move(state, move)
+    assert game.version < 9  # the follower is behind: the moves went by the accepted state
+    assert await rooms.move(ann, 3, "not even a move", None) == 4  # a resent id, answered
+    await until(lambda: game.version == 9)
+    assert game.state == state
+    stored = await store.read(game.stream)
+    assert [e.data.get("move") for e in stored[1:]] == played
+    assert [m["version"] for m in ann.of("game_event")] == list(range(1, 10))
