@@ -13,7 +13,7 @@ from websockets.http11 import Request, Response
 
 from server.clock import Clock
 from server.config import Config
-from server.connection import Connection, send_many
+from server.connection import Connection, Outbox
 from server.logging import get_logger
 from server.rooms import RoomManager
 from server.store import EventStore
@@ -30,7 +30,8 @@ class App:
         self.config = config
         self.store = store
         self.clock = clock
-        self.rooms = RoomManager(store, clock, config, send_many)
+        self.outbox = Outbox()
+        self.rooms = RoomManager(store, clock, config, self.outbox.send_many)
         self.connections: set[Connection] = set()
         self.server: Server | None = None
 
@@ -49,7 +50,7 @@ class App:
 
     async def handler(self, ws: ServerConnection) -> None:
         structlog.contextvars.clear_contextvars()
-        connection = Connection(ws, self.rooms, self.config)
+        connection = Connection(ws, self.rooms, self.config, self.outbox)
         self.connections.add(connection)
         try:
             await connection.run()
