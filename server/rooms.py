@@ -424,6 +424,8 @@ class RoomManager:
                 g.version == 0 for g in room.games.values()
             ):
                 self._spawn(room, self._ensure_games_started(room), name=f"games-{room_id}")
+            if room.finished is not None:
+                self._spawn(room, self._retire(room), name=f"retire-{room_id}")
             if events is None:
                 last = await self.store.last_version(room.stream)
                 await room.wait_until(lambda: room.version >= last)
@@ -550,7 +552,8 @@ class RoomManager:
                 self._send(room.spectators(), message)
 
             self._to_spectators(room, release_end)
-            self._spawn(room, self._retire(room), name=f"retire-{room.id}")
+            if room.follower is not None:  # else the bulk load does, once it follows
+                self._spawn(room, self._retire(room), name=f"retire-{room.id}")
         else:
             log.warning("unknown_room_event", room=room.id, kind=kind)
         self._rearm(room)
