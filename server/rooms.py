@@ -20,8 +20,12 @@ import asyncio
 import contextlib
 import contextvars
 import hashlib
+import os
+import pickle
 import re
 import secrets
+import threading
+import traceback
 from collections import OrderedDict, deque
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
@@ -84,6 +88,7 @@ _ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
 _WAIT_S = 10.0
 _REJECT_MEMORY = 256
 _LOAD_CONCURRENCY = 32  # rooms read and folded at once by a rebuild
+_PARALLEL_FOLD_MIN_EVENTS = 20_000  # below this a forked child costs more than it saves
 
 log = get_logger("server.rooms")
 
@@ -146,6 +151,50 @@ def _over(state: GameState) -> bool:
     if state.stock:
         return state.won or state.resigned
     return is_over(state)
+
+
+_Folded = tuple[GameState | None, int, list[bytes], Progress, dict[Any, int]]
+
+
+def _fold_in_child(manager: RoomManager, work: list[tuple[Room, Game, Any]]) -> tuple[int, int]:
+    """Fork a child that decodes and folds ``work`` and pickles each game's result to a pipe.
+
+    Returns (pid, read end). The child has what was read already (the fork copies it), touches
+    no socket and leaves with ``os._exit``: nothing of the parent's connections or loop runs twice.
+    """
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(write_fd)
+        return pid, read_fd
+    code = 1  # pragma: no cover (the child's coverage is not collected)
+    try:  # pragma: no cover
+        os.close(read_fd)
+        folded: list[_Folded] = []
+        for room, game, raw in work:
+            manager._fold_run(room, game, manager.store.decode_raw(game.stream, raw))
+            folded.append((game.state, game.version, game.public, game.progress, game.cids))
+        with os.fdopen(write_fd, "wb") as pipe:
+            pickle.dump(folded, pipe, pickle.HIGHEST_PROTOCOL)
+        code = 0
+    except BaseException:  # pragma: no cover
+        traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
+def _child_results(pid: int, read_fd: int) -> list[_Folded] | None:
+    """What the child folded, or None if it failed (the caller folds those games itself)."""
+    with os.fdopen(read_fd, "rb") as pipe:
+        data = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    if status != 0 or not data:
+        return None
+    try:
+        results: list[_Folded] = pickle.loads(data)
+    except Exception:
+        return None
+    return results
 
 
 class Peer(Protocol):
@@ -350,12 +399,102 @@ class RoomManager:
         self.seated: dict[tuple[str, str], Peer] = {}  # (room, player) -> its connection here
         self._loading: dict[str, asyncio.Future[Room | None]] = {}
         self._closed = False
+        self.parallel_fold_min_events = _PARALLEL_FOLD_MIN_EVENTS
+        self.folded_elsewhere = 0  # games a rebuild had a forked child fold (tests, logs)
 
     # ---- loading and following -------------------------------------------------------------
 
     async def rebuild(self) -> None:
-        """Rebuild every room in the store (and re-arm its timers) before serving."""
+        """Rebuild every room in the store (and re-arm its timers) before serving.
+
+        Every stream is read in bulk (``read_many``) and the games are folded in two processes
+        when there are many (bench/recovery.py: the fold was half of a rebuild); a room the
+        bulk path cannot read (a corrupt entry) is loaded on its own, which names the entry.
+        """
+        ids = [i for i in await self._room_ids() if i not in self._loading]
+        if ids:
+            with contextlib.suppress(CorruptEntry):
+                await self._load_bulk(ids)
         await self.discover()
+
+    async def _room_ids(self) -> list[str]:
+        """The ids of the rooms in the store that this process has not loaded."""
+        ids = []
+        for name in await self.store.streams("{"):
+            match = _ROOM_STREAM.match(name)
+            if match and match.group(1) not in self.rooms:
+                ids.append(match.group(1))
+        return ids
+
+    async def _load_bulk(self, ids: list[str]) -> None:
+        """Load many rooms at once: two bulk reads, one fold pass per game, then follow each."""
+        room_events = await self.store.read_many([room_stream(i) for i in ids])
+        rooms = []
+        for room_id in ids:
+            events = room_events.get(room_stream(room_id))
+            if not events:
+                continue
+            room = Room(room_id)
+            for event in events:
+                self._apply(room, event)
+            rooms.append(room)
+        games = [(room, game) for room in rooms for game in room.games.values()]
+        game_events = await self.store.read_many_raw([game.stream for _, game in games])
+        self._fold_games([(room, game, game_events[game.stream]) for room, game in games])
+        for room in rooms:
+            if room.id in self.rooms or room.id in self._loading:
+                continue  # loaded meanwhile (nothing else runs during a rebuild, but be safe)
+            self._start_following(room)
+            self.rooms[room.id] = room
+
+    def _fold_games(self, work: list[tuple[Room, Game, Any]]) -> None:
+        """Decode and fold each game's events (``read_many_raw`` values); about half of them in
+        a forked child when there are many, since both are CPU-bound.
+
+        Only rooms without a spectator delay go to the child: their fan-out with nobody
+        connected is bookkeeping alone (released, shown), which is redone here from its result.
+        """
+        movable = [w for w in work if w[0].delay_ms <= 0]
+        total = sum(len(raw) for _, _, raw in movable)
+        child: tuple[int, int] | None = None
+        elsewhere: list[tuple[Room, Game, Any]] = []
+        if (
+            total >= self.parallel_fold_min_events
+            and hasattr(os, "fork")
+            and (os.cpu_count() or 1) > 1
+            and threading.active_count() == 1
+        ):
+            share = 0
+            for item in movable:
+                if elsewhere and (share + len(item[2])) * 2 > total:
+                    continue  # at most about half of the events go to the child
+                elsewhere.append(item)
+                share += len(item[2])
+            child = _fold_in_child(self, elsewhere)
+        moved = {id(game) for _, game, _ in elsewhere}
+        decode = self.store.decode_raw
+        try:
+            for room, game, raw in work:
+                if id(game) not in moved:
+                    self._apply_game_events(room, game, decode(game.stream, raw))
+        finally:
+            results = None if child is None else _child_results(*child)
+        if child is None:
+            return
+        if results is None or len(results) != len(elsewhere):
+            log.warning("parallel_fold_failed", games=len(elsewhere))
+            for room, game, raw in elsewhere:
+                self._apply_game_events(room, game, decode(game.stream, raw))
+            return
+        self.folded_elsewhere += len(results)
+        for (room, game, _), (state, version, public, progress, cids) in zip(
+            elsewhere, results, strict=True
+        ):
+            game.state, game.version, game.public = state, version, public
+            game.progress, game.cids = progress, cids
+            game.released, game.shown = version, progress
+            if room.status is RoomStatus.RACING and room.all_done():
+                self._spawn(room, self._finish(room, "all_done"), name=f"finish-{room.id}")
 
     async def discover(self) -> None:
         """Load rooms that other processes (or an earlier run of this one) created.
@@ -363,11 +502,7 @@ class RoomManager:
         Rooms load concurrently, a bounded number at a time: each is a few store round trips
         and a fold, so a restart with many rooms is not a chain of round trips.
         """
-        ids = []
-        for name in await self.store.streams("{"):
-            match = _ROOM_STREAM.match(name)
-            if match and match.group(1) not in self.rooms:
-                ids.append(match.group(1))
+        ids = await self._room_ids()
         if not ids:
             return
         gate = asyncio.Semaphore(_LOAD_CONCURRENCY)
@@ -416,16 +551,7 @@ class RoomManager:
             for event in events or ():
                 self._apply(room, event)
             await asyncio.gather(*(self._catch_up(room, game) for game in room.games.values()))
-            positions = {room.stream: room.version}
-            positions.update({g.stream: g.version for g in room.games.values()})
-            room.follower = self.store.follow(positions)
-            self._spawn(room, self._follow(room), name=f"follow-{room_id}")
-            if room.status is RoomStatus.RACING and any(
-                g.version == 0 for g in room.games.values()
-            ):
-                self._spawn(room, self._ensure_games_started(room), name=f"games-{room_id}")
-            if room.finished is not None:
-                self._spawn(room, self._retire(room), name=f"retire-{room_id}")
+            self._start_following(room)
             if events is None:
                 last = await self.store.last_version(room.stream)
                 await room.wait_until(lambda: room.version >= last)
@@ -439,6 +565,17 @@ class RoomManager:
         # Only a caught-up room is visible, so nobody sees it half built.
         self.rooms[room_id] = room
         return room
+
+    def _start_following(self, room: Room) -> None:
+        """Follow a folded room from the versions reached, and resume its pending work."""
+        positions = {room.stream: room.version}
+        positions.update({g.stream: g.version for g in room.games.values()})
+        room.follower = self.store.follow(positions)
+        self._spawn(room, self._follow(room), name=f"follow-{room.id}")
+        if room.status is RoomStatus.RACING and any(g.version == 0 for g in room.games.values()):
+            self._spawn(room, self._ensure_games_started(room), name=f"games-{room.id}")
+        if room.finished is not None:
+            self._spawn(room, self._retire(room), name=f"retire-{room.id}")
 
     async def _catch_up(self, room: Room, game: Game) -> None:
         """Fold what a game's stream holds beyond the local fold, in one read."""
@@ -657,7 +794,16 @@ class RoomManager:
         self._apply_game_events(room, game, [StoredEvent(game.stream, version, data)])
 
     def _apply_game_events(self, room: Room, game: Game, events: list[StoredEvent]) -> None:
-        """Fold a run of a game's events in one pass, then fan out what they changed.
+        """Fold a run of a game's events in one pass, then fan out what they changed."""
+        first = game.version + 1
+        if not self._fold_run(room, game, events):
+            return
+        self._fan_out_game(room, game, first, game.version, game.progress)
+        if room.status is RoomStatus.RACING and room.all_done():
+            self._spawn(room, self._finish(room, "all_done"), name=f"finish-{room.id}")
+
+    def _fold_run(self, room: Room, game: Game, events: list[StoredEvent]) -> bool:
+        """Fold a run of a game's events into it in one pass; whether it moved on.
 
         Progress is computed once for the run: the foundation count is tracked per event (it
         dates ``reached_at``), but whether the game is over only at the end, since a finished
@@ -712,7 +858,7 @@ class RoomManager:
             foundation = count
             history.append((state, at))
         if version < first:
-            return
+            return False
         game.state = state
         game.version = version
         if game.accepted_version <= version:
@@ -730,9 +876,7 @@ class RoomManager:
                     finished_at = at
             progress = Progress(status, foundation, moves, finished_at, reached)
         game.progress = progress
-        self._fan_out_game(room, game, first, version, progress)
-        if room.status is RoomStatus.RACING and room.all_done():
-            self._spawn(room, self._finish(room, "all_done"), name=f"finish-{room.id}")
+        return True
 
     def _fan_out_game(
         self, room: Room, game: Game, first: int, last: int, progress: Progress

@@ -237,6 +237,24 @@ class EventStore(abc.ABC):
     ) -> list[StoredEvent]:
         """Events with versions above ``after``, oldest first, at most ``limit`` of them."""
 
+    async def read_many(self, streams: Sequence[str]) -> dict[str, list[StoredEvent]]:
+        """Every event of each stream (none for a missing one), keyed by stream name.
+
+        For a rebuild, which reads every stream at once: a backend may do it in one round
+        trip. Raises CorruptEntry for the first bad entry, like ``read``.
+        """
+        return {stream: await self.read(stream) for stream in streams}
+
+    async def read_many_raw(self, streams: Sequence[str]) -> dict[str, Any]:
+        """``read_many`` with the decoding left to ``decode_raw``, one stream at a time: a
+        rebuild decodes in two processes. Opaque values; this default decodes at once."""
+        return await self.read_many(streams)
+
+    def decode_raw(self, stream: str, raw: Any) -> list[StoredEvent]:
+        """The events of one value of ``read_many_raw``; CorruptEntry for a bad entry."""
+        events: list[StoredEvent] = raw
+        return events
+
     @abc.abstractmethod
     async def last_version(self, stream: str) -> int:
         """The stream's version: 0 for a stream that does not exist."""

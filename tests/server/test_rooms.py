@@ -277,10 +277,12 @@ async def test_a_seat_resumed_elsewhere_closes_the_old_connection(
     await until(lambda: rooms.rooms[room_id].games["ann"].version == 2)
 
 
+@pytest.mark.parametrize("in_child", [False, True], ids=["one-process", "forked-child"])
 async def test_a_rebuild_folds_each_game_in_bulk_to_what_the_live_fold_reached(
-    rooms: RoomManager, store: MemoryEventStore, clock: FakeClock
+    rooms: RoomManager, store: MemoryEventStore, clock: FakeClock, in_child: bool
 ) -> None:
-    """Progress, state, public events and move ids: bulk (rebuild) equals one event at a time."""
+    """Progress, state, public events and move ids: bulk (rebuild) equals one event at a time,
+    also for the games a forked child folds (a rebuild with many events folds half there)."""
     ann, bob = Peer("ann"), Peer("bob")
     room_id = await racing(rooms, clock, [ann, bob])
     room = rooms.rooms[room_id]
@@ -303,8 +305,11 @@ async def test_a_rebuild_folds_each_game_in_bulk_to_what_the_live_fold_reached(
     await rooms.aclose()
 
     again = RoomManager(store, clock, Config(), send_many)
+    if in_child:
+        again.parallel_fold_min_events = 0
     await again.rebuild()
     try:
+        assert again.folded_elsewhere == (1 if in_child else 0)
         rebuilt = again.rooms[room_id].games
         for player, (state, version, progress, public, cids) in live.items():
             assert rebuilt[player].state == state
@@ -312,6 +317,8 @@ async def test_a_rebuild_folds_each_game_in_bulk_to_what_the_live_fold_reached(
             assert rebuilt[player].progress == progress
             assert rebuilt[player].public == public
             assert rebuilt[player].cids == cids
+            assert rebuilt[player].released == version
+            assert rebuilt[player].shown == progress
         assert again.rooms[room_id].status is RoomStatus.RACING  # ann still plays
     finally:
         await again.aclose()

@@ -188,3 +188,19 @@ async def test_usable_as_an_async_context_manager(store: EventStore) -> None:
     async with store as same:
         assert same is store
         assert await same.append("s", [ev(1)], expected_version=0) == 1
+
+
+async def test_read_many_gives_every_stream_whole_and_a_missing_one_empty(
+    store: EventStore,
+) -> None:
+    await store.append("{r1}:game:ann", [ev(1), ev(2)], expected_version=0)
+    await store.append("{r2}:room", [ev(3)], expected_version=0)
+    streams = ["{r1}:game:ann", "{r2}:room", "{r3}:room"]
+    expected = {stream: await store.read(stream) for stream in streams}
+    assert expected["{r1}:game:ann"] == [
+        StoredEvent("{r1}:game:ann", 1, ev(1)),
+        StoredEvent("{r1}:game:ann", 2, ev(2)),
+    ]
+    assert await store.read_many(streams) == expected
+    raw = await store.read_many_raw(streams)
+    assert {stream: store.decode_raw(stream, raw[stream]) for stream in streams} == expected
