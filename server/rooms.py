@@ -125,9 +125,9 @@ def _status(state: GameState) -> PlayerStatus:
 
 def packed_with(msg: dict[str, Any], key: str, packed: bytes) -> bytes:
     """``msg`` encoded as a frame, plus one field ``key`` whose value is already packed."""
-    head = msgpack.packb(msg, use_bin_type=True)
+    head = _packer.pack(msg)
     assert head[0] == 0x80 | len(msg)  # a fixmap (under 16 fields): the count is in byte 0
-    return bytes((0x80 | (len(msg) + 1),)) + head[1:] + msgpack.packb(key) + packed
+    return b"".join((bytes((0x80 | (len(msg) + 1),)), head[1:], _packer.pack(key), packed))
 
 
 def _array_header(count: int) -> bytes:
@@ -138,8 +138,10 @@ def _array_header(count: int) -> bytes:
     return b"\xdd" + count.to_bytes(4, "big")
 
 
-def _pack(event: dict[str, Any]) -> bytes:
-    return msgpack.packb(event, use_bin_type=True)
+# One packer reused: msgpack.packb builds a Packer per call, which was most of packing an event
+# (bench/recovery.py profile: every event of a rebuild is packed once).
+_packer = msgpack.Packer(use_bin_type=True)
+_pack = _packer.pack
 
 
 def _over(state: GameState) -> bool:

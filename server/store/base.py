@@ -9,7 +9,6 @@ from __future__ import annotations
 import abc
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, NamedTuple, Self
 
@@ -21,9 +20,12 @@ from shared.errors import CorruptEvent, ServerError
 _log = structlog.get_logger("server.store")
 
 
-@dataclass(frozen=True)
-class StoredEvent:
-    """One event as the store returns it: where it lives and what was appended."""
+class StoredEvent(NamedTuple):
+    """One event as the store returns it: where it lives and what was appended.
+
+    An immutable tuple rather than a frozen dataclass: one is built for every event read (a
+    rebuild reads 200,000), and a frozen dataclass's ``__init__`` cost several times more.
+    """
 
     stream: str
     version: int

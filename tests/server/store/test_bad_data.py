@@ -54,6 +54,22 @@ async def test_read_names_the_stream_and_the_entry(backend: Backend, kind: str) 
     assert (error.stream, error.entry) == ("{r}:game:ann", "2-0")
     assert str(error).startswith("stream '{r}:game:ann' entry 2-0: ")
     assert WHY[kind] in str(error)
+    # the bulk reads of a rebuild name it the same way
+    with pytest.raises(CorruptEntry) as bulk:
+        await store.read_many(["{r}:game:other", "{r}:game:ann"])
+    assert (bulk.value.stream, bulk.value.entry, bulk.value.why) == (
+        error.stream,
+        error.entry,
+        error.why,
+    )
+
+    async def read_and_decode() -> None:  # a backend may raise on reading or on decoding
+        raw = await store.read_many_raw(["{r}:game:ann"])
+        store.decode_raw("{r}:game:ann", raw["{r}:game:ann"])
+
+    with pytest.raises(CorruptEntry) as decoded:
+        await read_and_decode()
+    assert decoded.value.entry == "2-0"
     # what comes before the bad entry is still readable, and the version still counts it
     assert [e.version for e in await store.read("{r}:game:ann", limit=1)] == [1]
     assert await store.last_version("{r}:game:ann") == 2
