@@ -218,6 +218,9 @@ class Role:
     SPECTATOR = "spectator"
 
 
+_PLAYERS, _SPECTATORS, _OWNER, _WATCHERS = "players", "spectators", "owner", "watchers"
+
+
 @dataclass(eq=False)
 class Member:
     """A connection in a room on this process: a seated player or a spectator."""
@@ -288,6 +291,9 @@ class Room:
     timer: asyncio.Task[Any] | None = None
     pending: deque[tuple[int, Callable[[], None]]] = field(default_factory=deque)
     pump: asyncio.Task[Any] | None = None
+    # Who receives what, computed once per change of members or watching instead of a scan of
+    # every member per event (bench.load paced profile); see ``audience``.
+    audiences: dict[tuple[str, str | None], list[Peer]] = field(default_factory=dict)
 
     @property
     def stream(self) -> str:
@@ -296,6 +302,39 @@ class Room:
     @property
     def delay_ms(self) -> int:
         return int(self.meta.get("spectator_delay_ms", 0))
+
+    def audience(self, kind: str, player: str | None = None) -> list[Peer]:
+        """The peers that receive one kind of frame, cached until ``audience_changed``.
+
+        ``players`` and ``spectators`` by role; ``owner``: the connection seated as ``player``;
+        ``watchers``: whoever watches ``player``'s game other than its owner.
+        """
+        key = (kind, player)
+        found = self.audiences.get(key)
+        if found is None:
+            members = self.members.values()
+            if kind == _PLAYERS:
+                found = [m.peer for m in members if m.role == Role.PLAYER]
+            elif kind == _SPECTATORS:
+                found = [m.peer for m in members if m.role == Role.SPECTATOR]
+            elif kind == _OWNER:
+                found = [m.peer for m in members if m.role == Role.PLAYER and m.player == player]
+            else:
+                assert kind == _WATCHERS
+                assert player is not None
+                found = [
+                    m.peer
+                    for m in members
+                    if m.watches(player) and not (m.role == Role.PLAYER and m.player == player)
+                ]
+            self.audiences[key] = found
+        return found
+
+    def audience_changed(self) -> None:
+        """Members or what they watch changed: the lists are rebuilt when next asked for.
+
+        The old lists are left as they are (a fan-out may be iterating over one)."""
+        self.audiences.clear()
 
     def spectators(self) -> list[Member]:
         return [m for m in self.members.values() if m.role == Role.SPECTATOR]
@@ -900,22 +939,25 @@ class RoomManager:
         ]
         update = {"type": p.PROGRESS, "room": room.id, "player": player}
         update.update(progress.wire())
-        owners = [m for m in room.players_here() if m.player == player]
-        for frame in frames:
-            self._send(owners, frame)
-        self._send(room.players_here(), update)
+        update_frame = p.encode_unchecked(update)  # once, for players and spectators
+        owner = room.audience(_OWNER, player)
+        if owner:
+            for frame in frames:
+                self.send_many(owner, frame)
+        players = room.audience(_PLAYERS)
+        if players:
+            self.send_many(players, update_frame)
 
         def release() -> None:
             game.released = max(game.released, last)
             game.shown = progress
-            watchers = [
-                m
-                for m in room.members.values()
-                if m.watches(player) and not (m.role == Role.PLAYER and m.player == player)
-            ]
-            for frame in frames:
-                self._send(watchers, frame)
-            self._send(room.spectators(), update)
+            watchers = room.audience(_WATCHERS, player)
+            if watchers:
+                for frame in frames:
+                    self.send_many(watchers, frame)
+            spectators = room.audience(_SPECTATORS)
+            if spectators:
+                self.send_many(spectators, update_frame)
 
         self._to_spectators(room, release)
 
@@ -1038,6 +1080,7 @@ class RoomManager:
 
     def _attach(self, room: Room, member: Member) -> None:
         room.members[member.peer] = member
+        room.audience_changed()
         self.where[member.peer] = room
         if member.role == Role.PLAYER and member.player is not None:
             old = self.seated.get((room.id, member.player))
@@ -1052,6 +1095,7 @@ class RoomManager:
         if room is None:
             return
         member = room.members.pop(peer, None)
+        room.audience_changed()
         if member is not None and member.player is not None:
             key = (room.id, member.player)
             if self.seated.get(key) is peer:
@@ -1310,6 +1354,7 @@ class RoomManager:
                 member.watch_all = True
             elif player != member.player:
                 member.watching.add(player)
+            room.audience_changed()
         for target in targets:
             own_game = member.role == Role.PLAYER and member.player == target
             peer.send(room.game_message(target, released_only=not own_game))
