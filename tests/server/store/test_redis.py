@@ -145,6 +145,23 @@ async def test_blocked_followers_do_not_starve_appends(redis_server: RedisServer
             assert await reader == [StoredEvent(f"s{n}", 1, ev(n))]
 
 
+async def test_many_concurrent_commands_share_a_small_pool(redis_server: RedisServer) -> None:
+    """The pool's quick path (an idle connection, nobody waiting) and its waiting path mix:
+    every command completes, and the pool never opens more than its maximum."""
+    async with RedisEventStore(
+        redis_server.url, prefix=unique_prefix(), max_connections=2, pool_timeout=SAFETY
+    ) as store:
+        for round_ in range(3):
+            versions = await asyncio.gather(
+                *(store.append(f"s{n}", [ev(n)], expected_version=round_) for n in range(40))
+            )
+            assert versions == [round_ + 1] * 40
+            pool = store._pool
+            assert len(pool._available_connections) + len(pool._in_use_connections) <= 2
+            assert not pool._in_use_connections
+        assert [len(await store.read(f"s{n}")) for n in range(40)] == [3] * 40
+
+
 async def test_the_store_works_over_resp3_too(redis_server: RedisServer) -> None:
     async with RedisEventStore(redis_server.url, prefix=unique_prefix(), protocol=3) as store:
         await store.append("a", [ev(1)], expected_version=0)
