@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
@@ -309,7 +310,9 @@ async def test_a_rebuild_folds_each_game_in_bulk_to_what_the_live_fold_reached(
         again.parallel_fold_min_events = 0
     await again.rebuild()
     try:
-        assert again.folded_elsewhere == (1 if in_child else 0)
+        # the server forks only while it runs no other thread (a fork would copy held locks)
+        forked = in_child and threading.active_count() == 1
+        assert again.folded_elsewhere == (1 if forked else 0)
         rebuilt = again.rooms[room_id].games
         for player, (state, version, progress, public, cids) in live.items():
             assert rebuilt[player].state == state
