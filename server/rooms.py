@@ -12,6 +12,9 @@ with the expected version; they never send game events themselves. One follower 
 every stream of the room back from the store, folds it and fans the public form out to the
 connections in the room, so a second server process on the same Redis serves the same room, and
 a restarted process rebuilds rooms, games and timers by replaying the streams.
+
+This module is the ``RoomManager`` that drives rooms (commands, following, fan-out); the room
+model it folds into is ``server.room``, the forked fold of a bulk rebuild ``server.rebuild``.
 """
 
 from __future__ import annotations
@@ -19,19 +22,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import hashlib
 import os
-import pickle
 import re
 import secrets
 import threading
-import traceback
-from collections import OrderedDict, deque
 from collections.abc import Callable, Coroutine, Iterable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
-
-import msgpack
+from typing import Any
 
 from server.clock import Clock
 from server.config import Config
@@ -53,7 +49,6 @@ from server.errors import (
 )
 from server.logging import get_logger
 from server.race import (
-    Entrant,
     PlayerStatus,
     Progress,
     RoomStatus,
@@ -62,6 +57,24 @@ from server.race import (
     deck_secret,
     next_status,
     ranking,
+)
+from server.rebuild import PARALLEL_FOLD_MIN_EVENTS, child_results, fold_in_child
+from server.room import (
+    OWNER,
+    PLAYERS,
+    SPECTATORS,
+    WATCHERS,
+    Game,
+    Member,
+    Peer,
+    Role,
+    Room,
+    Seat,
+    game_stream,
+    pack,
+    packed_with,
+    room_stream,
+    token_hash,
 )
 from server.store import CorruptEntry, EventStore, StoredEvent
 from shared import (
@@ -85,31 +98,16 @@ ROOM_EVENT_VERSION = 1
 ROOM_ID = re.compile(r"^[a-z0-9]{1,32}$")
 _ROOM_STREAM = re.compile(r"^\{([a-z0-9]{1,32})\}:room$")
 _ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
-_WAIT_S = 10.0
 _REJECT_MEMORY = 256
 _LOAD_CONCURRENCY = 32  # rooms read and folded at once by a rebuild
-_PARALLEL_FOLD_MIN_EVENTS = 20_000  # below this a forked child costs more than it saves
 
 log = get_logger("server.rooms")
-
-
-def room_stream(room: str) -> str:
-    return f"{{{room}}}:room"
-
-
-def game_stream(room: str, player: str) -> str:
-    return f"{{{room}}}:game:{player}"
 
 
 def _with_ref(msg: dict[str, Any], ref: Any) -> dict[str, Any]:
     if ref is not None:
         msg["ref"] = ref
     return msg
-
-
-def token_hash(token: str) -> str:
-    """What the room stream keeps of a resume token: never the token itself."""
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def _status(state: GameState) -> PlayerStatus:
@@ -123,27 +121,6 @@ def _status(state: GameState) -> PlayerStatus:
     return PlayerStatus.PLAYING
 
 
-def packed_with(msg: dict[str, Any], key: str, packed: bytes) -> bytes:
-    """``msg`` encoded as a frame, plus one field ``key`` whose value is already packed."""
-    head = _packer.pack(msg)
-    assert head[0] == 0x80 | len(msg)  # a fixmap (under 16 fields): the count is in byte 0
-    return b"".join((bytes((0x80 | (len(msg) + 1),)), head[1:], _packer.pack(key), packed))
-
-
-def _array_header(count: int) -> bytes:
-    if count < 16:
-        return bytes((0x90 | count,))
-    if count < 0x10000:
-        return b"\xdc" + count.to_bytes(2, "big")
-    return b"\xdd" + count.to_bytes(4, "big")
-
-
-# One packer reused: msgpack.packb builds a Packer per call, which was most of packing an event
-# (bench/recovery.py profile: every event of a rebuild is packed once).
-_packer = msgpack.Packer(use_bin_type=True)
-_pack = _packer.pack
-
-
 def _over(state: GameState) -> bool:
     """is_over, without generating every legal move while the stock still has cards.
 
@@ -155,274 +132,8 @@ def _over(state: GameState) -> bool:
     return is_over(state)
 
 
-_Folded = tuple[GameState | None, int, list[bytes], Progress, dict[Any, int]]
-
-
-def _fold_in_child(manager: RoomManager, work: list[tuple[Room, Game, Any]]) -> tuple[int, int]:
-    """Fork a child that decodes and folds ``work`` and pickles each game's result to a pipe.
-
-    Returns (pid, read end). The child has what was read already (the fork copies it), touches
-    no socket and leaves with ``os._exit``: nothing of the parent's connections or loop runs twice.
-    """
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid:
-        os.close(write_fd)
-        return pid, read_fd
-    code = 1  # pragma: no cover (the child's coverage is not collected)
-    try:  # pragma: no cover
-        os.close(read_fd)
-        folded: list[_Folded] = []
-        for room, game, raw in work:
-            manager._fold_run(room, game, manager.store.decode_raw(game.stream, raw))
-            folded.append((game.state, game.version, game.public, game.progress, game.cids))
-        with os.fdopen(write_fd, "wb") as pipe:
-            pickle.dump(folded, pipe, pickle.HIGHEST_PROTOCOL)
-        code = 0
-    except BaseException:  # pragma: no cover
-        traceback.print_exc()
-    finally:
-        os._exit(code)
-
-
-def _child_results(pid: int, read_fd: int) -> list[_Folded] | None:
-    """What the child folded, or None if it failed (the caller folds those games itself)."""
-    with os.fdopen(read_fd, "rb") as pipe:
-        data = pipe.read()
-    _, status = os.waitpid(pid, 0)
-    if status != 0 or not data:
-        return None
-    try:
-        results: list[_Folded] = pickle.loads(data)
-    except Exception:
-        return None
-    return results
-
-
-class Peer(Protocol):
-    """What a room needs of a connection."""
-
-    session: str
-
-    def send(self, msg: dict[str, Any] | bytes) -> None: ...
-
-    def close_soon(self, code: int, reason: str) -> None: ...
-
-
 SendMany = Callable[[Iterable[Peer], dict[str, Any] | bytes], None]
 """Send one message (or an encoded frame) to many peers."""
-
-
-class Role:
-    PLAYER = "player"
-    SPECTATOR = "spectator"
-
-
-_PLAYERS, _SPECTATORS, _OWNER, _WATCHERS = "players", "spectators", "owner", "watchers"
-
-
-@dataclass(eq=False)
-class Member:
-    """A connection in a room on this process: a seated player or a spectator."""
-
-    peer: Peer
-    role: str
-    player: str | None = None
-    watching: set[str] = field(default_factory=set)
-    watch_all: bool = False
-
-    def watches(self, player: str) -> bool:
-        return self.watch_all or player in self.watching
-
-
-@dataclass
-class Seat:
-    player: str
-    name: str
-    token_hash: str
-    order: int
-
-
-@dataclass(eq=False)
-class Game:
-    """One racer's game as folded from its stream (the private state stays on the server)."""
-
-    player: str
-    stream: str
-    state: GameState | None = None
-    version: int = 0
-    # Each public event packed (msgpack) once: frames splice them in, and bytes are nothing
-    # for the garbage collector to traverse (dicts of lists were most of a live server's heap).
-    public: list[bytes] = field(default_factory=list)
-    released: int = 0  # public events already given to spectators (the spectator delay)
-    shown: Progress = field(default_factory=Progress)  # the progress spectators have been given
-    progress: Progress = field(default_factory=Progress)
-    cids: dict[Any, int] = field(default_factory=dict)
-    # The state after the last move this process appended, while the follower has not folded
-    # it back yet: the next move is validated against it, so a move is acked right after its
-    # append (no wait for the store to deliver it, no timer per move).
-    accepted: GameState | None = None
-    accepted_version: int = 0
-    rejects: OrderedDict[Any, ClientError] = field(default_factory=OrderedDict)
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-
-
-@dataclass(eq=False)
-class Room:
-    """A room as folded from its streams, plus who is in it on this process."""
-
-    id: str
-    meta: dict[str, Any] = field(default_factory=dict)
-    version: int = 0
-    status: RoomStatus = RoomStatus.LOBBY
-    seats: dict[str, Seat] = field(default_factory=dict)
-    games: dict[str, Game] = field(default_factory=dict)
-    members: dict[Peer, Member] = field(default_factory=dict)
-    go_at: int | None = None
-    countdown_at: int | None = None
-    started_at: int | None = None
-    ends_at: int | None = None
-    finished: dict[str, Any] | None = None
-    finished_shown: bool = False  # spectators have been sent ``finished`` (the delay)
-    joined_count: int = 0
-    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
-    follower: Any = None
-    tasks: set[asyncio.Task[Any]] = field(default_factory=set)
-    timer: asyncio.Task[Any] | None = None
-    pending: deque[tuple[int, Callable[[], None]]] = field(default_factory=deque)
-    pump: asyncio.Task[Any] | None = None
-    # Who receives what, computed once per change of members or watching instead of a scan of
-    # every member per event (bench.load paced profile); see ``audience``.
-    audiences: dict[tuple[str, str | None], list[Peer]] = field(default_factory=dict)
-
-    @property
-    def stream(self) -> str:
-        return room_stream(self.id)
-
-    @property
-    def delay_ms(self) -> int:
-        return int(self.meta.get("spectator_delay_ms", 0))
-
-    def audience(self, kind: str, player: str | None = None) -> list[Peer]:
-        """The peers that receive one kind of frame, cached until ``audience_changed``.
-
-        ``players`` and ``spectators`` by role; ``owner``: the connection seated as ``player``;
-        ``watchers``: whoever watches ``player``'s game other than its owner.
-        """
-        key = (kind, player)
-        found = self.audiences.get(key)
-        if found is None:
-            members = self.members.values()
-            if kind == _PLAYERS:
-                found = [m.peer for m in members if m.role == Role.PLAYER]
-            elif kind == _SPECTATORS:
-                found = [m.peer for m in members if m.role == Role.SPECTATOR]
-            elif kind == _OWNER:
-                found = [m.peer for m in members if m.role == Role.PLAYER and m.player == player]
-            else:
-                assert kind == _WATCHERS
-                assert player is not None
-                found = [
-                    m.peer
-                    for m in members
-                    if m.watches(player) and not (m.role == Role.PLAYER and m.player == player)
-                ]
-            self.audiences[key] = found
-        return found
-
-    def audience_changed(self) -> None:
-        """Members or what they watch changed: the lists are rebuilt when next asked for.
-
-        The old lists are left as they are (a fan-out may be iterating over one)."""
-        self.audiences.clear()
-
-    def spectators(self) -> list[Member]:
-        return [m for m in self.members.values() if m.role == Role.SPECTATOR]
-
-    def players_here(self) -> list[Member]:
-        return [m for m in self.members.values() if m.role == Role.PLAYER]
-
-    def entrants(self, *, delayed: bool = False) -> list[Entrant]:
-        """The racers with their progress: live, or as spectators have been shown it."""
-        entrants = []
-        for s in self.seats.values():
-            game = self.games.get(s.player)
-            progress = Progress() if game is None else game.shown if delayed else game.progress
-            entrants.append(Entrant(s.player, s.name, s.order, progress))
-        return entrants
-
-    def all_done(self) -> bool:
-        return bool(self.seats) and all(
-            s.player in self.games and self.games[s.player].progress.status.done
-            for s in self.seats.values()
-        )
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "variant": self.meta["variant"],
-            "status": self.status.value,
-            "players": len(self.seats),
-            "capacity": self.meta["capacity"],
-            "spectators": len(self.spectators()),
-            "created_at": self.meta["at"],
-        }
-
-    def state(self, *, delayed: bool = False) -> dict[str, Any]:
-        """The room's state; ``delayed`` is what a spectator may see under the spectator delay."""
-        hide_end = delayed and self.finished is not None and not self.finished_shown
-        status = RoomStatus.RACING if hide_end else self.status
-        return {
-            "id": self.id,
-            "variant": self.meta["variant"],
-            "status": status.value,
-            "capacity": self.meta["capacity"],
-            "countdown_ms": self.meta["countdown_ms"],
-            "time_limit_ms": self.meta["time_limit_ms"],
-            "spectator_delay_ms": self.meta["spectator_delay_ms"],
-            "commitment": self.meta["commitment"],
-            "deal_version": self.meta["deal_version"],
-            "players": [
-                {"player": e.player, "name": e.name, **e.progress.wire()}
-                for e in self.entrants(delayed=delayed)
-            ],
-            "spectators": len(self.spectators()),
-            "created_at": self.meta["at"],
-            "go_at": self.go_at,
-            "started_at": self.started_at,
-            "ends_at": self.ends_at,
-            "finished_at": self.finished["at"] if self.finished and not hide_end else None,
-        }
-
-    def finished_message(self) -> dict[str, Any]:
-        assert self.finished is not None
-        return {
-            "type": p.FINISHED,
-            "room": self.id,
-            "at": self.finished["at"],
-            "reason": self.finished["reason"],
-            "ranking": self.finished["ranking"],
-            "variant": self.meta["variant"],
-            "deal_version": self.meta["deal_version"],
-            "seed": self.meta.get("seed"),
-            "salt": self.meta["salt"],
-            "commitment": self.meta["commitment"],
-        }
-
-    def game_message(self, player: str, *, released_only: bool) -> bytes:
-        """The ``game`` frame, already encoded: its events are kept packed (``Game.public``)."""
-        game = self.games.get(player)
-        events = [] if game is None else game.public[: game.released if released_only else None]
-        head = {"type": p.GAME, "room": self.id, "player": player, "version": len(events)}
-        return packed_with(head, "events", _array_header(len(events)) + b"".join(events))
-
-    async def wait_until(self, ready: Callable[[], bool]) -> None:
-        """Wait until the follower has folded enough; ServerError if it does not in time."""
-        try:
-            async with self.changed:
-                await asyncio.wait_for(self.changed.wait_for(ready), _WAIT_S)
-        except TimeoutError:
-            raise ServerError("the event store did not deliver our own event in time") from None
 
 
 class RoomManager:
@@ -440,7 +151,7 @@ class RoomManager:
         self.seated: dict[tuple[str, str], Peer] = {}  # (room, player) -> its connection here
         self._loading: dict[str, asyncio.Future[Room | None]] = {}
         self._closed = False
-        self.parallel_fold_min_events = _PARALLEL_FOLD_MIN_EVENTS
+        self.parallel_fold_min_events = PARALLEL_FOLD_MIN_EVENTS
         self.folded_elsewhere = 0  # games a rebuild had a forked child fold (tests, logs)
 
     # ---- loading and following -------------------------------------------------------------
@@ -511,7 +222,11 @@ class RoomManager:
                     continue  # at most about half of the events go to the child
                 elsewhere.append(item)
                 share += len(item[2])
-            child = _fold_in_child(self, elsewhere)
+
+            def fold(room: Room, game: Game, raw: Any) -> None:
+                self._fold_run(room, game, self.store.decode_raw(game.stream, raw))
+
+            child = fold_in_child(fold, elsewhere)
         moved = {id(game) for _, game, _ in elsewhere}
         decode = self.store.decode_raw
         try:
@@ -519,7 +234,7 @@ class RoomManager:
                 if id(game) not in moved:
                     self._apply_game_events(room, game, decode(game.stream, raw))
         finally:
-            results = None if child is None else _child_results(*child)
+            results = None if child is None else child_results(*child)
         if child is None:
             return
         if results is None or len(results) != len(elsewhere):
@@ -883,14 +598,14 @@ class RoomManager:
             at = int(data["at"])
             kind = data["type"]
             if kind == "game_started":
-                public.append(_pack(public_event(data)))
+                public.append(pack(public_event(data)))
                 started = True
                 history.clear()
                 foundation, reached, moves = 0, at, 0
                 continue
             item = dict(data)
             item.pop("cid", None)
-            public.append(_pack(item))
+            public.append(pack(item))
             if kind == "moved":
                 moves += 1
             count = state.foundation_count
@@ -940,22 +655,22 @@ class RoomManager:
         update = {"type": p.PROGRESS, "room": room.id, "player": player}
         update.update(progress.wire())
         update_frame = p.encode_unchecked(update)  # once, for players and spectators
-        owner = room.audience(_OWNER, player)
+        owner = room.audience(OWNER, player)
         if owner:
             for frame in frames:
                 self.send_many(owner, frame)
-        players = room.audience(_PLAYERS)
+        players = room.audience(PLAYERS)
         if players:
             self.send_many(players, update_frame)
 
         def release() -> None:
             game.released = max(game.released, last)
             game.shown = progress
-            watchers = room.audience(_WATCHERS, player)
+            watchers = room.audience(WATCHERS, player)
             if watchers:
                 for frame in frames:
                     self.send_many(watchers, frame)
-            spectators = room.audience(_SPECTATORS)
+            spectators = room.audience(SPECTATORS)
             if spectators:
                 self.send_many(spectators, update_frame)
 
