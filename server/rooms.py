@@ -116,20 +116,9 @@ def _status(state: GameState) -> PlayerStatus:
         return PlayerStatus.WON
     if state.resigned:
         return PlayerStatus.RESIGNED
-    if _over(state):
+    if is_over(state):
         return PlayerStatus.OVER
     return PlayerStatus.PLAYING
-
-
-def _over(state: GameState) -> bool:
-    """is_over, without generating every legal move while the stock still has cards.
-
-    RULES.md: dealing from a non-empty stock is always legal (both variants), so such a game
-    is over only if won or resigned. The full check was 30% of a rebuild (bench/recovery.py).
-    """
-    if state.stock:
-        return state.won or state.resigned
-    return is_over(state)
 
 
 SendMany = Callable[[Iterable[Peer], dict[str, Any] | bytes], None]

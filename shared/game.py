@@ -63,8 +63,14 @@ def is_won(state: GameState) -> bool:
 
 
 def is_over(state: GameState) -> bool:
-    """Won, resigned, or no legal move left."""
-    return state.resigned or state.won or not legal_moves(state)
+    """Won, resigned, or no legal move left.
+
+    Dealing from a non-empty stock is always legal (RULES.md, both variants), so while the stock
+    has cards no move list is generated: servers call this after every folded event.
+    """
+    if state.resigned or state.won:
+        return True
+    return not state.stock and not legal_moves(state)
 
 
 def foundation_count(state: object) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 from shared.cards import CARDS
 from shared.errors import CorruptEvent, IllegalMove
 from shared.events import GAME_STARTED, MOVED, RESIGNED, check_event
-from shared.game import apply_move_revealing, lay_out, legal_moves, resign
+from shared.game import apply_move_revealing, is_over, lay_out, legal_moves, resign
 from shared.state import EMPTY_FOUNDATIONS, GameState
 from shared.variants import QUADRENNIAL, SWISS, VARIANTS
 
@@ -54,7 +54,7 @@ def public_view(state: GameState) -> PublicView:
         redeals_left=state.redeals_left,
         moves_made=state.moves_made,
         won=won,
-        over=state.resigned or won or not legal_moves(state),
+        over=is_over(state),
         resigned=state.resigned,
     )
 
