@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from shared.cards import SUIT_INDEX, SUITS
 from shared.errors import IllegalMove
+from shared.foundation import build_on
 from shared.moves import Move
 from shared.state import EMPTY_FOUNDATIONS, GameState
 
@@ -135,18 +136,7 @@ def apply(
             card = reserve[m.si]
             if card is None:
                 raise IllegalMove(f"r{m.si + 1} is empty")
-        s = SUIT_INDEX[card]
-        f = fnd[s]
-        if len(f) == 13 or NEXT_ON_FOUNDATION[s][len(f)] != card:
-            want = (
-                "an Ace"
-                if not f
-                else ("nothing more" if len(f) == 13 else NEXT_ON_FOUNDATION[s][len(f)])
-            )
-            raise IllegalMove(f"{card} cannot go to its foundation, which takes {want}")
-        new_f = list(fnd)
-        new_f[s] = (*f, card)
-        fnd = tuple(new_f)
+        fnd = build_on(fnd, card, NEXT_ON_FOUNDATION, "an Ace")
         if src == "w":
             waste = waste[:-1]
         else:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from shared.cards import FULL_DECK, IS_RED, RANK_OF, SUIT_INDEX, SUIT_NAMES, SUITS
 from shared.errors import IllegalMove
+from shared.foundation import build_on
 from shared.moves import Move
 from shared.state import EMPTY_FOUNDATIONS, GameState
 
@@ -176,18 +177,7 @@ def apply(
         cards = (fnd[m.si][-1],)
     if dst == "f":
         card = cards[0]
-        s = SUIT_INDEX[card]
-        f = fnd[s]
-        if len(f) == 13 or NEXT_ON_FOUNDATION[s][len(f)] != card:
-            want = (
-                "a Two"
-                if not f
-                else ("nothing more" if len(f) == 13 else NEXT_ON_FOUNDATION[s][len(f)])
-            )
-            raise IllegalMove(f"{card} cannot go to its foundation, which takes {want}")
-        new_f = list(fnd)
-        new_f[s] = (*f, card)
-        fnd = tuple(new_f)
+        fnd = build_on(fnd, card, NEXT_ON_FOUNDATION, "a Two")
     else:
         target = tab[di]
         top = target[-1] if target else None
