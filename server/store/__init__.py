@@ -12,8 +12,12 @@ from server.store.base import (
     ErrorHandler,
     EventStore,
     Follower,
+    IndexEntry,
     StoredEvent,
     StoreUnavailable,
+    Subscription,
+    Wakeup,
+    stream_group,
 )
 from server.store.memory import MemoryEventStore
 from server.store.redis_store import DEFAULT_PREFIX, RedisEventStore
@@ -24,11 +28,15 @@ __all__ = [
     "ErrorHandler",
     "EventStore",
     "Follower",
+    "IndexEntry",
     "MemoryEventStore",
     "RedisEventStore",
     "StoreUnavailable",
     "StoredEvent",
+    "Subscription",
+    "Wakeup",
     "open_store",
+    "stream_group",
 ]
 
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")

@@ -1,7 +1,10 @@
 """The event store contract (docs/architecture.md, "The event store"), shared by both backends.
 
 Streams hold events at versions 1, 2, 3, ...; appends state the version they expect, so two
-writers can never both extend the same version. Followers first catch up, then wait.
+writers can never both extend the same version. Every append also publishes a wake-up on its
+stream's group (the hash tag: the room), which one subscription per process receives for all
+the groups it follows; indexes (sorted members with a value) hold what must be found without
+reading every stream: the room directory, due timers, seats.
 """
 
 from __future__ import annotations
@@ -46,6 +49,88 @@ class StoreUnavailable(ServerError):
     """The store's backend cannot be reached; the caller may retry later."""
 
     code = "store_unavailable"
+
+
+class Wakeup(NamedTuple):
+    """A stream reached ``version``. ``events`` are the appended events when the append was
+    made through this very store object (so the process that wrote them folds them without
+    reading them back); None when the wake-up came from elsewhere: read the stream."""
+
+    stream: str
+    version: int
+    events: Sequence[Mapping[str, Any]] | None = None
+
+
+WakeupHandler = Callable[[Wakeup], None]
+"""What a subscription calls for each wake-up; it must not block (it runs in the store's task,
+or inside ``append`` for this process's own appends)."""
+
+
+def stream_group(stream: str) -> str:
+    """The group whose subscribers a stream's appends wake: its hash tag (``{room}``), else
+    the whole name. A group lives in one Redis Cluster slot, so its wake-ups do too."""
+    start = stream.find("{")
+    if start >= 0:
+        end = stream.find("}", start + 1)
+        if end > start + 1:
+            return stream[start + 1 : end]
+    return stream
+
+
+class IndexEntry(NamedTuple):
+    """One member of an index with its score (an integer, e.g. a time) and a small value."""
+
+    member: str
+    score: int
+    value: bytes
+
+
+class Subscription(abc.ABC):
+    """One process's wake-ups for every group it follows, on a bounded number of connections
+    (Redis: one per node), however many groups. A wake-up may be lost (a reconnect, a full
+    buffer): ``on_gap`` then tells the subscriber to catch up from the streams themselves."""
+
+    def __init__(self, on_wakeup: WakeupHandler, on_gap: Callable[[], None] | None) -> None:
+        self.on_wakeup = on_wakeup
+        self.on_gap = on_gap if on_gap is not None else (lambda: None)
+        self.groups: set[str] = set()
+        self.closed = False
+
+    async def subscribe(self, groups: Iterable[str]) -> None:
+        """Receive the wake-ups of ``groups`` from now on (those already followed stay)."""
+        new = [g for g in groups if g not in self.groups]
+        if self.closed:
+            raise RuntimeError("this subscription is closed")
+        if new:
+            self.groups.update(new)
+            await self._subscribe(new)
+
+    async def unsubscribe(self, groups: Iterable[str]) -> None:
+        old = [g for g in groups if g in self.groups]
+        if old and not self.closed:
+            self.groups.difference_update(old)
+            await self._unsubscribe(old)
+
+    async def aclose(self) -> None:
+        """Stop; idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        await self._shutdown()
+
+    def deliver(self, wakeup: Wakeup) -> None:
+        """Hand one wake-up to the subscriber if it follows the stream's group."""
+        if not self.closed and stream_group(wakeup.stream) in self.groups:
+            self.on_wakeup(wakeup)
+
+    @abc.abstractmethod
+    async def _subscribe(self, groups: list[str]) -> None: ...
+
+    @abc.abstractmethod
+    async def _unsubscribe(self, groups: list[str]) -> None: ...
+
+    @abc.abstractmethod
+    async def _shutdown(self) -> None: ...
 
 
 ErrorHandler = Callable[[CorruptEntry], None]
@@ -267,6 +352,32 @@ class EventStore(abc.ABC):
     ) -> Follower:
         """Follow streams from the last version already seen (0 = from the start)."""
 
+    async def last_versions(self, streams: Sequence[str]) -> dict[str, int]:
+        """``last_version`` of many streams (Redis: one pipelined round trip), for catch-up."""
+        return {stream: await self.last_version(stream) for stream in streams}
+
+    @abc.abstractmethod
+    def subscribe(
+        self, on_wakeup: WakeupHandler, *, on_gap: Callable[[], None] | None = None
+    ) -> Subscription:
+        """A subscription to wake-ups (subscribe it to groups); one per process is enough."""
+
+    @abc.abstractmethod
+    async def index_put(self, index: str, member: str, score: int, value: bytes = b"") -> None:
+        """Set ``member``'s score and value in ``index`` (created on first use)."""
+
+    @abc.abstractmethod
+    async def index_remove(self, index: str, member: str) -> None:
+        """Remove ``member`` from ``index``; nothing if it is not there."""
+
+    @abc.abstractmethod
+    async def index_get(self, index: str, member: str) -> IndexEntry | None:
+        """``member`` of ``index``, or None."""
+
+    @abc.abstractmethod
+    async def index_range(self, index: str, *, max_score: int | None = None) -> list[IndexEntry]:
+        """Members with a score <= ``max_score`` (all when None), by score then member."""
+
     @abc.abstractmethod
     async def streams(self, prefix: str = "") -> list[str]:
         """Names of existing streams that start with ``prefix``, sorted."""
@@ -312,6 +423,13 @@ def validate_append(
     if not payloads:
         raise ValueError("an append needs at least one event")
     return payloads
+
+
+def check_index(index: object, member: object) -> None:
+    if not isinstance(index, str) or not index or "{" in index or "}" in index:
+        raise ValueError(f"an index name is a non-empty str without braces, not {index!r}")
+    if not isinstance(member, str) or not member:
+        raise ValueError(f"an index member is a non-empty str, not {member!r}")
 
 
 def validate_read(after: int, limit: int | None) -> None:

@@ -16,8 +16,13 @@ from server.store.base import (
     ErrorHandler,
     EventStore,
     Follower,
+    IndexEntry,
     RawEntry,
     StoredEvent,
+    Subscription,
+    Wakeup,
+    WakeupHandler,
+    check_index,
     check_stream,
     decode_run,
     validate_append,
@@ -50,6 +55,8 @@ class MemoryEventStore(EventStore):
         self._streams: dict[str, _Stream] = {}
         self._watchers: dict[str, set[asyncio.Event]] = {}
         self._followers: weakref.WeakSet[MemoryFollower] = weakref.WeakSet()
+        self._subscriptions: weakref.WeakSet[MemorySubscription] = weakref.WeakSet()
+        self._indexes: dict[str, dict[str, tuple[int, bytes]]] = {}
 
     def _live(self, stream: str) -> _Stream | None:
         """The stream, or None if absent or expired (an expired stream is dropped here)."""
@@ -72,7 +79,13 @@ class MemoryEventStore(EventStore):
         entry.entries.extend(payloads)
         for waiter in self._watchers.get(stream, ()):
             waiter.set()
-        return len(entry.entries)
+        version = len(entry.entries)
+        if self._subscriptions:
+            # Copies, as a read would give: no subscriber shares a dict with the caller.
+            wakeup = Wakeup(stream, version, [dict(e) for e in events])
+            for subscription in list(self._subscriptions):
+                subscription.deliver(wakeup)
+        return version
 
     def _raw(self, stream: str, after: int, limit: int | None) -> list[RawEntry]:
         entry = self._live(stream)
@@ -120,12 +133,43 @@ class MemoryEventStore(EventStore):
         else:
             entry.deadline = self._clock() + seconds
 
+    def subscribe(
+        self, on_wakeup: WakeupHandler, *, on_gap: Callable[[], None] | None = None
+    ) -> MemorySubscription:
+        subscription = MemorySubscription(self, on_wakeup, on_gap)
+        self._subscriptions.add(subscription)
+        return subscription
+
+    async def index_put(self, index: str, member: str, score: int, value: bytes = b"") -> None:
+        check_index(index, member)
+        self._indexes.setdefault(index, {})[member] = (int(score), bytes(value))
+
+    async def index_remove(self, index: str, member: str) -> None:
+        check_index(index, member)
+        self._indexes.get(index, {}).pop(member, None)
+
+    async def index_get(self, index: str, member: str) -> IndexEntry | None:
+        check_index(index, member)
+        found = self._indexes.get(index, {}).get(member)
+        return None if found is None else IndexEntry(member, *found)
+
+    async def index_range(self, index: str, *, max_score: int | None = None) -> list[IndexEntry]:
+        check_index(index, "-")
+        entries = [
+            IndexEntry(member, score, value)
+            for member, (score, value) in self._indexes.get(index, {}).items()
+            if max_score is None or score <= max_score
+        ]
+        return sorted(entries, key=lambda e: (e.score, e.member))
+
     async def ping(self) -> bool:
         return True
 
     async def aclose(self) -> None:
         for follower in list(self._followers):
             await follower.aclose()
+        for subscription in list(self._subscriptions):
+            await subscription.aclose()
 
     def _watch(self, streams: Sequence[str], waiter: asyncio.Event) -> None:
         for stream in streams:
@@ -177,3 +221,25 @@ class MemoryFollower(Follower):
 
     async def _shutdown(self) -> None:
         self._store._followers.discard(self)
+
+
+class MemorySubscription(Subscription):
+    """Wake-ups straight from ``append``, which runs in this process: nothing can be lost."""
+
+    def __init__(
+        self,
+        store: MemoryEventStore,
+        on_wakeup: WakeupHandler,
+        on_gap: Callable[[], None] | None,
+    ) -> None:
+        super().__init__(on_wakeup, on_gap)
+        self._store = store
+
+    async def _subscribe(self, groups: list[str]) -> None:
+        return None
+
+    async def _unsubscribe(self, groups: list[str]) -> None:
+        return None
+
+    async def _shutdown(self) -> None:
+        self._store._subscriptions.discard(self)

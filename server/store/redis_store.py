@@ -1,7 +1,9 @@
 """The Redis Streams event store: one Redis stream per event stream, the entry id IS the version.
 
-Compare-and-append is one Lua script on one key (atomic, Cluster-safe); followers block in XREAD
-on a connection of their own. docs/storage.md has the key schema and the reasons.
+Compare-and-append is one Lua script on one key (atomic, Cluster-safe) that also publishes a
+wake-up on the stream group's shard channel (SPUBLISH, so it stays within the slot on a Cluster);
+one subscription connection per process receives them for every group it follows. Indexes are
+sorted sets sharded over a few slots. docs/storage.md has the key schema and the reasons.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ import asyncio
 import contextlib
 import math
 import weakref
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+import zlib
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import msgpack
@@ -26,11 +29,17 @@ from server.store.base import (
     ErrorHandler,
     EventStore,
     Follower,
+    IndexEntry,
     RawEntry,
     StoredEvent,
     StoreUnavailable,
+    Subscription,
+    Wakeup,
+    WakeupHandler,
+    check_index,
     check_stream,
     decode_run,
+    stream_group,
     validate_append,
     validate_read,
 )
@@ -44,10 +53,14 @@ FOLLOW_BATCH = 1000
 
 _log = structlog.get_logger("server.store")
 
-# KEYS[1]: the stream key. ARGV[1]: the expected version. ARGV[2..]: one envelope per event.
-# Returns {1, new version} or {0, current version}. The current version is the id of the last
-# entry, "<version>-0"; each event is added with the explicit id of its version, so the ids
-# themselves forbid a gap or a duplicate even if this check were ever bypassed.
+INDEX_SHARDS = 16
+"""Each index is spread over this many keys (slots), so a Cluster shares the load."""
+
+# KEYS[1]: the stream key; KEYS[2]: the wake-up channel of its group (same slot).
+# ARGV[1]: the expected version; ARGV[2]: the stream's name, for the wake-up; ARGV[3..]: one
+# envelope per event. Returns {1, new version} or {0, current version}. The current version is
+# the id of the last entry, "<version>-0"; each event is added with the explicit id of its
+# version, so the ids themselves forbid a gap or a duplicate even if this check were bypassed.
 APPEND_SCRIPT = """
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local current = 0
@@ -61,10 +74,12 @@ end
 if current ~= tonumber(ARGV[1]) then
   return {0, current}
 end
-for i = 2, #ARGV do
-  redis.call('XADD', KEYS[1], string.format('%d-0', current + i - 1), 'd', ARGV[i])
+for i = 3, #ARGV do
+  redis.call('XADD', KEYS[1], string.format('%d-0', current + i - 2), 'd', ARGV[i])
 end
-return {1, current + #ARGV - 1}
+local version = current + #ARGV - 2
+redis.call('SPUBLISH', KEYS[2], version .. ' ' .. ARGV[2])
+return {1, version}
 """
 
 _UNREACHABLE = (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError)
@@ -162,10 +177,23 @@ class RedisEventStore(EventStore):
         self._client = aioredis.Redis(connection_pool=self._pool)
         self._append = self._client.register_script(APPEND_SCRIPT)
         self._followers: weakref.WeakSet[RedisFollower] = weakref.WeakSet()
+        self._subscriptions: weakref.WeakSet[RedisSubscription] = weakref.WeakSet()
 
     def key(self, stream: str) -> str:
         """The Redis key of a stream."""
         return self.prefix + stream
+
+    def channel(self, group: str) -> str:
+        """The shard channel a group's appends publish on: its hash tag keeps it in the slot of
+        the group's streams (a Cluster refuses a script that crosses slots)."""
+        return f"{self.prefix}wake:{{{group}}}"
+
+    def _index_keys(self, index: str, member: str) -> tuple[str, str]:
+        return self._shard_keys(index, zlib.crc32(member.encode()) % INDEX_SHARDS)
+
+    def _shard_keys(self, index: str, shard: int) -> tuple[str, str]:
+        base = f"{self.prefix}ix:{{{index}:{shard}}}"
+        return base + ":z", base + ":h"
 
     def _follow_client(self) -> aioredis.Redis:
         """A client with one connection of its own, for one follower's blocking reads."""
@@ -184,7 +212,8 @@ class RedisEventStore(EventStore):
         with _reachable():
             try:
                 ok, version = await self._append(
-                    keys=[self.key(stream)], args=[expected_version, *payloads]
+                    keys=[self.key(stream), self.channel(stream_group(stream))],
+                    args=[expected_version, stream, *payloads],
                 )
             except redis_errors.ResponseError as exc:
                 message = str(exc)
@@ -194,7 +223,12 @@ class RedisEventStore(EventStore):
                 raise CorruptEntry(stream, entry, "the entry id is not <version>-0") from exc
         if not ok:
             raise WrongExpectedVersion(stream, expected_version, int(version))
-        return int(version)
+        version = int(version)
+        if self._subscriptions:
+            wakeup = Wakeup(stream, version, events)
+            for subscription in list(self._subscriptions):
+                subscription.deliver(wakeup)
+        return version
 
     async def read(
         self, stream: str, *, after: int = 0, limit: int | None = None
@@ -267,6 +301,82 @@ class RedisEventStore(EventStore):
             raise CorruptEntry(stream, raw.entry, "the entry id is not <version>-0")
         return raw.version
 
+    async def last_versions(self, streams: Sequence[str]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for start in range(0, len(streams), READ_MANY_BATCH):
+            batch = streams[start : start + READ_MANY_BATCH]
+            with _reachable():
+                async with self._client.pipeline(transaction=False) as pipe:
+                    for stream in batch:
+                        pipe.xrevrange(self.key(check_stream(stream)), max="+", min="-", count=1)
+                    replies = await pipe.execute()
+            for stream, rows in zip(batch, replies, strict=True):
+                entry = rows[0][0].decode() if rows else None
+                version = 0 if entry is None else parse_entry_id(entry)
+                if version is None:
+                    raise CorruptEntry(stream, str(entry), "the entry id is not <version>-0")
+                found[stream] = version
+        return found
+
+    def subscribe(
+        self, on_wakeup: WakeupHandler, *, on_gap: Callable[[], None] | None = None
+    ) -> RedisSubscription:
+        subscription = RedisSubscription(self, on_wakeup, on_gap)
+        self._subscriptions.add(subscription)
+        return subscription
+
+    async def index_put(self, index: str, member: str, score: int, value: bytes = b"") -> None:
+        check_index(index, member)
+        zkey, hkey = self._index_keys(index, member)
+        with _reachable():
+            async with self._client.pipeline(transaction=True) as pipe:
+                pipe.zadd(zkey, {member: int(score)})
+                pipe.hset(hkey, member, value)
+                await pipe.execute()
+
+    async def index_remove(self, index: str, member: str) -> None:
+        check_index(index, member)
+        zkey, hkey = self._index_keys(index, member)
+        with _reachable():
+            async with self._client.pipeline(transaction=True) as pipe:
+                pipe.zrem(zkey, member)
+                pipe.hdel(hkey, member)
+                await pipe.execute()
+
+    async def index_get(self, index: str, member: str) -> IndexEntry | None:
+        check_index(index, member)
+        zkey, hkey = self._index_keys(index, member)
+        with _reachable():
+            async with self._client.pipeline(transaction=False) as pipe:
+                pipe.zscore(zkey, member)
+                pipe.hget(hkey, member)
+                score, value = await pipe.execute()
+        if score is None:
+            return None
+        return IndexEntry(member, int(score), value or b"")
+
+    async def index_range(self, index: str, *, max_score: int | None = None) -> list[IndexEntry]:
+        check_index(index, "-")
+        top = "+inf" if max_score is None else int(max_score)
+        shards = [self._shard_keys(index, shard) for shard in range(INDEX_SHARDS)]
+        with _reachable():
+            async with self._client.pipeline(transaction=False) as pipe:
+                for zkey, _ in shards:
+                    pipe.zrangebyscore(zkey, "-inf", top, withscores=True)
+                ranges = await pipe.execute()
+            async with self._client.pipeline(transaction=False) as pipe:
+                for (_, hkey), members in zip(shards, ranges, strict=True):
+                    if members:
+                        pipe.hmget(hkey, [member for member, _ in members])
+                values = iter(await pipe.execute())
+        entries = []
+        for members in ranges:
+            if not members:
+                continue
+            for (member, score), value in zip(members, next(values), strict=True):
+                entries.append(IndexEntry(member.decode(), int(score), value or b""))
+        return sorted(entries, key=lambda e: (e.score, e.member))
+
     def follow(
         self, positions: Mapping[str, int], *, on_error: ErrorHandler | None = None
     ) -> RedisFollower:
@@ -303,6 +413,8 @@ class RedisEventStore(EventStore):
     async def aclose(self) -> None:
         for follower in list(self._followers):
             await follower.aclose()
+        for subscription in list(self._subscriptions):
+            await subscription.aclose()
         await self._client.aclose()
         await self._pool.aclose()
 
@@ -434,3 +546,74 @@ class RedisFollower(Follower):
             client, self._client = self._client, None
             await client.aclose()
         self._store._followers.discard(self)
+
+
+class RedisSubscription(Subscription):
+    """Shard-channel wake-ups on one pub/sub connection of this store's pool, read by a task.
+
+    Every append through this store object is also delivered at once, with its events (see
+    ``RedisEventStore.append``); the channel brings everyone else's. A broken connection is
+    reconnected with a backoff (redis-py subscribes again on connect) and reported as a gap,
+    since what was published meanwhile is gone: the subscriber reads the streams instead.
+    """
+
+    def __init__(
+        self,
+        store: RedisEventStore,
+        on_wakeup: WakeupHandler,
+        on_gap: Callable[[], None] | None,
+    ) -> None:
+        super().__init__(on_wakeup, on_gap)
+        self._store = store
+        self._pubsub = store._client.pubsub()
+        self._cut = len(store.prefix) + len("wake:")
+        self._subscribed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def _subscribe(self, groups: list[str]) -> None:
+        with _reachable():
+            await self._pubsub.ssubscribe(*(self._store.channel(g) for g in groups))
+        self._subscribed.set()
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._read(), name="store-wakeups")
+
+    async def _unsubscribe(self, groups: list[str]) -> None:
+        with contextlib.suppress(*_UNREACHABLE):
+            await self._pubsub.sunsubscribe(*(self._store.channel(g) for g in groups))
+
+    async def _read(self) -> None:
+        backoff = 0.0
+        while not self.closed:
+            try:
+                message = await self._pubsub.get_message(
+                    ignore_subscribe_messages=True, timeout=1.0
+                )
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # redis-py's many shapes of "the connection broke"
+                backoff = min(1.0, max(0.05, backoff * 2))
+                _log.warning("wakeups_read_failed", error=str(exc), retry_in=backoff)
+                await asyncio.sleep(backoff)
+                self.on_gap()
+                continue
+            if backoff:
+                backoff = 0.0
+                self.on_gap()  # reconnected: what was published meanwhile is lost
+            if message is None or message.get("type") != "smessage":
+                continue
+            try:
+                version, stream = message["data"].decode().split(" ", 1)
+                wakeup = Wakeup(stream, int(version))
+            except (ValueError, UnicodeDecodeError, AttributeError):
+                _log.warning("bad_wakeup", data=repr(message.get("data"))[:80])
+                continue
+            self.deliver(wakeup)
+
+    async def _shutdown(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._task
+        with contextlib.suppress(Exception):
+            await self._pubsub.aclose()
+        self._store._subscriptions.discard(self)

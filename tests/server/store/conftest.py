@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import pytest
 import redis.asyncio as aioredis
@@ -26,10 +26,22 @@ class FakeClock:
 class Backend:
     """What a test needs beside the store: a way to plant a raw entry, as corruption would."""
 
-    def __init__(self, store: EventStore, raw: aioredis.Redis | None, clock: FakeClock) -> None:
+    def __init__(
+        self,
+        store: EventStore,
+        raw: aioredis.Redis | None,
+        clock: FakeClock,
+        twin: Callable[[], EventStore] | None = None,
+    ) -> None:
         self.store = store
         self.raw = raw
         self.clock = clock
+        self._twin = twin
+
+    def twin(self) -> EventStore:
+        """Another store object on the same data, as another server process would have; the
+        memory store lives in one process, so its twin is itself."""
+        return self._twin() if self._twin is not None else self.store
 
     async def plant(self, stream: str, payload: bytes) -> str:
         """Write ``payload`` as the stream's next entry, bypassing the codec; returns its id."""
@@ -57,9 +69,12 @@ async def backend(
         yield Backend(store, None, clock)
         await store.aclose()
         return
-    store = RedisEventStore(redis_server.url, prefix=unique_prefix(), block_ms=200)
+    prefix = unique_prefix()
+    store = RedisEventStore(redis_server.url, prefix=prefix, block_ms=200)
     raw = aioredis.Redis.from_url(redis_server.url, protocol=2)
-    yield Backend(store, raw, clock)
+    yield Backend(
+        store, raw, clock, lambda: RedisEventStore(redis_server.url, prefix=prefix, block_ms=200)
+    )
     await store.aclose()
     await raw.aclose()
 

@@ -1,0 +1,43 @@
+"""The index contract on both backends: members with a score and a value, ranged by score."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.store import EventStore, IndexEntry
+
+
+async def test_put_get_range_remove(store: EventStore) -> None:
+    assert await store.index_range("due") == []
+    assert await store.index_get("due", "r1") is None
+    await store.index_put("due", "r1", 300, b"x")
+    await store.index_put("due", "r2", 100)
+    await store.index_put("due", "r3", 200, b"\x00\xff")
+    assert await store.index_get("due", "r1") == IndexEntry("r1", 300, b"x")
+    assert await store.index_range("due") == [
+        IndexEntry("r2", 100, b""),
+        IndexEntry("r3", 200, b"\x00\xff"),
+        IndexEntry("r1", 300, b"x"),
+    ]
+    assert [e.member for e in await store.index_range("due", max_score=200)] == ["r2", "r3"]
+    await store.index_put("due", "r1", 50, b"y")  # a put replaces score and value
+    assert (await store.index_range("due"))[0] == IndexEntry("r1", 50, b"y")
+    await store.index_remove("due", "r2")
+    await store.index_remove("due", "never")
+    assert [e.member for e in await store.index_range("due")] == ["r1", "r3"]
+    assert await store.index_range("other") == []
+
+
+async def test_many_members_spread_and_come_back_sorted(store: EventStore) -> None:
+    for n in range(200):
+        await store.index_put("rooms", f"room{n}", 1000 - n, str(n).encode())
+    entries = await store.index_range("rooms")
+    assert len(entries) == 200
+    assert [e.score for e in entries] == sorted(e.score for e in entries)
+    assert entries[0] == IndexEntry("room199", 801, b"199")
+
+
+@pytest.mark.parametrize(("index", "member"), [("", "m"), ("a{b", "m"), ("ok", ""), ("ok", 3)])
+async def test_bad_names_are_value_errors(store: EventStore, index: str, member: object) -> None:
+    with pytest.raises(ValueError, match="index"):
+        await store.index_put(index, member, 1)  # type: ignore[arg-type]
