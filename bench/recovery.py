@@ -1,21 +1,22 @@
-"""Recovery benchmark: how long a restarted server takes to rebuild L live games from Redis.
+"""Recovery benchmark: how soon a restarted server serves, and loads L live games from Redis.
 
     python -m bench.recovery [--quick] [--games L] [--length E] [--room-size K]
 
 Fills a private redis-server with L live (racing, unfinished) games of E events each, in rooms
-of K players: rooms are created, joined and started by the server's own ``RoomManager`` on the
-Redis store (so the room streams and each game's ``game_started`` are exactly what a server
-writes), then each game gets E-1 ``moved`` events built as ``RoomManager.move`` builds them
+of K players: rooms are created, joined and started by the server's own commands on the Redis
+store (so the room streams, the directory and each game's ``game_started`` are exactly what a
+server writes), then each game gets E-1 ``moved`` events built as ``Commands.move`` builds them
 (``shared.move_event`` plus the client move id ``cid``), appended through the store API in
 batches instead of one round trip each. Moves are random legal ones that never end the game.
 
 Then it starts ``python -m server`` on that Redis and times, from the moment the process is
-started: ``/healthz`` answering 200 (the server rebuilds every room before it listens), its
-``listening`` log line, a client's ``list_rooms`` showing every room, and one spectator per room
-having seen every game at its full version (the game streams are folded by each room's follower
-after the room itself, so this is when the games are really back). The same server started on
-an empty Redis gives the fixed cost of starting Python and importing the server, shown beside.
-Prints a table and writes bench/results/recovery.json.
+started: ``/healthz`` answering 200 (rooms load lazily, so this should not grow with L), its
+``listening`` log line, the first move accepted in a live room (a racer resumes its seat and
+moves), a client's ``list_rooms`` showing every room, the ``warmed`` log line (the background
+warm-up has folded every live room) and one spectator per room having seen every game at its
+full version. It also counts the server's Redis connections (CLIENT LIST, by client name) once
+warm. The same server started on an empty Redis gives the fixed cost of starting Python and
+importing the server, shown beside. Prints a table and writes bench/results/recovery.json.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import msgpack
+import redis
 from websockets.asyncio.client import ClientConnection, connect
 
 from bench.common import (
@@ -44,12 +46,22 @@ from bench.common import (
     versions,
     write_json,
 )
+from server.app import App
 from server.clock import SystemClock
 from server.config import Config
 from server.logging import configure_logging
-from server.rooms import RoomManager
+from server.room import Room
 from server.store import RedisEventStore
-from shared import apply_move, deal_deck, fold, legal_moves, move_event, start_event
+from shared import (
+    apply_move,
+    deal_deck,
+    fold,
+    legal_moves,
+    move_event,
+    public_fold,
+    public_legal_moves,
+    start_event,
+)
 from shared import protocol as p
 from shared.state import GameState
 
@@ -58,49 +70,40 @@ FILL_CONCURRENCY = 32
 TIMEOUT = 120.0
 
 
-class Seat:
-    """A stand-in connection for RoomManager: it has a session and ignores what it is sent."""
-
-    def __init__(self, session: str) -> None:
-        self.session = session
-
-    def send(self, msg: dict[str, Any]) -> None:
-        """Filling the store needs no client: frames are dropped."""
-
-    def close_soon(self, code: int, reason: str) -> None:
-        """Nothing to close."""
+def token(session: str) -> str:
+    """The resume token each filled seat gets, so the benchmark can take a seat back."""
+    return f"t-{session}"
 
 
-def discard(peers: Any, msg: dict[str, Any]) -> None:
-    """RoomManager's fan-out while filling the store: nobody is listening."""
-
-
-async def fill_room(
-    rooms: RoomManager, store: RedisEventStore, index: int, size: int, length: int
-) -> None:
+async def fill_room(app: App, store: RedisEventStore, index: int, size: int, length: int) -> Room:
     """One racing room of ``size`` games of ``length`` events each."""
     seed, plans = plan_room(index, size, length)
-    room = await rooms.create_room(
+    commands = app.commands
+    room = await commands.create_room(
         {"variant": "swiss", "seed": seed, "capacity": size, "countdown_ms": 0}
     )
-    seats = [Seat(f"p{index:05d}x{s}") for s in range(size)]
-    for seat in seats:
-        await rooms.join(seat, room.id, "player", name=seat.session, token=f"t-{seat.session}")
-    await rooms.start_race(seats[0])
-    await room.wait_until(lambda: all(g.version >= 1 for g in room.games.values()))
-    for seat, plan in zip(seats, plans, strict=True):
-        game = room.games[seat.session]
+    sessions = [f"p{index:05d}x{s}" for s in range(size)]
+    for session in sessions:
+        await commands.join(room, session, name=session, token=token(session))
+    await commands.start(room, sessions[0])
+    for _ in range(1000):
+        if room.games and all(g.version >= 1 for g in room.games.values()):
+            break
+        await asyncio.sleep(0.005)
+    for session, plan in zip(sessions, plans, strict=True):
+        game = room.games[session]
         state, version = game.state, game.version
         assert state is not None
         batch: list[dict[str, Any]] = []
         for cid, move in enumerate(plan, start=1):
-            event = move_event(state, move, at=rooms.clock.now_ms())
-            event["cid"] = cid  # what RoomManager.move adds: resent ids are answered from it
+            event = move_event(state, move, at=app.clock.now_ms())
+            event["cid"] = cid  # what Commands.move adds: resent ids are answered from it
             state = apply_move(state, move)
             batch.append(event)
             if len(batch) == BATCH or cid == len(plan):
                 version = await store.append(game.stream, batch, expected_version=version)
                 batch = []
+    return room
 
 
 def plan_room(index: int, size: int, length: int) -> tuple[int, list[list[str]]]:
@@ -142,20 +145,21 @@ def plan_game(state: GameState, moves: int, rng: random.Random) -> list[str] | N
 async def fill(url: str, games: int, size: int, length: int) -> int:
     """Write the rooms through the server's own code; the number of rooms."""
     configure_logging("console", "warning", stream=sys.stderr)  # not a line per room
-    store = RedisEventStore(url)
-    rooms = RoomManager(store, SystemClock(), Config(max_rooms=10**6), discard)
+    store = RedisEventStore(url, max_connections=FILL_CONCURRENCY)
+    app = App(Config(max_rooms=10**6), store, SystemClock())
+    app.open()
     gate = asyncio.Semaphore(FILL_CONCURRENCY)
     count = max(1, games // size)
 
     async def one(i: int) -> None:
         async with gate:
-            await fill_room(rooms, store, i, size, length)
+            room = await fill_room(app, store, i, size, length)
+            await app.hub.unload(room)  # the filler need not keep every room folded
 
     try:
         await asyncio.gather(*(one(i) for i in range(count)))
     finally:
-        await rooms.aclose()
-        await store.aclose()
+        await app.close_parts()
     return count
 
 
@@ -168,12 +172,42 @@ def healthy(port: int) -> bool:
         return False
 
 
-async def client(url: str) -> ClientConnection:
+async def client(url: str, resume: str | None = None) -> ClientConnection:
     ws = await connect(url, compression=None, max_size=None, open_timeout=30)
-    await ws.send(p.encode_unchecked({"type": p.HELLO, "protocol": 1, "name": "timer"}))
+    hello: dict[str, Any] = {"type": p.HELLO, "protocol": 1, "name": "timer"}
+    if resume is not None:
+        hello["resume"] = resume
+    await ws.send(p.encode_unchecked(hello))
     while msgpack.unpackb(await ws.recv())["type"] != p.WELCOME:
         pass
     return ws
+
+
+async def first_move(url: str, session: str) -> bool:
+    """A racer of a live room takes its seat back and moves; whether the move was acked."""
+    ws = await client(url, resume=token(session))
+    try:
+        while True:
+            msg = msgpack.unpackb(await ws.recv())
+            if msg["type"] == p.GAME and msg["player"] == session:
+                break
+        move = sorted(public_legal_moves(public_fold(msg["events"])))[0]
+        await ws.send(p.encode_unchecked({"type": p.MOVE, "id": "bench-first", "move": move}))
+        while True:
+            msg = msgpack.unpackb(await ws.recv())
+            if msg["type"] in (p.ACK, p.REJECT) and msg.get("id") == "bench-first":
+                return bool(msg["type"] == p.ACK)
+    finally:
+        await ws.close()
+
+
+def redis_connections(redis_url: str) -> int:
+    """The server's connections to Redis, by the client name it gives them."""
+    raw = redis.Redis.from_url(redis_url)
+    try:
+        return sum(1 for c in raw.client_list() if c.get("name") == "solitaire-arena")
+    finally:
+        raw.close()
 
 
 async def all_listed(url: str, rooms: int) -> int:
@@ -213,18 +247,30 @@ async def watch_until_rebuilt(url: str, room_ids: list[str], length: int) -> int
     return sum(counts)
 
 
-def listening_at(log: Path) -> float | None:
-    """The wall time of the server's ``listening`` line (after it rebuilt every room)."""
+def logged_at(log: Path, event: str) -> float | None:
+    """The wall time of the server's first log line with this event."""
     from datetime import datetime
 
     for line in log.read_text(errors="replace").splitlines():
-        if '"listening"' in line:
+        if f'"{event}"' in line:
             stamp = json.loads(line)["timestamp"]
             return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
     return None
 
 
-def restart(redis_url: str, log: Path, rooms: int, length: int) -> dict[str, Any]:
+def wait_logged(log: Path, event: str) -> float | None:
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        found = logged_at(log, event)
+        if found is not None:
+            return found
+        time.sleep(0.01)
+    return None
+
+
+def restart(
+    redis_url: str, log: Path, rooms: int, length: int, racer: str | None
+) -> dict[str, Any]:
     """Start a server on the filled Redis and time each step of its recovery."""
     from tests.support.server_process import ServerProcess
 
@@ -244,7 +290,12 @@ def restart(redis_url: str, log: Path, rooms: int, length: int) -> dict[str, Any
             time.sleep(0.005)
         t_healthy = time.monotonic() - t0
 
-        async def clients() -> tuple[float, float, int, int]:
+        async def clients() -> tuple[float | None, float, float, int, int]:
+            t_move = None
+            if racer is not None:
+                if not await first_move(server.url, racer):
+                    raise SystemExit("the first move after the restart was rejected")
+                t_move = time.monotonic() - t0
             listed = await all_listed(server.url, rooms)
             t_listed = time.monotonic() - t0
             ws = await client(server.url)
@@ -253,15 +304,20 @@ def restart(redis_url: str, log: Path, rooms: int, length: int) -> dict[str, Any
             await ws.close()
             ids = [r["id"] for r in msg["rooms"]]
             games = await watch_until_rebuilt(server.url, ids, length) if length else 0
-            return t_listed, time.monotonic() - t0, listed, games
+            return t_move, t_listed, time.monotonic() - t0, listed, games
 
-        t_listed, t_games, listed, games = asyncio.run(clients())
+        t_move, t_listed, t_games, listed, games = asyncio.run(clients())
+        warmed = wait_logged(log, "warmed")
+        connections = redis_connections(redis_url)
     finally:
         server.stop()
-    said = listening_at(log)
+    said = logged_at(log, "listening")
     return {
         "healthy_s": round(t_healthy, 3),
         "listening_log_s": round(said - wall0, 3) if said is not None else None,
+        "first_move_s": round(t_move, 3) if t_move is not None else None,
+        "warmed_log_s": round(warmed - wall0, 3) if warmed is not None else None,
+        "redis_connections": connections,
         "all_rooms_listed_s": round(t_listed, 3),
         "all_games_rebuilt_s": round(t_games, 3),
         "rooms_listed": listed,
@@ -274,12 +330,12 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m bench.recovery", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--quick", action="store_true", help="40 games of 50 events")
-    parser.add_argument("--games", type=int, help="live games (default 1000)")
+    parser.add_argument("--games", type=int, help="live games (default 2000)")
     parser.add_argument("--length", type=int, help="events per game (default 200)")
     parser.add_argument("--room-size", type=int, default=4, help="players (games) per room")
     parser.add_argument("--fsync", choices=["everysec", "always", "no"], default="everysec")
     args = parser.parse_args(argv)
-    games = args.games or (40 if args.quick else 1000)
+    games = args.games or (40 if args.quick else 2000)
     length = args.length or (50 if args.quick else 200)
     raise_nofile()
     redis = PrivateRedis(args.fsync)
@@ -292,8 +348,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"filled {games} games of {length} events in {rooms} rooms in {fill_s:.1f} s")
         with tempfile.TemporaryDirectory(prefix="bench-recovery-") as logs:
             empty_url = redis.url.rsplit("/", 1)[0] + "/1"  # an empty database, same server
-            empty = restart(empty_url, Path(logs) / "empty.log", 0, 0)
-            full = restart(redis.url, Path(logs) / "full.log", rooms, length)
+            empty = restart(empty_url, Path(logs) / "empty.log", 0, 0, None)
+            full = restart(redis.url, Path(logs) / "full.log", rooms, length, "p00000x0")
     finally:
         redis.stop()
 
@@ -301,23 +357,26 @@ def main(argv: list[str] | None = None) -> int:
         f, e = full[key], empty[key]
         return "-" if f is None else f"{f:.3f} s" + ("" if e is None else f"  (empty: {e:.3f} s)")
 
-    beyond = full["all_games_rebuilt_s"] - empty["healthy_s"]
+    beyond = full["healthy_s"] - empty["healthy_s"]
     seen = full["games_seen_complete"]
     rows = [
         ("process start to /healthz 200", both("healthy_s")),
         ("  'listening' log line", both("listening_log_s")),
+        ("  first move accepted in a live room", f"{full['first_move_s']:.3f} s"),
         ("  every room listed", both("all_rooms_listed_s")),
-        ("  every game at full version", f"{full['all_games_rebuilt_s']:.3f} s"),
-        ("rebuild beyond an empty start", f"{beyond:.3f} s"),
+        ("  'warmed': every live room folded", both("warmed_log_s")),
+        ("  every game seen at full version", f"{full['all_games_rebuilt_s']:.3f} s"),
+        ("/healthz beyond an empty start", f"{beyond:.3f} s"),
         ("rooms listed / games complete", f"{full['rooms_listed']} / {seen}"),
+        ("Redis connections of the server", f"{full['redis_connections']}"),
     ]
     title = f"recovery: {games} live games of {length} events, rooms of {args.room_size}"
     print(table(rows, title))
     judged = games >= 1000 and length >= 200
-    met = judged and full["all_games_rebuilt_s"] < 2.0
+    met = judged and full["healthy_s"] < 1.0
     target = {
-        "target": "1,000 live games of 200 events each rebuilt in under 2 s",
-        "figure": f"{full['all_games_rebuilt_s']:.3f} s from process start",
+        "target": "serves (/healthz 200) within 1 s of start whatever the live games",
+        "figure": f"{full['healthy_s']:.3f} s from process start",
         "met": met if judged else None,
     }
     verdict = ("met " if met else "MISSED") if judged else "n/a "

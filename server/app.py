@@ -12,28 +12,40 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
 from server.clock import Clock
+from server.commands import Commands
 from server.config import Config
 from server.connection import Connection, Outbox
+from server.delivery import Delivery
+from server.hub import Hub
 from server.logging import get_logger
-from server.rooms import RoomManager
+from server.race import RoomStatus
+from server.race_clock import RaceClock
 from server.store import EventStore
 
 log = get_logger("server.app")
 _GC_THRESHOLDS = (700, 10, 1_000)  # see App.start
-_REBUILD_ATTEMPTS = 30  # seconds to wait for the store at start-up, e.g. Redis still booting
 
 
 class App:
-    """Rooms plus the WebSocket endpoint and GET /healthz on one port."""
+    """The server's parts wired in their one direction, and the WebSocket endpoint and
+    GET /healthz on one port: connection → commands → store → hub → projection → delivery
+    and the race clock."""
 
     def __init__(self, config: Config, store: EventStore, clock: Clock) -> None:
         self.config = config
         self.store = store
         self.clock = clock
         self.outbox = Outbox()
-        self.rooms = RoomManager(store, clock, config, self.outbox.send_many)
+        self.hub = Hub(store, config)
+        self.commands = Commands(store, self.hub, clock, config)
+        self.delivery = Delivery(clock, config, self.outbox.send_many)
+        self.race_clock = RaceClock(clock, config, self.hub, self.commands)
+        self.hub.listen(self.delivery.on_change)
+        self.hub.listen(self.race_clock.on_change)
         self.connections: set[Connection] = set()
         self.server: Server | None = None
+        self.warmed = asyncio.Event()  # every live room of the directory is loaded
+        self._warm_up: asyncio.Task[None] | None = None
 
     async def process_request(
         self, connection: ServerConnection, request: Request
@@ -50,31 +62,28 @@ class App:
 
     async def handler(self, ws: ServerConnection) -> None:
         structlog.contextvars.clear_contextvars()
-        connection = Connection(ws, self.rooms, self.config, self.outbox)
+        connection = Connection(
+            ws,
+            commands=self.commands,
+            delivery=self.delivery,
+            clock=self.clock,
+            config=self.config,
+            outbox=self.outbox,
+        )
         self.connections.add(connection)
         try:
             await connection.run()
         finally:
             self.connections.discard(connection)
 
+    def open(self) -> None:
+        """Start the parts behind the endpoint (wake-ups, the race clock); no listening yet."""
+        self.hub.start()
+        self.race_clock.start()
+
     async def start(self) -> Server:
-        """Rebuild rooms from the store, then listen."""
-        for attempt in range(1, _REBUILD_ATTEMPTS + 1):
-            # The rebuild allocates every room's folded games and keeps nearly all of it: the
-            # collector would only traverse it again and again (a third of a rebuild's time,
-            # bench/recovery.py), and afterwards it is long-lived, so it is frozen out of reach.
-            gc.disable()
-            try:
-                await self.rooms.rebuild()
-                break
-            except Exception as exc:  # the store's client raises its own families of errors
-                if attempt == _REBUILD_ATTEMPTS:
-                    raise
-                log.warning("store_not_ready", error=str(exc), attempt=attempt)
-                await asyncio.sleep(1.0)
-            finally:
-                gc.enable()
-        gc.freeze()
+        """Listen at once; rooms load on first use, and the live ones in the background."""
+        self.open()
         # Racing keeps every game's state for about a second (one move each), long enough to be
         # promoted to the oldest generation, so with the default thresholds a full collection
         # (~100 ms over every connection's objects) ran every few seconds and was the ack tail
@@ -95,9 +104,33 @@ class App:
             host=self.config.host,
             port=self.config.port,
             store=type(self.store).__name__,
-            rooms=len(self.rooms.rooms),
         )
+        self._warm_up = asyncio.get_running_loop().create_task(self.warm_up(), name="warm-up")
         return self.server
+
+    async def warm_up(self) -> None:
+        """Load the directory's live rooms, so their first move after a restart is quick; the
+        store may still be starting (Redis booting): it is retried, serving goes on."""
+        for attempt in range(30):
+            try:
+                rooms = await self.commands.list_rooms()
+                live = [r["id"] for r in rooms if r["status"] != RoomStatus.FINISHED.value]
+                await self.hub.load_many(live)
+                log.info("warmed", rooms=len(live))
+                self.warmed.set()
+                return
+            except Exception as exc:  # the store's client raises its own families of errors
+                log.warning("store_not_ready", error=str(exc), attempt=attempt + 1)
+                await asyncio.sleep(1.0)
+
+    async def close_parts(self) -> None:
+        """Stop the parts behind the endpoint, then the store."""
+        if self._warm_up is not None:
+            self._warm_up.cancel()
+        await self.race_clock.aclose()
+        await self.hub.aclose()
+        await self.delivery.aclose()
+        await self.store.aclose()
 
     async def stop(self) -> None:
         """Close every connection with 1001 (going away), stop the rooms, close the store."""
@@ -107,6 +140,5 @@ class App:
                 await asyncio.wait_for(self.server.wait_closed(), self.config.shutdown_timeout_s)
             except TimeoutError:
                 log.warning("shutdown_timeout")
-        await self.rooms.aclose()
-        await self.store.aclose()
+        await self.close_parts()
         log.info("stopped")

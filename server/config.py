@@ -33,6 +33,7 @@ class Config:
     retention_s: float | None = 86400.0
     allow_custom_deck: bool = False
     shutdown_timeout_s: float = 5.0
+    catch_up_s: float = 2.0
 
     def limits(self) -> dict[str, int]:
         """The limits a client learns in ``welcome`` (docs/protocol.md)."""
@@ -111,6 +112,14 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         float,
         "ARENA_RETENTION_S",
         "seconds finished rooms stay in the store (0 = forever)",
+    ),
+    (
+        "--catch-up-s",
+        "catch_up_s",
+        float,
+        "ARENA_CATCH_UP_S",
+        "seconds between checks of every followed room against the store (bounds the cost of "
+        "a lost wake-up)",
     ),
     (
         "--shutdown-timeout-s",

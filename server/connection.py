@@ -19,10 +19,22 @@ from websockets.exceptions import ConnectionClosed
 from websockets.frames import Frame, Opcode
 from websockets.protocol import Protocol, Side, State
 
+from server.clock import Clock
+from server.commands import Commands
 from server.config import Config
-from server.errors import AlreadyHello, HelloRequired, RateLimited, UnsupportedProtocol
+from server.delivery import CLOSE_SUPERSEDED, Delivery, Member, Role
+from server.errors import (
+    AlreadyHello,
+    AlreadyInRoom,
+    HelloRequired,
+    NotAPlayer,
+    NotInRoom,
+    NotYourGame,
+    RateLimited,
+    UnsupportedProtocol,
+)
 from server.logging import bind, get_logger
-from server.rooms import RoomManager, game_stream
+from server.room import Room, game_stream
 from shared import protocol as p
 from shared.errors import ArenaError, ClientError, ProtocolError
 
@@ -32,7 +44,7 @@ SERVER_NAME = "solitaire-arena/0.1.0"
 CLOSE_GOING_AWAY = 1001
 CLOSE_INTERNAL = 1011
 CLOSE_UNSUPPORTED = 4000
-CLOSE_SUPERSEDED = 4001
+__all__ = ["CLOSE_SUPERSEDED", "Connection", "Outbox", "TokenBucket"]
 CLOSE_FLOOD = 4008
 CLOSE_SLOW = 4009
 
@@ -163,10 +175,19 @@ class Connection:
     """A client's session: its identity, its rate limit, and the frames it is sent."""
 
     def __init__(
-        self, ws: ServerConnection, rooms: RoomManager, config: Config, outbox: Outbox
+        self,
+        ws: ServerConnection,
+        *,
+        commands: Commands,
+        delivery: Delivery,
+        clock: Clock,
+        config: Config,
+        outbox: Outbox,
     ) -> None:
         self.ws = ws
-        self.rooms = rooms
+        self.commands = commands
+        self.delivery = delivery
+        self.clock = clock
         self.config = config
         self.outbox = outbox
         self.queued = False  # in the outbox's list of connections to write
@@ -229,7 +250,7 @@ class Connection:
         except ConnectionClosed:
             pass
         finally:
-            self.rooms.detach(self)
+            self.delivery.detach(self)
             if self.close_task is not None:
                 # Returning first would let websockets close with 1000 before our own code.
                 with contextlib.suppress(Exception):
@@ -293,7 +314,7 @@ class Connection:
         room = None
         player = None
         if "resume" in msg:
-            seat = await self.rooms.resume(msg["resume"])
+            seat = await self.commands.resume(msg["resume"])
             if seat is not None:
                 room, player = seat
                 self.token = msg["resume"]
@@ -316,47 +337,97 @@ class Connection:
         self.reply(msg, welcome)
         if room is not None and player is not None:
             bind(room=room.id, game=game_stream(room.id, player))
-            self.rooms.attach_resumed(self, room, player)
+            self.delivery.attach(room, self, Role.PLAYER, player=player)
             log.info("resumed", room=room.id)
         else:
             log.info("hello", name=self.name)
 
+    def _seated(self) -> tuple[Room, Member, str]:
+        found = self.delivery.member(self)
+        if found is None:
+            raise NotAPlayer("you have no seat: join a room as a player")
+        room, member = found
+        if member.role != Role.PLAYER or member.player is None:
+            raise NotAPlayer("spectators cannot play")
+        return room, member, member.player
+
     async def on_ping(self, msg: dict[str, Any]) -> None:
-        self.reply(msg, {"type": p.PONG, "at": self.rooms.clock.now_ms()})
+        self.reply(msg, {"type": p.PONG, "at": self.clock.now_ms()})
 
     async def on_list_rooms(self, msg: dict[str, Any]) -> None:
-        self.reply(msg, {"type": p.ROOMS, "rooms": await self.rooms.list_rooms()})
+        rooms = await self.commands.list_rooms()
+        for summary in rooms:
+            summary["spectators"] = self.delivery.spectators_here(summary["id"])
+        self.reply(msg, {"type": p.ROOMS, "rooms": rooms})
 
     async def on_create_room(self, msg: dict[str, Any]) -> None:
-        room = await self.rooms.create_room(msg)
-        self.reply(msg, {"type": p.ROOM, "room": room.state()})
+        room = await self.commands.create_room(msg)
+        self.reply(msg, {"type": p.ROOM, "room": self.delivery.room_state(room)})
 
     async def on_join(self, msg: dict[str, Any]) -> None:
-        role = msg.get("role", "player")
-        await self.rooms.join(
-            self, msg["room"], role, name=self.name, token=self.token, ref=msg.get("ref")
-        )
-        room = msg["room"]
-        bind(room=room, game=game_stream(room, self.session) if role == "player" else None)
+        role = Role(msg.get("role", "player"))
+        await self.join(msg["room"], role, ref=msg.get("ref"))
+
+    async def join(self, room_id: str, role: Role, *, ref: Any = None) -> tuple[Room, Member]:
+        if self.delivery.member(self) is not None:
+            raise AlreadyInRoom("leave your room first")
+        room = await self.commands.room(room_id)
+        player = self.session if role == Role.PLAYER else None
+        if player is not None:
+            await self.commands.join(room, player, name=self.name, token=self.token)
+            if self.delivery.member(self) is not None:  # joined twice concurrently
+                raise AlreadyInRoom("leave your room first")
+        joined: dict[str, Any] = {
+            "type": p.JOINED,
+            "room": room.id,
+            "role": role.value,
+            "player": player,
+        }
+        if ref is not None:
+            joined["ref"] = ref
+        member = self.delivery.attach(room, self, role, player=player, first=joined)
+        bind(room=room.id, game=game_stream(room.id, player) if player else None)
+        return room, member
 
     async def on_leave(self, msg: dict[str, Any]) -> None:
-        room = await self.rooms.leave(self)
+        found = self.delivery.member(self)
+        if found is None:
+            raise NotInRoom("you are in no room")
+        room, member = found
+        if member.role == Role.PLAYER and member.player is not None:
+            await self.commands.leave(room, member.player)
+        self.delivery.detach(self)
         bind(room=None, game=None)
-        self.reply(msg, {"type": p.LEFT, "room": room})
+        self.reply(msg, {"type": p.LEFT, "room": room.id})
 
     async def on_start(self, msg: dict[str, Any]) -> None:
-        await self.rooms.start_race(self)
+        room, _, player = self._seated()
+        await self.commands.start(room, player)
 
     async def on_move(self, msg: dict[str, Any]) -> None:
-        version = await self.rooms.move(self, msg["id"], msg["move"], msg.get("player"))
+        room, _, player = self._seated()
+        target = msg.get("player")
+        if target is not None and target != player:
+            raise NotYourGame("you can only move in your own game")
+        version = await self.commands.move(room, player, msg["id"], msg["move"])
         self.send({"type": p.ACK, "id": msg["id"], "version": version})
         log.debug("move_acked", move=msg["move"], version=version)
 
     async def on_resign(self, msg: dict[str, Any]) -> None:
-        await self.rooms.resign(self)
+        room, _, player = self._seated()
+        await self.commands.resign(room, player)
 
     async def on_watch(self, msg: dict[str, Any]) -> None:
-        await self.rooms.watch(self, msg.get("room"), msg.get("player"), self.token)
+        room_id = msg.get("room")
+        found = self.delivery.member(self)
+        if found is None:
+            if room_id is None:
+                raise NotInRoom("you are in no room: name one")
+            found = await self.join(room_id, Role.SPECTATOR)
+        room, member = found
+        if room_id is not None and room_id != room.id:
+            raise AlreadyInRoom(f"you are in room {room.id}: leave it first")
+        self.delivery.watch(room, member, msg.get("player"))
 
 
 def _peek(frame: bytes | str) -> dict[str, Any] | None:

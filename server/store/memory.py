@@ -81,8 +81,7 @@ class MemoryEventStore(EventStore):
             waiter.set()
         version = len(entry.entries)
         if self._subscriptions:
-            # Copies, as a read would give: no subscriber shares a dict with the caller.
-            wakeup = Wakeup(stream, version, [dict(e) for e in events])
+            wakeup = Wakeup(stream, version, events)
             for subscription in list(self._subscriptions):
                 subscription.deliver(wakeup)
         return version

@@ -139,8 +139,9 @@ class RedisEventStore(EventStore):
 
     ``prefix`` goes before every stream name to make the key; it must not contain a brace, so
     the hash tag in the stream name (``{room}``) decides the Cluster slot. ``block_ms`` bounds
-    a follower's blocking XREAD. Appends and reads share a pool of ``max_connections``; each
-    follower has a connection of its own, so a blocked read never holds up an append.
+    a follower's blocking XREAD. Appends, reads and the one wake-up subscription share a pool of
+    ``max_connections``, which bounds the process's connections however many rooms it follows;
+    a follower (not used by the server) has a connection of its own.
     """
 
     def __init__(
@@ -150,7 +151,7 @@ class RedisEventStore(EventStore):
         prefix: str = DEFAULT_PREFIX,
         retention: float | None = None,
         block_ms: int = 1000,
-        max_connections: int = 128,
+        max_connections: int = 12,
         pool_timeout: float = 5.0,
         ping_timeout: float = 2.0,
         **redis_options: Any,
@@ -162,6 +163,8 @@ class RedisEventStore(EventStore):
         if block_ms <= 0:
             raise ValueError("block_ms must be positive: 0 would block forever")
         redis_options.setdefault("protocol", 2)
+        # Named, so an operator (and a test) can count a server's connections in CLIENT LIST.
+        redis_options.setdefault("client_name", "solitaire-arena")
         # Resolved once: redis-py otherwise reads package metadata for every new connection,
         # and every follower opens one (a tenth of a rebuild, bench/recovery.py profile).
         redis_options.setdefault("driver_info", DriverInfo())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import pytest
 
@@ -14,10 +15,12 @@ def ev(n: int) -> dict[str, object]:
     return {"type": "moved", "move": f"m{n}", "at": 1_700_000_000_000 + n}
 
 
-async def until(check: object, timeout: float = 5.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not check():  # type: ignore[operator]
-            await asyncio.sleep(0.01)
+async def until(check: Callable[[], bool]) -> None:
+    for _ in range(500):
+        if check():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the condition never came true")
 
 
 def test_a_stream_group_is_its_hash_tag() -> None:

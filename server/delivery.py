@@ -1,0 +1,404 @@
+"""Delivery: what changed in a room, sent to the connections in it on this process.
+
+Players get their own game's events and everyone's progress at once; spectators (and racers
+watching others) get what the room's spectator delay has released. Frames are encoded once for
+all their recipients, and who receives what is cached per room until members or watching
+change. Delivery never appends and never decides a rule: it renders the folded room.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
+
+from server.clock import Clock
+from server.config import Config
+from server.errors import NoSuchPlayer, NotAllowed, TooManySpectators
+from server.logging import get_logger
+from server.projection import Change, GameAdvanced, Loaded, RoomChanged
+from server.race import Progress, RoomStatus
+from server.room import Game, Room, packed_with
+from shared import protocol as p
+
+log = get_logger("server.delivery")
+
+SendMany = Callable[[Iterable["Peer"], dict[str, Any] | bytes], None]
+"""Send one message (or an encoded frame) to many peers."""
+
+CLOSE_SUPERSEDED = 4001
+
+
+class Peer(Protocol):
+    """What delivery needs of a connection."""
+
+    session: str
+
+    def send(self, msg: dict[str, Any] | bytes) -> None: ...
+
+    def close_soon(self, code: int, reason: str) -> None: ...
+
+
+class Role(StrEnum):
+    """How a connection is in a room; a StrEnum, so each equals its wire string."""
+
+    PLAYER = "player"
+    SPECTATOR = "spectator"
+
+
+@dataclass(eq=False)
+class Member:
+    """A connection in a room on this process: a seated player or a spectator."""
+
+    peer: Peer
+    role: Role
+    player: str | None = None
+    watching: set[str] = field(default_factory=set)
+    watch_all: bool = False
+
+    def watches(self, player: str) -> bool:
+        return self.watch_all or player in self.watching
+
+
+# The kinds of audience ``Audience.of`` caches.
+PLAYERS, SPECTATORS, OWNER, WATCHERS = "players", "spectators", "owner", "watchers"
+
+
+@dataclass(eq=False)
+class Audience:
+    """Who is in one room on this process, and what the spectator delay has released to them."""
+
+    members: dict[Peer, Member] = field(default_factory=dict)
+    released: dict[str, int] = field(default_factory=dict)  # public events given to viewers
+    shown: dict[str, Progress] = field(default_factory=dict)  # progress viewers have been shown
+    finished_shown: bool = False
+    pending: deque[tuple[int, Callable[[], None]]] = field(default_factory=deque)
+    pump: asyncio.Task[None] | None = None
+    cache: dict[tuple[str, str | None], list[Peer]] = field(default_factory=dict)
+
+    def of(self, kind: str, player: str | None = None) -> list[Peer]:
+        """The peers that receive one kind of frame, cached until ``changed``.
+
+        ``players`` and ``spectators`` by role; ``owner``: the connection seated as ``player``;
+        ``watchers``: whoever watches ``player``'s game other than its owner.
+        """
+        key = (kind, player)
+        found = self.cache.get(key)
+        if found is None:
+            members = self.members.values()
+            if kind == PLAYERS:
+                found = [m.peer for m in members if m.role == Role.PLAYER]
+            elif kind == SPECTATORS:
+                found = [m.peer for m in members if m.role == Role.SPECTATOR]
+            elif kind == OWNER:
+                found = [m.peer for m in members if m.role == Role.PLAYER and m.player == player]
+            else:
+                assert kind == WATCHERS
+                assert player is not None
+                found = [
+                    m.peer
+                    for m in members
+                    if m.watches(player) and not (m.role == Role.PLAYER and m.player == player)
+                ]
+            self.cache[key] = found
+        return found
+
+    def changed(self) -> None:
+        """Members or what they watch changed; lists in use by a fan-out are left as they are."""
+        self.cache = {}
+
+    def spectator_count(self) -> int:
+        return len(self.of(SPECTATORS))
+
+
+class Delivery:
+    """Fan-out of every loaded room's changes to its members on this process."""
+
+    def __init__(self, clock: Clock, config: Config, send_many: SendMany) -> None:
+        self.clock = clock
+        self.config = config
+        self.send_many = send_many
+        self.audiences: dict[str, Audience] = {}
+        self.where: dict[Peer, tuple[Room, Member]] = {}
+        self.seated: dict[tuple[str, str], Peer] = {}  # (room, player) -> its connection here
+        self.frames = 0  # frames handed to connections (metrics)
+
+    # ---- members -----------------------------------------------------------------------------
+
+    def audience(self, room: Room) -> Audience:
+        found = self.audiences.get(room.id)
+        if found is None:
+            found = self.audiences[room.id] = Audience()
+        return found
+
+    def member(self, peer: Peer) -> tuple[Room, Member] | None:
+        return self.where.get(peer)
+
+    def attach(
+        self,
+        room: Room,
+        peer: Peer,
+        role: Role,
+        *,
+        player: str | None = None,
+        first: dict[str, Any] | None = None,
+    ) -> Member:
+        """Put a connection in a room and send it ``first`` (the ``joined`` answer) and the
+        snapshots it needs; a seat already held by another connection here is taken over."""
+        audience = self.audience(room)
+        if role == Role.SPECTATOR and (
+            audience.spectator_count() >= self.config.max_spectators_per_room
+        ):
+            raise TooManySpectators(f"room {room.id} has enough spectators")
+        member = Member(peer, role, player=player, watch_all=role == Role.SPECTATOR)
+        if role == Role.PLAYER and player is not None:
+            old = self.seated.get((room.id, player))
+            if old is not None and old is not peer:
+                self.detach(old)
+                old.close_soon(CLOSE_SUPERSEDED, "seat resumed on another connection")
+            self.seated[(room.id, player)] = peer
+        audience.members[peer] = member
+        audience.changed()
+        self.where[peer] = (room, member)
+        if first is not None:
+            peer.send(first)
+        self._snapshot(room, audience, member)
+        return member
+
+    def detach(self, peer: Peer) -> Room | None:
+        """Forget a connection (it left or closed); its seat stays in the stream."""
+        found = self.where.pop(peer, None)
+        if found is None:
+            return None
+        room, member = found
+        audience = self.audiences.get(room.id)
+        if audience is not None:
+            audience.members.pop(peer, None)
+            audience.changed()
+        if member.player is not None and self.seated.get((room.id, member.player)) is peer:
+            del self.seated[(room.id, member.player)]
+        return room
+
+    def watch(self, room: Room, member: Member, player: str | None) -> None:
+        """Send fresh snapshots of one game or all; racers only once their own game is done."""
+        if player is not None and player not in room.seats:
+            raise NoSuchPlayer(f"no player {player!r} in room {room.id}")
+        targets = [player] if player is not None else list(room.seats)
+        audience = self.audience(room)
+        if member.role == Role.PLAYER and member.player is not None:
+            own = room.games.get(member.player)
+            own_done = own is not None and own.progress.status.done
+            if targets != [member.player] and not own_done and room.finished is None:
+                raise NotAllowed("racers can watch other racers once their own game is finished")
+            if player is None:
+                member.watch_all = True
+            elif player != member.player:
+                member.watching.add(player)
+            audience.changed()
+        for target in targets:
+            own_game = member.role == Role.PLAYER and member.player == target
+            member.peer.send(self.game_message(room, target, released_only=not own_game))
+
+    def spectators_here(self, room_id: str) -> int:
+        audience = self.audiences.get(room_id)
+        return 0 if audience is None else audience.spectator_count()
+
+    # ---- rendering ---------------------------------------------------------------------------
+
+    def room_state(self, room: Room, *, delayed: bool = False) -> dict[str, Any]:
+        """The room's state; ``delayed`` is what a viewer may see under the spectator delay."""
+        audience = self.audience(room)
+        hide_end = delayed and room.finished is not None and not audience.finished_shown
+        status = RoomStatus.RACING if hide_end else room.status
+        meta = room.meta
+        shown = None
+        if delayed:
+
+            def shown(game: Game) -> Progress:
+                return audience.shown.get(game.player, Progress())
+
+        return {
+            "id": room.id,
+            "variant": meta["variant"],
+            "status": status.value,
+            "capacity": meta["capacity"],
+            "countdown_ms": meta["countdown_ms"],
+            "time_limit_ms": meta["time_limit_ms"],
+            "spectator_delay_ms": meta["spectator_delay_ms"],
+            "commitment": meta["commitment"],
+            "deal_version": meta["deal_version"],
+            "players": [
+                {"player": e.player, "name": e.name, **e.progress.wire()}
+                for e in room.entrants(shown)
+            ],
+            "spectators": audience.spectator_count(),
+            "created_at": meta["at"],
+            "go_at": room.go_at,
+            "started_at": room.started_at,
+            "ends_at": room.ends_at,
+            "finished_at": room.finished["at"] if room.finished and not hide_end else None,
+        }
+
+    def game_message(self, room: Room, player: str, *, released_only: bool) -> bytes:
+        """The ``game`` frame, already encoded: its events are kept packed (``Game.public``)."""
+        game = room.games.get(player)
+        if game is None:
+            events: list[bytes] = []
+        elif released_only:
+            events = game.public[: self.audience(room).released.get(player, 0)]
+        else:
+            events = game.public
+        head = {"type": p.GAME, "room": room.id, "player": player, "version": len(events)}
+        return packed_with(head, "events", _array_header(len(events)) + b"".join(events))
+
+    def _snapshot(self, room: Room, audience: Audience, member: Member) -> None:
+        peer = member.peer
+        spectator = member.role == Role.SPECTATOR
+        peer.send({"type": p.ROOM, "room": self.room_state(room, delayed=spectator)})
+        if member.role == Role.PLAYER and member.player is not None:
+            own = room.games.get(member.player)
+            if own is not None and own.public:
+                peer.send(self.game_message(room, member.player, released_only=False))
+        if spectator:
+            for player in room.seats:
+                game = room.games.get(player)
+                if game is not None and game.public:
+                    peer.send(self.game_message(room, player, released_only=True))
+        if room.finished is not None and (audience.finished_shown or not spectator):
+            peer.send(room.finished_message())
+
+    # ---- changes -----------------------------------------------------------------------------
+
+    def on_change(self, room: Room, changes: Sequence[Change]) -> None:
+        """The hub's listener: fan out each change, in order."""
+        audience = self.audience(room)
+        for change in changes:
+            if isinstance(change, GameAdvanced):
+                self._game_advanced(room, audience, change)
+            elif isinstance(change, RoomChanged):
+                self._room_changed(room, audience, change)
+            elif isinstance(change, Loaded):
+                self._catch_up_bookkeeping(room, audience)
+
+    def _catch_up_bookkeeping(self, room: Room, audience: Audience) -> None:
+        """A room folded with nobody here: viewers' bookkeeping reaches the fold (after the
+        delay, if the room has one), so the first viewer sees what the delay allows."""
+        for game in room.games.values():
+            if game.version > audience.released.get(game.player, 0):
+                self._game_advanced(
+                    room,
+                    audience,
+                    GameAdvanced(game.player, 1, game.version, game.progress),
+                )
+        if room.finished is not None and not audience.finished_shown:
+            self._later(room, audience, lambda: setattr(audience, "finished_shown", True))
+
+    def _send(self, peers: list[Peer], msg: dict[str, Any] | bytes) -> None:
+        if peers:  # encoding a frame for nobody is work for nothing
+            self.frames += len(peers)
+            self.send_many(peers, msg)
+
+    def _room_changed(self, room: Room, audience: Audience, change: RoomChanged) -> None:
+        kind, data = change.kind, change.data
+        everyone = list(audience.members)
+        if kind in ("player_joined", "player_left", "countdown_cancelled"):
+            self._send(everyone, {"type": p.ROOM, "room": self.room_state(room)})
+        elif kind == "countdown_started":
+            msg = {"type": p.COUNTDOWN, "room": room.id, "at": data["at"], "go_at": room.go_at}
+            self._send(everyone, msg)
+        elif kind == "race_started":
+            started = {
+                "type": p.STARTED,
+                "room": room.id,
+                "at": data["at"],
+                "ends_at": room.ends_at,
+                "commitment": room.meta["commitment"],
+            }
+            self._send(everyone, started)
+        elif kind == "race_finished":
+            message = room.finished_message()
+            self._send(audience.of(PLAYERS), message)
+
+            def release_end() -> None:
+                audience.finished_shown = True
+                self._send(audience.of(SPECTATORS), message)
+
+            self._later(room, audience, release_end)
+
+    def _game_advanced(self, room: Room, audience: Audience, change: GameAdvanced) -> None:
+        player, first, last, progress = change.player, change.first, change.last, change.progress
+        game = room.games[player]
+        if not audience.members and room.delay_ms <= 0 and not audience.pending:
+            audience.released[player] = max(audience.released.get(player, 0), last)
+            audience.shown[player] = progress
+            return
+        frames = [
+            packed_with(
+                {"type": p.GAME_EVENT, "room": room.id, "player": player, "version": version},
+                "event",
+                game.public[version - 1],
+            )
+            for version in range(first, last + 1)
+        ]
+        update = {"type": p.PROGRESS, "room": room.id, "player": player}
+        update.update(progress.wire())
+        update_frame = p.encode_unchecked(update)  # once, for players and spectators
+        owner = audience.of(OWNER, player)
+        for frame in frames:
+            self._send(owner, frame)
+        self._send(audience.of(PLAYERS), update_frame)
+
+        def release() -> None:
+            audience.released[player] = max(audience.released.get(player, 0), last)
+            audience.shown[player] = progress
+            watchers = audience.of(WATCHERS, player)
+            for frame in frames:
+                self._send(watchers, frame)
+            self._send(audience.of(SPECTATORS), update_frame)
+
+        self._later(room, audience, release)
+
+    # ---- the spectator delay -----------------------------------------------------------------
+
+    def _later(self, room: Room, audience: Audience, deliver: Callable[[], None]) -> None:
+        """Run ``deliver`` after the room's spectator delay, in order with everything else."""
+        if room.delay_ms <= 0 and not audience.pending:
+            deliver()
+            return
+        audience.pending.append((self.clock.now_ms() + room.delay_ms, deliver))
+        if audience.pump is None or audience.pump.done():
+            # A fresh context: the pump must not log with the session that happened to start it.
+            audience.pump = asyncio.get_running_loop().create_task(
+                self._pump(room, audience), name=f"pump-{room.id}", context=contextvars.Context()
+            )
+
+    async def _pump(self, room: Room, audience: Audience) -> None:
+        while audience.pending:
+            due, deliver = audience.pending[0]
+            await self.clock.sleep_until(due)
+            audience.pending.popleft()
+            try:
+                deliver()
+            except Exception:
+                log.exception("spectator_delivery_failed", room=room.id)
+
+    async def aclose(self) -> None:
+        pumps = [a.pump for a in self.audiences.values() if a.pump is not None]
+        for pump in pumps:
+            pump.cancel()
+        for pump in pumps:
+            with contextlib.suppress(BaseException):
+                await pump
+
+
+def _array_header(count: int) -> bytes:
+    if count < 16:
+        return bytes((0x90 | count,))
+    if count < 0x10000:
+        return b"\xdc" + count.to_bytes(2, "big")
+    return b"\xdd" + count.to_bytes(4, "big")

@@ -1,0 +1,271 @@
+"""The hub: one per process, it keeps the rooms this process uses folded from the store.
+
+A room is loaded on first use (subscribe to its wake-ups first, then read its streams and fold
+them), so a restart serves at once whatever the store holds. After that, wake-ups say a stream
+moved on: the process's own appends arrive with their events and are folded on the spot;
+anyone else's are read from the stream from the last folded version. A wake-up that is lost
+costs latency, never an event: a periodic catch-up compares every loaded room with the store.
+What the projection says changed goes to the listeners (delivery, the race clock), in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from server.config import Config
+from server.logging import get_logger
+from server.projection import Change, Loaded, fold_stored
+from server.room import Room, room_stream
+from server.store import CorruptEntry, EventStore, StoredEvent, Subscription, Wakeup, stream_group
+from shared.errors import ArenaError
+
+log = get_logger("server.hub")
+
+Listener = Callable[[Room, Sequence[Change]], None]
+"""Told what changed in a room, right after the fold; must not block."""
+
+_LOAD_CONCURRENCY = 32
+
+
+class Hub:
+    """Loaded rooms, their wake-ups and catch-up; the only path from the store to the model."""
+
+    def __init__(self, store: EventStore, config: Config) -> None:
+        self.store = store
+        self.config = config
+        self.rooms: dict[str, Room] = {}
+        self.listeners: list[Listener] = []
+        self.wakeups = 0  # wake-ups received for loaded rooms (metrics)
+        self.catch_ups = 0  # stream reads a wake-up, gap or periodic check needed (metrics)
+        self._loading: dict[str, asyncio.Future[Room | None]] = {}
+        self._behind: dict[str, set[str]] = {}  # room -> streams known to be ahead of the fold
+        self._reading: dict[str, asyncio.Task[None]] = {}
+        self._subscription: Subscription | None = None
+        self._periodic: asyncio.Task[None] | None = None
+        self._closed = False
+
+    # ---- life --------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Subscribe to wake-ups and start the periodic catch-up; loads nothing."""
+        self._subscription = self.store.subscribe(self._on_wakeup, on_gap=self._on_gap)
+        self._periodic = asyncio.get_running_loop().create_task(
+            self._every_so_often(), name="hub-catch-up"
+        )
+
+    async def aclose(self) -> None:
+        self._closed = True
+        tasks = [t for t in (self._periodic, *self._reading.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if self._subscription is not None:
+            await self._subscription.aclose()
+
+    def listen(self, listener: Listener) -> None:
+        self.listeners.append(listener)
+
+    # ---- loading -----------------------------------------------------------------------------
+
+    async def room(self, room_id: str) -> Room | None:
+        """The room, folded from the store and followed from now on; None if there is none."""
+        room = self.rooms.get(room_id)
+        if room is not None:
+            return room
+        loading = self._loading.get(room_id)
+        if loading is not None:
+            return await asyncio.shield(loading)
+        future: asyncio.Future[Room | None] = asyncio.get_running_loop().create_future()
+        self._loading[room_id] = future
+        try:
+            room = await self._load(room_id)
+            future.set_result(room)
+            return room
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: waiters get it, nobody else must
+            raise
+        finally:
+            del self._loading[room_id]
+
+    async def _load(self, room_id: str) -> Room | None:
+        assert self._subscription is not None, "Hub.start() first"
+        # Subscribed before reading: whatever is appended from here on wakes us.
+        await self._subscription.subscribe([room_id])
+        try:
+            room_events = await self.store.read(room_stream(room_id))
+        except BaseException:
+            await self._subscription.unsubscribe([room_id])
+            raise
+        if not room_events:
+            await self._subscription.unsubscribe([room_id])
+            return None
+        room = Room(room_id)
+        fold_stored(room, room_events)
+        games = list(room.games.values())
+        raw = await self.store.read_many_raw([g.stream for g in games])
+        for game in games:
+            try:
+                events = self.store.decode_raw(game.stream, raw[game.stream])
+            except CorruptEntry as error:
+                log.error("corrupt_event", stream=error.stream, entry=error.entry, reason=error.why)
+                events = await self._read_good_prefix(game.stream)
+            fold_stored(room, events)
+        self.rooms[room_id] = room
+        self._notify(room, [Loaded()])
+        # Appends made while we read woke nobody (the room was not here yet): look once more.
+        self._mark_behind(room, [room.stream, *(g.stream for g in room.games.values())])
+        return room
+
+    async def _read_good_prefix(self, stream: str) -> list[StoredEvent]:
+        """The events of a stream up to its first corrupt entry (which was logged)."""
+        events: list[StoredEvent] = []
+        while True:
+            try:
+                more = await self.store.read(stream, after=len(events), limit=1)
+            except CorruptEntry:
+                return events
+            if not more:
+                return events
+            events.extend(more)
+
+    async def load_many(self, room_ids: Sequence[str]) -> None:
+        """Load rooms a bounded number at a time (a warm-up after a restart)."""
+        gate = asyncio.Semaphore(_LOAD_CONCURRENCY)
+
+        async def load(room_id: str) -> None:
+            async with gate:
+                with contextlib.suppress(ArenaError):
+                    await self.room(room_id)
+
+        await asyncio.gather(*(load(r) for r in room_ids if r not in self.rooms))
+
+    async def unload(self, room: Room) -> None:
+        """Forget a room (finished, nobody here): its wake-ups stop; a later use reloads it."""
+        if self.rooms.get(room.id) is room:
+            del self.rooms[room.id]
+            self._behind.pop(room.id, None)
+            if self._subscription is not None:
+                await self._subscription.unsubscribe([room.id])
+
+    # ---- keeping up --------------------------------------------------------------------------
+
+    async def sync(self, room: Room) -> None:
+        """Fold everything the store holds for the room now (a command about to decide)."""
+        streams = [room.stream, *(g.stream for g in room.games.values())]
+        lasts = await self.store.last_versions(streams)
+        behind = [s for s in streams if lasts[s] > self._version(room, s)]
+        if behind:
+            await self._read(room, behind)
+
+    def _version(self, room: Room, stream: str) -> int:
+        if stream == room.stream:
+            return room.version
+        game = room.games.get(stream.rsplit(":", 1)[1])
+        return game.version if game is not None else 0
+
+    def _on_wakeup(self, wakeup: Wakeup) -> None:
+        room = self.rooms.get(stream_group(wakeup.stream))
+        if room is None:
+            return
+        self.wakeups += 1
+        folded = self._version(room, wakeup.stream)
+        if wakeup.version <= folded:
+            return  # our own append, folded when it was made
+        events = wakeup.events
+        if events is not None and wakeup.version - len(events) == folded:
+            first = folded + 1
+            stored = [
+                StoredEvent(wakeup.stream, first + i, event)  # type: ignore[arg-type]
+                for i, event in enumerate(events)
+            ]
+            self._fold(room, stored)
+            return
+        self._mark_behind(room, [wakeup.stream])
+
+    def _on_gap(self) -> None:
+        """Wake-ups may have been lost: look at every loaded room."""
+        for room in list(self.rooms.values()):
+            self._mark_behind(room, [room.stream, *(g.stream for g in room.games.values())])
+
+    def _mark_behind(self, room: Room, streams: Sequence[str]) -> None:
+        self._behind.setdefault(room.id, set()).update(streams)
+        task = self._reading.get(room.id)
+        if task is None or task.done():
+            self._reading[room.id] = asyncio.get_running_loop().create_task(
+                self._catch_up(room), name=f"catch-up-{room.id}"
+            )
+
+    async def _catch_up(self, room: Room) -> None:
+        """Read the streams marked behind until none is; one task per room at a time."""
+        try:
+            while not self._closed and self.rooms.get(room.id) is room:
+                streams = self._behind.pop(room.id, None)
+                if not streams:
+                    return
+                try:
+                    await self._read(room, sorted(streams, key=lambda s: s != room.stream))
+                except ArenaError as exc:
+                    log.warning("catch_up_failed", room=room.id, reason=exc.reason)
+                    return  # the periodic catch-up tries again
+        finally:
+            if self._reading.get(room.id) is asyncio.current_task():
+                del self._reading[room.id]
+
+    async def _read(self, room: Room, streams: Sequence[str]) -> None:
+        """Read and fold what each stream holds beyond the fold; the room stream first, since
+        a game stream is only known once the room event that seats its player is folded."""
+        for stream in streams:
+            after = self._version(room, stream)
+            self.catch_ups += 1
+            try:
+                events = await self.store.read(stream, after=after)
+            except CorruptEntry as error:
+                log.error("corrupt_event", stream=error.stream, entry=error.entry, reason=error.why)
+                continue
+            if events:
+                self._fold(room, events)
+            if stream == room.stream:
+                known = {g.stream for g in room.games.values()}
+                for new in sorted(known - set(streams)):
+                    if self._version(room, new) == 0:
+                        await self._read(room, [new])
+
+    def _fold(self, room: Room, events: Sequence[StoredEvent]) -> None:
+        changes = fold_stored(room, events)
+        if changes:
+            self._notify(room, changes)
+
+    def _notify(self, room: Room, changes: Sequence[Change]) -> None:
+        for listener in self.listeners:
+            try:
+                listener(room, changes)
+            except Exception:
+                log.exception("listener_failed", room=room.id)
+
+    async def _every_so_often(self) -> None:
+        """Compare every loaded, unfinished room with the store: bounds a lost wake-up's cost."""
+        interval = self.config.catch_up_s
+        while not self._closed:
+            await asyncio.sleep(interval)
+            rooms = [r for r in self.rooms.values() if r.finished is None]
+            if not rooms:
+                continue
+            streams = {
+                s: r for r in rooms for s in (r.stream, *(g.stream for g in r.games.values()))
+            }
+            try:
+                lasts = await self.store.last_versions(list(streams))
+            except Exception as exc:  # the store's client raises its own families of errors
+                log.warning("periodic_catch_up_failed", error=str(exc))
+                continue
+            for stream, last in lasts.items():
+                room = streams[stream]
+                if last > self._version(room, stream):
+                    self._mark_behind(room, [stream])
+
+    def stats(self) -> dict[str, Any]:
+        return {"rooms": len(self.rooms), "wakeups": self.wakeups, "catch_ups": self.catch_ups}

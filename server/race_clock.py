@@ -1,0 +1,173 @@
+"""The race clock: countdowns, time limits and the end of a race, from the folded rooms.
+
+A listener of the hub: after every change it arms the room's one timer from the folded state
+(so a room loaded after a restart arms its own) and writes the room's next due time to the
+store's ``due`` index. Rooms nobody has loaded since a restart are found through that index,
+polled every second, and loaded just before they are due: a countdown or time limit fires on
+time without folding every room at start. What fires goes through the commands, which append.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
+
+from server.clock import Clock
+from server.commands import DUE_INDEX, Commands
+from server.config import Config
+from server.hub import Hub
+from server.logging import get_logger
+from server.projection import Change, GameAdvanced, Loaded, RoomChanged
+from server.race import RoomStatus
+from server.room import Room
+from shared.errors import ArenaError
+
+log = get_logger("server.race_clock")
+
+_LOOKAHEAD_MS = 1500  # rooms due this soon are loaded, so their timers fire on time
+
+
+class RaceClock:
+    """One timer per loaded room, and the due index for the rooms not loaded."""
+
+    def __init__(
+        self, clock: Clock, config: Config, hub: Hub, commands: Commands, *, poll_s: float = 1.0
+    ) -> None:
+        self.clock = clock
+        self.config = config
+        self.hub = hub
+        self.commands = commands
+        self.poll_s = poll_s
+        self._timers: dict[str, tuple[int, asyncio.Task[None]]] = {}
+        self._written: dict[str, int | None] = {}  # the due time last written to the index
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._poller: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._poller = self._spawn(self._poll(), name="race-clock-poll")
+
+    async def aclose(self) -> None:
+        tasks = [*self._tasks, *(t for _, t in self._timers.values())]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any], *, name: str) -> asyncio.Task[Any]:
+        # A fresh context: clock tasks must not log with the session that happened to start them.
+        task = asyncio.get_running_loop().create_task(
+            coro, name=name, context=contextvars.Context()
+        )
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    # ---- the hub's listener ------------------------------------------------------------------
+
+    def on_change(self, room: Room, changes: Sequence[Change]) -> None:
+        for change in changes:
+            if (isinstance(change, RoomChanged) and change.kind == "race_started") or (
+                isinstance(change, Loaded)
+                and room.status is RoomStatus.RACING
+                and any(g.version == 0 for g in room.games.values())
+            ):
+                self._act(room, self.commands.start_games, "games")
+            if (
+                isinstance(change, GameAdvanced | Loaded)
+                and room.status is RoomStatus.RACING
+                and room.all_done()
+            ):
+                self._act(room, self.commands.finish_all_done, "finish")
+            if room.finished is not None and (
+                isinstance(change, Loaded)
+                or (isinstance(change, RoomChanged) and change.kind == "race_finished")
+            ):
+                self._act(room, self.commands.retire, "retire")
+        self._rearm(room)
+
+    def _act(
+        self, room: Room, action: Callable[[Room], Coroutine[Any, Any, Any]], what: str
+    ) -> None:
+        async def run() -> None:
+            try:
+                await action(room)
+            except ArenaError as exc:
+                log.warning("clock_action_failed", room=room.id, what=what, reason=exc.reason)
+
+        self._spawn(run(), name=f"{what}-{room.id}")
+
+    def _due(self, room: Room) -> int | None:
+        if room.status is RoomStatus.COUNTDOWN:
+            return room.go_at
+        if room.status is RoomStatus.RACING:
+            return room.ends_at
+        return None
+
+    def _rearm(self, room: Room) -> None:
+        due = self._due(room)
+        current = self._timers.get(room.id)
+        if current is not None and current[0] != due:
+            current[1].cancel()
+            del self._timers[room.id]
+            current = None
+        if due is not None and current is None:
+            task = asyncio.get_running_loop().create_task(
+                self._fire_at(room, due), name=f"timer-{room.id}", context=contextvars.Context()
+            )
+            self._timers[room.id] = (due, task)
+        if self._written.get(room.id, "unknown") != due:
+            self._written[room.id] = due
+            self._spawn(self._write_due(room.id, due), name=f"due-{room.id}")
+
+    async def _write_due(self, room_id: str, due: int | None) -> None:
+        try:
+            if due is None:
+                await self.commands.store.index_remove(DUE_INDEX, room_id)
+            else:
+                await self.commands.store.index_put(DUE_INDEX, room_id, due)
+        except Exception as exc:  # best effort: the index is a hint, the stream the truth
+            self._written.pop(room_id, None)
+            log.warning("due_index_failed", room=room_id, error=str(exc))
+
+    async def _fire_at(self, room: Room, due: int) -> None:
+        await self.clock.sleep_until(due)
+        if self._timers.get(room.id, (None,))[0] == due:
+            del self._timers[room.id]
+        try:
+            if room.status is RoomStatus.COUNTDOWN:
+                await self.commands.go(room)
+            elif room.status is RoomStatus.RACING:
+                await self.commands.finish(room, "time_limit")
+        except ArenaError as exc:
+            log.warning("timer_failed", room=room.id, code=exc.code, reason=exc.reason)
+
+    # ---- rooms not loaded --------------------------------------------------------------------
+
+    async def _poll(self) -> None:
+        while True:
+            with contextlib.suppress(Exception):
+                await self.poll_once()
+            await asyncio.sleep(self.poll_s)
+
+    async def poll_once(self) -> None:
+        """Load the rooms due soon that this process has not loaded (their timers then arm);
+        an entry whose room is gone or has nothing due is dropped."""
+        try:
+            due = await self.commands.store.index_range(
+                DUE_INDEX, max_score=self.clock.now_ms() + _LOOKAHEAD_MS
+            )
+        except Exception as exc:  # the store's client raises its own families of errors
+            log.warning("due_poll_failed", error=str(exc))
+            return
+        for entry in due:
+            if entry.member in self.hub.rooms:
+                continue
+            try:
+                room = await self.hub.room(entry.member)
+            except ArenaError as exc:
+                log.warning("due_load_failed", room=entry.member, reason=exc.reason)
+                continue
+            if room is None:
+                await self.commands.store.index_remove(DUE_INDEX, entry.member)
