@@ -95,8 +95,11 @@ class Commands:
             if summary is None:
                 continue
             finished_at = summary.get("finished_at")
-            expired = retention is not None and finished_at is not None
-            if expired and finished_at + retention * 1000 < now:
+            if (
+                retention is not None
+                and finished_at is not None
+                and finished_at + retention * 1000 < now
+            ):
                 await self.store.index_remove(ROOMS_INDEX, entry.member)
                 continue
             summaries.append(summary)
