@@ -13,8 +13,9 @@ Then it starts ``python -m server`` on that Redis and times, from the moment the
 started: ``/healthz`` answering 200 (rooms load lazily, so this should not grow with L), its
 ``listening`` log line, the first move accepted in a live room (a racer resumes its seat and
 moves), a client's ``list_rooms`` showing every room, the ``warmed`` log line (the background
-warm-up has folded every live room) and one spectator per room having seen every game at its
-full version. It also counts the server's Redis connections (CLIENT LIST, by client name) once
+warm-up has folded every live room) and every racer having its own game back at its full
+version (a spectator would not see that: fair spectating holds back what the other racers have
+not turned). It also counts the server's Redis connections (CLIENT LIST, by client name) once
 warm. The same server started on an empty Redis gives the fixed cost of starting Python and
 importing the server, shown beside. Prints a table and writes bench/results/recovery.json.
 """
@@ -80,11 +81,13 @@ async def fill_room(app: App, store: RedisEventStore, index: int, size: int, len
     seed, plans = plan_room(index, size, length)
     commands = app.commands
     room = await commands.create_room(
-        {"variant": "swiss", "seed": seed, "capacity": size, "countdown_ms": 0}
+        {"variant": "swiss", "seed": seed, "capacity": size, "countdown_ms": 0}, creator="bench"
     )
     sessions = [f"p{index:05d}x{s}" for s in range(size)]
     for session in sessions:
-        await commands.join(room, session, name=session, token=token(session))
+        await commands.join(
+            room, session, name=session, token=token(session), connection=f"bench.{session}"
+        )
     await commands.start(room, sessions[0])
     for _ in range(1000):
         if room.games and all(g.version >= 1 for g in room.games.values()):
@@ -146,7 +149,7 @@ async def fill(url: str, games: int, size: int, length: int) -> int:
     """Write the rooms through the server's own code; the number of rooms."""
     configure_logging("console", "warning", stream=sys.stderr)  # not a line per room
     store = RedisEventStore(url, max_connections=FILL_CONCURRENCY)
-    app = App(Config(max_rooms=10**6), store, SystemClock())
+    app = App(Config(max_rooms=10**6, max_lobbies_per_session=10**6), store, SystemClock())
     app.open()
     gate = asyncio.Semaphore(FILL_CONCURRENCY)
     count = max(1, games // size)
@@ -224,27 +227,23 @@ async def all_listed(url: str, rooms: int) -> int:
         await ws.close()
 
 
-async def watch_until_rebuilt(url: str, room_ids: list[str], length: int) -> int:
-    """One spectator per room, until each has seen every game at version ``length``."""
+async def resume_all(url: str, sessions: list[str], length: int) -> int:
+    """Every racer takes its seat back, until each has its own game at version ``length``
+    (a spectator would not: fair spectating holds back what other racers have not turned)."""
+    gate = asyncio.Semaphore(200)
 
-    async def one(room: str) -> int:
-        ws = await client(url)
-        try:
-            await ws.send(p.encode_unchecked({"type": p.JOIN, "room": room, "role": "spectator"}))
-            seen: dict[str, int] = {}
-            players = -1
-            while players < 0 or len(seen) < players or min(seen.values()) < length:
-                msg = msgpack.unpackb(await ws.recv())
-                if msg["type"] == p.ROOM:
-                    players = len(msg["room"]["players"])
-                elif msg["type"] in (p.GAME, p.GAME_EVENT):
-                    seen[msg["player"]] = max(seen.get(msg["player"], 0), msg["version"])
-            return len(seen)
-        finally:
-            await ws.close()
+    async def one(session: str) -> int:
+        async with gate:
+            ws = await client(url, resume=token(session))
+            try:
+                while True:
+                    msg = msgpack.unpackb(await ws.recv())
+                    if msg["type"] == p.GAME and msg["player"] == session:
+                        return int(msg["version"] >= length)
+            finally:
+                await ws.close()
 
-    counts = await asyncio.gather(*(one(room) for room in room_ids))
-    return sum(counts)
+    return sum(await asyncio.gather(*(one(s) for s in sessions)))
 
 
 def logged_at(log: Path, event: str) -> float | None:
@@ -269,7 +268,7 @@ def wait_logged(log: Path, event: str) -> float | None:
 
 
 def restart(
-    redis_url: str, log: Path, rooms: int, length: int, racer: str | None
+    redis_url: str, log: Path, rooms: int, room_size: int, length: int, racer: str | None
 ) -> dict[str, Any]:
     """Start a server on the filled Redis and time each step of its recovery."""
     from tests.support.server_process import ServerProcess
@@ -298,12 +297,10 @@ def restart(
                 t_move = time.monotonic() - t0
             listed = await all_listed(server.url, rooms)
             t_listed = time.monotonic() - t0
-            ws = await client(server.url)
-            await ws.send(p.encode_unchecked({"type": p.LIST_ROOMS}))
-            msg = msgpack.unpackb(await ws.recv())
-            await ws.close()
-            ids = [r["id"] for r in msg["rooms"]]
-            games = await watch_until_rebuilt(server.url, ids, length) if length else 0
+            sessions = [
+                f"p{index:05d}x{seat}" for index in range(rooms) for seat in range(room_size)
+            ]
+            games = await resume_all(server.url, sessions, length) if length else 0
             return t_move, t_listed, time.monotonic() - t0, listed, games
 
         t_move, t_listed, t_games, listed, games = asyncio.run(clients())
@@ -348,8 +345,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"filled {games} games of {length} events in {rooms} rooms in {fill_s:.1f} s")
         with tempfile.TemporaryDirectory(prefix="bench-recovery-") as logs:
             empty_url = redis.url.rsplit("/", 1)[0] + "/1"  # an empty database, same server
-            empty = restart(empty_url, Path(logs) / "empty.log", 0, 0, None)
-            full = restart(redis.url, Path(logs) / "full.log", rooms, length, "p00000x0")
+            empty = restart(empty_url, Path(logs) / "empty.log", 0, 0, 0, None)
+            full = restart(
+                redis.url, Path(logs) / "full.log", rooms, args.room_size, length, "p00000x1"
+            )
     finally:
         redis.stop()
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import itertools
 import json
+import secrets
 from http import HTTPStatus
 
 import structlog
@@ -36,8 +38,10 @@ class App:
         self.store = store
         self.clock = clock
         self.outbox = Outbox()
+        self.process = secrets.token_hex(4)  # this process, in presence events and heartbeats
+        self._connections = itertools.count(1)
         self.hub = Hub(store, config)
-        self.commands = Commands(store, self.hub, clock, config)
+        self.commands = Commands(store, self.hub, clock, config, process=self.process)
         self.delivery = Delivery(clock, config, self.outbox.send_many)
         self.race_clock = RaceClock(clock, config, self.hub, self.commands)
         self.hub.listen(self.delivery.on_change)
@@ -69,6 +73,7 @@ class App:
             clock=self.clock,
             config=self.config,
             outbox=self.outbox,
+            connection_id=f"{self.process}.{next(self._connections)}",
         )
         self.connections.add(connection)
         try:

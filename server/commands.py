@@ -24,15 +24,18 @@ from server.config import Config
 from server.errors import (
     CustomDeckDisabled,
     GameOver,
+    IdReused,
     NoSuchRoom,
     NotAPlayer,
     NotRacing,
     RoomFull,
+    TooManyLobbies,
     TooManyRooms,
     WrongStatus,
 )
 from server.hub import Hub
 from server.logging import get_logger
+from server.names import unique_name
 from server.projection import room_event
 from server.race import RoomStatus, Trigger, commitment, deck_secret, next_status
 from server.race import ranking as rank
@@ -53,12 +56,21 @@ from shared.protocol import BadField
 ROOMS_INDEX = "rooms"  # room id -> created_at, value: the packed room summary
 SEATS_INDEX = "seats"  # resume token hash -> joined at, value: the room id
 DUE_INDEX = "due"  # room id -> when its next timer is due (a hint; the fold decides)
+PROCESSES_INDEX = "processes"  # server process id -> its last heartbeat
+
+
+def held_index(process: str) -> str:
+    """Rooms where ``process`` holds a seat's connection: what to look at if it dies."""
+    return f"held.{process}"
+
 
 ROOM_ID = re.compile(r"^[a-z0-9]{1,32}$")
 _ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
 _REJECT_MEMORY = 256
 _RECHECK_MS = 5000  # a due hint written before a lifecycle append, in case we die right after
-_LIFECYCLE = frozenset({"countdown_started", "race_started"})
+_LIFECYCLE = frozenset({"countdown_started", "race_started", "player_away"})
+_ENDED = frozenset({RoomStatus.FINISHED.value, RoomStatus.CLOSED.value})
+_ENDED_STATUSES = frozenset({RoomStatus.FINISHED, RoomStatus.CLOSED})
 
 log = get_logger("server.commands")
 
@@ -66,11 +78,14 @@ log = get_logger("server.commands")
 class Commands:
     """Every request that changes a room, and the queries that read the directory."""
 
-    def __init__(self, store: EventStore, hub: Hub, clock: Clock, config: Config) -> None:
+    def __init__(
+        self, store: EventStore, hub: Hub, clock: Clock, config: Config, *, process: str
+    ) -> None:
         self.store = store
         self.hub = hub
         self.clock = clock
         self.config = config
+        self.process = process
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
 
     # ---- rooms -------------------------------------------------------------------------------
@@ -92,7 +107,7 @@ class Commands:
             summary = (
                 loaded.summary() if loaded is not None and loaded.meta else _unpack(entry.value)
             )
-            if summary is None:
+            if summary is None or summary["status"] == RoomStatus.CLOSED.value:
                 continue
             finished_at = summary.get("finished_at")
             if (
@@ -102,15 +117,15 @@ class Commands:
             ):
                 await self.store.index_remove(ROOMS_INDEX, entry.member)
                 continue
+            summary.pop("creator", None)
             summaries.append(summary)
         return summaries
 
-    async def live_rooms(self) -> int:
-        """Rooms not finished, by the directory."""
-        rooms = await self.list_rooms()
-        return sum(1 for r in rooms if r["status"] != RoomStatus.FINISHED.value)
+    async def _summaries(self) -> list[dict[str, Any]]:
+        found = [_unpack(e.value) for e in await self.store.index_range(ROOMS_INDEX)]
+        return [s for s in found if s is not None]
 
-    async def create_room(self, msg: dict[str, Any]) -> Room:
+    async def create_room(self, msg: dict[str, Any], *, creator: str) -> Room:
         cfg = self.config
         capacity = msg.get("capacity", min(4, cfg.max_players_per_room))
         if capacity > cfg.max_players_per_room:
@@ -130,8 +145,19 @@ class Commands:
         else:
             seed = canonical_seed(msg["seed"]) if "seed" in msg else secrets.token_hex(8)
             secret = seed
-        if await self.live_rooms() >= cfg.max_rooms:
+        try:
+            time_limit_ms = cfg.time_limit_ms(variant, msg.get("time_limit_ms"))
+        except ValueError as exc:
+            raise BadField(f"field 'time_limit_ms' must be {exc}", field="time_limit_ms") from None
+        summaries = await self._summaries()
+        live = [s for s in summaries if s["status"] not in _ENDED]
+        if len(live) >= cfg.max_rooms:
             raise TooManyRooms(f"this server already has {cfg.max_rooms} open rooms")
+        mine = [s for s in live if s["status"] == "lobby" and s.get("creator") == creator]
+        if len(mine) >= cfg.max_lobbies_per_session:
+            raise TooManyLobbies(
+                f"you already have {len(mine)} open lobbies: start or leave one first"
+            )
         event = room_event(
             "room_created",
             variant=variant,
@@ -142,12 +168,17 @@ class Commands:
             deal_version=DEAL_VERSION,
             capacity=capacity,
             countdown_ms=msg.get("countdown_ms", 3000),
-            time_limit_ms=msg.get("time_limit_ms", 0),
+            time_limit_ms=time_limit_ms,
             spectator_delay_ms=msg.get("spectator_delay_ms", 0),
+            open_seed=deck is not None or "seed" in msg,
+            winnable=False,
+            creator=creator,
             at=self.clock.now_ms(),
         )
         for _ in range(5):
             room_id = "".join(secrets.choice(_ID_ALPHABET) for _ in range(8))
+            # A hint first, as for every timed phase: the lobby TTL must run even if we die.
+            await self.store.index_put(DUE_INDEX, room_id, self.clock.now_ms() + _RECHECK_MS)
             try:
                 await self.store.append(room_stream(room_id), [event], expected_version=0)
             except WrongExpectedVersion:
@@ -161,6 +192,7 @@ class Commands:
     async def _publish(self, room: Room) -> None:
         """Put the room's summary in the directory (after each of its room events)."""
         summary = room.summary()
+        summary["creator"] = room.meta.get("creator")
         try:
             await self.store.index_put(
                 ROOMS_INDEX, room.id, int(room.meta["at"]), msgpack.packb(summary)
@@ -193,13 +225,16 @@ class Commands:
 
     # ---- seats -------------------------------------------------------------------------------
 
-    async def join(self, room: Room, player: str, *, name: str, token: str) -> None:
-        """Seat ``player`` (a session) in the room; a seat it has already is kept."""
+    async def join(
+        self, room: Room, player: str, *, name: str, token: str, connection: str
+    ) -> None:
+        """Seat ``player`` (a session) on this connection; a seat it has already is kept, and
+        taken over by this connection."""
         hashed = token_hash(token)
 
         def build() -> list[dict[str, Any]]:
             if player in room.seats:
-                return []
+                return self._back(room, player, connection)
             if room.status is not RoomStatus.LOBBY:
                 raise WrongStatus(f"room {room.id} is {room.status.value}: join as a spectator")
             if len(room.seats) >= int(room.meta["capacity"]):
@@ -208,16 +243,89 @@ class Commands:
                 room_event(
                     "player_joined",
                     player=player,
-                    name=name,
+                    name=unique_name(name, room.names()),
                     token_hash=hashed,
+                    connection=connection,
                     at=self.clock.now_ms(),
                 )
             ]
 
         # The seat's index entry goes first: a resume finds the room, then checks the seat.
         await self.store.index_put(SEATS_INDEX, hashed, self.clock.now_ms(), room.id.encode())
+        await self._hold(room)
         await self._append_room(room, build)
         log.info("player_joined", room=room.id, player=player)
+
+    def _back(self, room: Room, player: str, connection: str) -> list[dict[str, Any]]:
+        seat = room.seats.get(player)
+        if seat is None or seat.connection == connection or room.status in _ENDED_STATUSES:
+            return []
+        return [
+            room_event("player_back", player=player, connection=connection, at=self.clock.now_ms())
+        ]
+
+    async def _hold(self, room: Room) -> None:
+        """Note that this process holds a seat's connection in the room (see ``gone``)."""
+        await self.store.index_put(held_index(self.process), room.id, self.clock.now_ms())
+
+    async def present(self, room: Room, player: str, connection: str) -> None:
+        """A seat's connection is back (a resume): everyone sees the racer connected again."""
+        await self._hold(room)
+        await self._append_room(room, lambda: self._back(room, player, connection))
+
+    async def away(
+        self, room: Room, player: str, connection: str, *, at: int | None = None
+    ) -> None:
+        """A seat's connection went away; nothing if the seat has moved to another one."""
+
+        def build() -> list[dict[str, Any]]:
+            seat = room.seats.get(player)
+            if seat is None or seat.connection != connection or room.status in _ENDED_STATUSES:
+                return []
+            when = self.clock.now_ms() if at is None else at
+            return [room_event("player_away", player=player, connection=connection, at=when)]
+
+        await self._append_room(room, build)
+
+    async def gone(self, process: str, last_seen: int) -> None:
+        """A server process stopped beating: its seats' connections went away when it did."""
+        prefix = process + "."
+        for entry in await self.store.index_range(held_index(process)):
+            room = await self.hub.room(entry.member)
+            if room is not None:
+                await self.hub.sync(room)
+                for seat in list(room.seats.values()):
+                    if seat.connection is not None and seat.connection.startswith(prefix):
+                        await self.away(room, seat.player, seat.connection, at=last_seen)
+            await self.store.index_remove(held_index(process), entry.member)
+        await self.store.index_remove(PROCESSES_INDEX, process)
+
+    async def abandon(self, room: Room, player: str) -> None:
+        """Resign a racer away longer than the grace (the race clock calls it when due)."""
+        await self.hub.sync(room)
+        seat = room.seats.get(player)
+        grace_ms = int(self.config.abandon_grace_s * 1000)
+        if seat is None or seat.away_since is None or grace_ms <= 0:
+            return
+        if self.clock.now_ms() < seat.away_since + grace_ms:
+            return
+        with contextlib.suppress(NotRacing, GameOver):
+            await self.resign(room, player, reason="abandoned")
+            log.info("racer_abandoned", room=room.id, player=player)
+
+    async def close_idle(self, room: Room) -> None:
+        """Close a lobby nobody has been connected to for the lobby TTL."""
+        ttl_ms = int(self.config.lobby_ttl_s * 1000)
+
+        def build() -> list[dict[str, Any]]:
+            now = self.clock.now_ms()
+            if room.status is not RoomStatus.LOBBY or room.idle_since is None or ttl_ms <= 0:
+                return []
+            if now < room.idle_since + ttl_ms:
+                return []
+            return [room_event("room_closed", reason="idle", at=now)]
+
+        await self._append_room(room, build)
 
     async def resume(self, token: str) -> tuple[Room, str] | None:
         """The room and player of a resume token's latest seat; None if it has none."""
@@ -291,9 +399,14 @@ class Commands:
             synced = False
             for _ in range(4):
                 if cid in game.cids:
+                    if game.cid_moves.get(cid, move) != move:
+                        raise IdReused(f"move id {cid!r} was already used for another move")
                     return game.cids[cid]
                 if cid in game.rejects:
-                    raise game.rejects[cid]
+                    refused, asked = game.rejects[cid]
+                    if asked != move:
+                        raise IdReused(f"move id {cid!r} was already used for another move")
+                    raise refused
                 try:
                     event = self._move_event(room, game, move)
                 except ClientError as exc:
@@ -301,7 +414,7 @@ class Commands:
                         await self._sync_game(room, game)
                         synced = True
                         continue
-                    game.rejects[cid] = exc
+                    game.rejects[cid] = (exc, move)
                     while len(game.rejects) > _REJECT_MEMORY:
                         game.rejects.popitem(last=False)
                     raise
@@ -331,7 +444,7 @@ class Commands:
             raise GameOver(f"your game is {game.progress.status.value}")
         return move_event(game.state, move, at=now)
 
-    async def resign(self, room: Room, player: str) -> None:
+    async def resign(self, room: Room, player: str, *, reason: str | None = None) -> None:
         game = room.games.get(player)
         if game is None:
             raise NotRacing("the race has not started")
@@ -343,10 +456,11 @@ class Commands:
                     raise NotRacing(f"the race is {room.status.value}, not racing")
                 if game.progress.status.done:
                     raise GameOver(f"your game is {game.progress.status.value}")
+                event = resign_event(at=now)
+                if reason is not None:
+                    event["reason"] = reason
                 try:
-                    await self.store.append(
-                        game.stream, [resign_event(at=now)], expected_version=game.version
-                    )
+                    await self.store.append(game.stream, [event], expected_version=game.version)
                 except WrongExpectedVersion:
                     continue
                 return

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,25 @@ class Config:
     allow_custom_deck: bool = False
     shutdown_timeout_s: float = 5.0
     catch_up_s: float = 2.0
+    abandon_grace_s: float = 60.0
+    default_time_limit_s: Mapping[str, float] = field(
+        default_factory=lambda: {"swiss": 1200.0, "quadrennial": 900.0}
+    )
+    max_time_limit_s: float = 7200.0
+    lobby_ttl_s: float = 600.0
+    max_lobbies_per_session: int = 5
+    heartbeat_s: float = 5.0
+
+    def time_limit_ms(self, variant: str, asked_ms: int | None) -> int:
+        """The time limit a new room gets: the variant's default when it asks for none; 0 (no
+        limit) only where the operator allows it (``max_time_limit_s`` 0)."""
+        top = int(self.max_time_limit_s * 1000)
+        if asked_ms is None:
+            default = int(self.default_time_limit_s.get(variant, 0) * 1000)
+            return min(default, top) if top and default else default or top
+        if top and not 0 < asked_ms <= top:
+            raise ValueError(f"between 1 and {top} ms (this server's maximum)")
+        return asked_ms
 
     def limits(self) -> dict[str, int]:
         """The limits a client learns in ``welcome`` (docs/protocol.md)."""
@@ -122,6 +141,51 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         "a lost wake-up)",
     ),
     (
+        "--abandon-grace-s",
+        "abandon_grace_s",
+        float,
+        "ARENA_ABANDON_GRACE_S",
+        "seconds a racer may be disconnected (on every server process) before the server "
+        "resigns them as abandoned; 0 = never",
+    ),
+    (
+        "--default-time-limit-s",
+        "default_time_limit_s",
+        str,
+        "ARENA_DEFAULT_TIME_LIMIT_S",
+        "a race's time limit when its room asks for none: SECONDS for both variants, or "
+        "swiss=S,quadrennial=S (0 = none)",
+    ),
+    (
+        "--max-time-limit-s",
+        "max_time_limit_s",
+        float,
+        "ARENA_MAX_TIME_LIMIT_S",
+        "longest time limit a room may ask for; 0 = no maximum, and rooms may ask for none",
+    ),
+    (
+        "--lobby-ttl-s",
+        "lobby_ttl_s",
+        float,
+        "ARENA_LOBBY_TTL_S",
+        "seconds a lobby may have no connected player before it closes; 0 = never",
+    ),
+    (
+        "--max-lobbies-per-session",
+        "max_lobbies_per_session",
+        int,
+        "ARENA_MAX_LOBBIES_PER_SESSION",
+        "open lobby rooms one session may have created",
+    ),
+    (
+        "--heartbeat-s",
+        "heartbeat_s",
+        float,
+        "ARENA_HEARTBEAT_S",
+        "seconds between this process's liveness beats; a process silent for three is "
+        "taken as gone and its racers as disconnected",
+    ),
+    (
         "--shutdown-timeout-s",
         "shutdown_timeout_s",
         float,
@@ -142,6 +206,8 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     )
     for option, name, kind, var, text in _OPTIONS:
         default = getattr(defaults, name)
+        if name == "default_time_limit_s":
+            default = ",".join(f"{k}={v:g}" for k, v in default.items())
         if var is not None and env.get(var):
             default = kind(env[var])
         choices = None
@@ -170,4 +236,24 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
         values["redis_url"] = None
     if values.get("retention_s") is not None and values["retention_s"] <= 0:
         values["retention_s"] = None
+    values["default_time_limit_s"] = parse_time_limits(str(values["default_time_limit_s"]))
     return Config(**values)
+
+
+def parse_time_limits(text: str) -> dict[str, float]:
+    """``--default-time-limit-s``: one number for both variants, or variant=seconds pairs."""
+    try:
+        if "=" not in text:
+            seconds = float(text)
+            return {"swiss": seconds, "quadrennial": seconds}
+        limits = dict(Config().default_time_limit_s)
+        for part in text.split(","):
+            variant, _, seconds = part.partition("=")
+            if variant.strip() not in limits:
+                raise ValueError(variant)
+            limits[variant.strip()] = float(seconds)
+        return limits
+    except ValueError:
+        raise SystemExit(
+            f"--default-time-limit-s: {text!r} is neither SECONDS nor swiss=S,quadrennial=S"
+        ) from None

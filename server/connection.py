@@ -34,6 +34,7 @@ from server.errors import (
     UnsupportedProtocol,
 )
 from server.logging import bind, get_logger
+from server.names import DEFAULT_NAME, clean_name
 from server.room import Room, game_stream
 from shared import protocol as p
 from shared.errors import ArenaError, ClientError, ProtocolError
@@ -183,8 +184,10 @@ class Connection:
         clock: Clock,
         config: Config,
         outbox: Outbox,
+        connection_id: str,
     ) -> None:
         self.ws = ws
+        self.connection_id = connection_id
         self.commands = commands
         self.delivery = delivery
         self.clock = clock
@@ -250,11 +253,26 @@ class Connection:
         except ConnectionClosed:
             pass
         finally:
-            self.delivery.detach(self)
+            await self._gone()
             if self.close_task is not None:
                 # Returning first would let websockets close with 1000 before our own code.
                 with contextlib.suppress(Exception):
                     await self.close_task
+
+    async def _gone(self) -> None:
+        """The connection ended: a seat it held is marked away (the grace starts), for all to
+        see; a seat resumed elsewhere meanwhile is left as it is."""
+        room = None
+        found = self.delivery.member(self)
+        self.delivery.detach(self)
+        if found is None:
+            return
+        room, member = found
+        if member.role == Role.PLAYER and member.player is not None:
+            try:
+                await self.commands.away(room, member.player, self.connection_id)
+            except Exception:  # the store may be down too: the heartbeat's takeover covers it
+                log.warning("away_not_recorded", room=room.id, player=member.player)
 
     async def handle(self, frame: bytes | str) -> None:
         msg: dict[str, Any] | None = None
@@ -268,6 +286,16 @@ class Connection:
                     self.close_soon(CLOSE_FLOOD, "flood past the rate limit")
                 raise RateLimited("too many messages: slow down")
             self.strikes = 0
+            if not self.session:
+                raw = _peek(frame)
+                if (
+                    raw is not None
+                    and raw.get("type") in p.CLIENT_MESSAGES
+                    and (raw.get("type") != p.HELLO)
+                ):
+                    # Before hello, anything else is hello_required, whatever its fields.
+                    self.send(p.error_message("hello_required", "send hello first", _ref(raw)))
+                    return
             msg = p.decode(frame)
             kind = msg["type"]
             if kind not in p.CLIENT_MESSAGES:
@@ -298,8 +326,7 @@ class Connection:
         if msg is not None and msg.get("type") == p.MOVE and p.valid_move_id(msg.get("id")):
             self.send({"type": p.REJECT, "id": msg["id"], "code": code, "reason": reason})
             return
-        ref = msg.get("ref") if msg is not None else None
-        self.send(p.error_message(code, reason, ref if p.valid_ref(ref) else None))
+        self.send(p.error_message(code, reason, _ref(msg)))
 
     # ---- handlers ----------------------------------------------------------------------------
 
@@ -310,7 +337,7 @@ class Connection:
             raise UnsupportedProtocol(
                 f"this server speaks protocol {p.PROTOCOL_VERSION}, not {msg['protocol']}"
             )
-        self.name = msg.get("name", "player")
+        self.name = clean_name(msg.get("name", DEFAULT_NAME))
         room = None
         player = None
         if "resume" in msg:
@@ -338,6 +365,7 @@ class Connection:
         if room is not None and player is not None:
             bind(room=room.id, game=game_stream(room.id, player))
             self.delivery.attach(room, self, Role.PLAYER, player=player)
+            await self.commands.present(room, player, self.connection_id)
             log.info("resumed", room=room.id)
         else:
             log.info("hello", name=self.name)
@@ -361,7 +389,7 @@ class Connection:
         self.reply(msg, {"type": p.ROOMS, "rooms": rooms})
 
     async def on_create_room(self, msg: dict[str, Any]) -> None:
-        room = await self.commands.create_room(msg)
+        room = await self.commands.create_room(msg, creator=self.session)
         self.reply(msg, {"type": p.ROOM, "room": self.delivery.room_state(room)})
 
     async def on_join(self, msg: dict[str, Any]) -> None:
@@ -374,7 +402,9 @@ class Connection:
         room = await self.commands.room(room_id)
         player = self.session if role == Role.PLAYER else None
         if player is not None:
-            await self.commands.join(room, player, name=self.name, token=self.token)
+            await self.commands.join(
+                room, player, name=self.name, token=self.token, connection=self.connection_id
+            )
             if self.delivery.member(self) is not None:  # joined twice concurrently
                 raise AlreadyInRoom("leave your room first")
         joined: dict[str, Any] = {
@@ -396,6 +426,7 @@ class Connection:
         room, member = found
         if member.role == Role.PLAYER and member.player is not None:
             await self.commands.leave(room, member.player)
+            await self.commands.away(room, member.player, self.connection_id)
         self.delivery.detach(self)
         bind(room=None, game=None)
         self.reply(msg, {"type": p.LEFT, "room": room.id})
@@ -428,6 +459,12 @@ class Connection:
         if room_id is not None and room_id != room.id:
             raise AlreadyInRoom(f"you are in room {room.id}: leave it first")
         self.delivery.watch(room, member, msg.get("player"))
+
+
+def _ref(msg: dict[str, Any] | None) -> Any:
+    """The ``ref`` to echo for a request (None when it has none fit to echo)."""
+    ref = msg.get("ref") if msg is not None else None
+    return ref if p.valid_ref(ref) else None
 
 
 def _peek(frame: bytes | str) -> dict[str, Any] | None:

@@ -1,9 +1,11 @@
 """Delivery: what changed in a room, sent to the connections in it on this process.
 
-Players get their own game's events and everyone's progress at once; spectators (and racers
-watching others) get what the room's spectator delay has released. Frames are encoded once for
-all their recipients, and who receives what is cached per room until members or watching
-change. Delivery never appends and never decides a rule: it renders the folded room.
+Players get their own game's events and everyone's progress at once. Viewers (spectators, and
+racers watching others) get a game's events once fair spectating allows them (server.fairness:
+no stock card before every racer still playing has turned it), then after the room's spectator
+delay; progress reaches them after the delay alone. Frames are encoded once for all their
+recipients, and who receives what is cached per room until members or watching change.
+Delivery never appends and never decides a rule: it renders the folded room.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any, Protocol
 from server.clock import Clock
 from server.config import Config
 from server.errors import NoSuchPlayer, NotAllowed, TooManySpectators
+from server.fairness import common_cards, viewable
 from server.logging import get_logger
 from server.projection import Change, GameAdvanced, Loaded, RoomChanged
 from server.race import Progress, RoomStatus
@@ -38,6 +41,7 @@ class Peer(Protocol):
     """What delivery needs of a connection."""
 
     session: str
+    connection_id: str  # unique across processes: what a seat's presence events name
 
     def send(self, msg: dict[str, Any] | bytes) -> None: ...
 
@@ -74,7 +78,8 @@ class Audience:
     """Who is in one room on this process, and what the spectator delay has released to them."""
 
     members: dict[Peer, Member] = field(default_factory=dict)
-    released: dict[str, int] = field(default_factory=dict)  # public events given to viewers
+    cleared: dict[str, int] = field(default_factory=dict)  # events fair spectating let through
+    released: dict[str, int] = field(default_factory=dict)  # events given to viewers (+ delay)
     shown: dict[str, Progress] = field(default_factory=dict)  # progress viewers have been shown
     finished_shown: bool = False
     pending: deque[tuple[int, Callable[[], None]]] = field(default_factory=deque)
@@ -233,9 +238,11 @@ class Delivery:
             "commitment": meta["commitment"],
             "deal_version": meta["deal_version"],
             "players": [
-                {"player": e.player, "name": e.name, **e.progress.wire()}
-                for e in room.entrants(shown)
+                {"player": e.player, "name": e.name, **e.progress.wire(), **seat.wire()}
+                for e, seat in zip(room.entrants(shown), room.seats.values(), strict=True)
             ],
+            "open_seed": room.open_seed,
+            "winnable": room.winnable,
             "spectators": audience.spectator_count(),
             "created_at": meta["at"],
             "go_at": room.go_at,
@@ -283,18 +290,19 @@ class Delivery:
             elif isinstance(change, RoomChanged):
                 self._room_changed(room, audience, change)
             elif isinstance(change, Loaded):
-                self._catch_up_bookkeeping(room, audience)
+                self._loaded(room, audience)
+        self._release(room, audience)
 
-    def _catch_up_bookkeeping(self, room: Room, audience: Audience) -> None:
-        """A room folded with nobody here: viewers' bookkeeping reaches the fold (after the
-        delay, if the room has one), so the first viewer sees what the delay allows."""
+    def _loaded(self, room: Room, audience: Audience) -> None:
+        """A room folded with nobody here: what viewers have been shown reaches the fold (after
+        the delay, if the room has one), so the first viewer sees what the delay allows."""
         for game in room.games.values():
-            if game.version > audience.released.get(game.player, 0):
-                self._game_advanced(
-                    room,
-                    audience,
-                    GameAdvanced(game.player, 1, game.version, game.progress),
-                )
+            progress = game.progress
+
+            def show(player: str = game.player, shown: Progress = progress) -> None:
+                audience.shown[player] = shown
+
+            self._later(room, audience, show)
         if room.finished is not None and not audience.finished_shown:
             self._later(room, audience, lambda: setattr(audience, "finished_shown", True))
 
@@ -306,7 +314,16 @@ class Delivery:
     def _room_changed(self, room: Room, audience: Audience, change: RoomChanged) -> None:
         kind, data = change.kind, change.data
         everyone = list(audience.members)
-        if kind in ("player_joined", "player_left", "countdown_cancelled"):
+        if kind == "player_back":
+            self._supersede(room, data["player"], data["connection"])
+        if kind in (
+            "player_joined",
+            "player_left",
+            "player_away",
+            "player_back",
+            "countdown_cancelled",
+            "room_closed",
+        ):
             self._send(everyone, {"type": p.ROOM, "room": self.room_state(room)})
         elif kind == "countdown_started":
             msg = {"type": p.COUNTDOWN, "room": room.id, "at": data["at"], "go_at": room.go_at}
@@ -321,6 +338,7 @@ class Delivery:
             }
             self._send(everyone, started)
         elif kind == "race_finished":
+            self._release(room, audience)  # every game's last events before the end
             message = room.finished_message()
             self._send(audience.of(PLAYERS), message)
 
@@ -330,38 +348,70 @@ class Delivery:
 
             self._later(room, audience, release_end)
 
+    def _supersede(self, room: Room, player: str, connection: str) -> None:
+        """The seat is held by another connection now (this process or another): close ours."""
+        peer = self.seated.get((room.id, player))
+        if peer is not None and peer.connection_id != connection:
+            self.detach(peer)
+            peer.close_soon(CLOSE_SUPERSEDED, "seat resumed on another connection")
+
+    def _frames(self, room: Room, game: Game, first: int, last: int) -> list[bytes]:
+        return [
+            packed_with(
+                {"type": p.GAME_EVENT, "room": room.id, "player": game.player, "version": v},
+                "event",
+                game.public[v - 1],
+            )
+            for v in range(first, last + 1)
+        ]
+
     def _game_advanced(self, room: Room, audience: Audience, change: GameAdvanced) -> None:
         player, first, last, progress = change.player, change.first, change.last, change.progress
-        game = room.games[player]
-        if not audience.members and room.delay_ms <= 0 and not audience.pending:
-            audience.released[player] = max(audience.released.get(player, 0), last)
+        quiet = not audience.members and room.delay_ms <= 0 and not audience.pending
+        if quiet:
             audience.shown[player] = progress
             return
-        frames = [
-            packed_with(
-                {"type": p.GAME_EVENT, "room": room.id, "player": player, "version": version},
-                "event",
-                game.public[version - 1],
-            )
-            for version in range(first, last + 1)
-        ]
+        game = room.games[player]
         update = {"type": p.PROGRESS, "room": room.id, "player": player}
         update.update(progress.wire())
         update_frame = p.encode_unchecked(update)  # once, for players and spectators
         owner = audience.of(OWNER, player)
-        for frame in frames:
-            self._send(owner, frame)
+        if owner:
+            for frame in self._frames(room, game, first, last):
+                self._send(owner, frame)
         self._send(audience.of(PLAYERS), update_frame)
+        self._release(room, audience)  # its events (and others' it unblocked) before progress
 
-        def release() -> None:
-            audience.released[player] = max(audience.released.get(player, 0), last)
+        def show() -> None:
             audience.shown[player] = progress
-            watchers = audience.of(WATCHERS, player)
-            for frame in frames:
-                self._send(watchers, frame)
             self._send(audience.of(SPECTATORS), update_frame)
 
-        self._later(room, audience, release)
+        self._later(room, audience, show)
+
+    def _release(self, room: Room, audience: Audience) -> None:
+        """Let through, to viewers, every event fair spectating allows now (then the delay)."""
+        common = common_cards(room)
+        quiet = not audience.members and room.delay_ms <= 0 and not audience.pending
+        for player, game in room.games.items():
+            cleared = audience.cleared.get(player, 0)
+            limit = viewable(game, cleared, common)
+            if limit <= cleared:
+                continue
+            audience.cleared[player] = limit
+            if quiet:
+                audience.released[player] = limit
+                continue
+            frames = self._frames(room, game, cleared + 1, limit)
+
+            def deliver(
+                player: str = player, limit: int = limit, frames: list[bytes] = frames
+            ) -> None:
+                audience.released[player] = max(audience.released.get(player, 0), limit)
+                watchers = audience.of(WATCHERS, player)
+                for frame in frames:
+                    self._send(watchers, frame)
+
+            self._later(room, audience, deliver)
 
     # ---- the spectator delay -----------------------------------------------------------------
 

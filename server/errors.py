@@ -75,3 +75,13 @@ class NotRacing(ClientError):
 
 class GameOver(ClientError):
     code = "game_over"
+
+
+class IdReused(ClientError):
+    """A move id already used in this game for a different move: nothing is appended."""
+
+    code = "id_reused"
+
+
+class TooManyLobbies(ClientError):
+    code = "too_many_lobbies"

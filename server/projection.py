@@ -3,11 +3,14 @@
 A pure fold (no I/O, no clock, no sending): the hub feeds it what the store holds, in version
 order per stream, and hands the changes it returns to delivery and the race clock. Room events
 (schema ``v`` 1, all with ``at``): ``room_created`` (variant, seed or deck, salt, commitment,
-deal_version, capacity, countdown_ms, time_limit_ms, spectator_delay_ms), ``player_joined``
-(player, name, token_hash: SHA-256 of the resume token), ``player_left``,
-``countdown_started`` (go_at), ``countdown_cancelled``, ``race_started`` (ends_at),
-``race_finished`` (reason, ranking). Game streams hold the shared game events, each ``moved``
-with the client move id as ``cid``, so a resent id is answered, never applied.
+deal_version, capacity, countdown_ms, time_limit_ms, spectator_delay_ms, open_seed, winnable,
+creator), ``player_joined`` (player, name, token_hash: SHA-256 of the resume token, connection),
+``player_left``, ``player_away`` and ``player_back`` (player, connection: a seat's live
+connection went or came, on whichever process), ``countdown_started`` (go_at),
+``countdown_cancelled``, ``race_started`` (ends_at), ``race_finished`` (reason, ranking),
+``room_closed`` (reason). Game streams hold the shared game events, each ``moved`` with the
+client move id as ``cid``, so a resent id is answered, never applied; a ``resigned`` may carry a
+``reason`` (``abandoned``: the server resigned a racer gone longer than the grace).
 """
 
 from __future__ import annotations
@@ -110,14 +113,29 @@ def fold_room_event(room: Room, version: int, data: dict[str, Any]) -> RoomChang
     if kind == "room_created":
         room.meta = dict(data)
         room.status = RoomStatus.LOBBY
+        room.idle_since = at
     elif kind == "player_joined":
         player = data["player"]
-        room.seats[player] = Seat(player, data["name"], data["token_hash"], room.joined_count)
+        connection = data.get("connection")
+        seat = Seat(player, data["name"], data["token_hash"], room.joined_count, connection)
+        seat.away_since = None if connection is not None else at
+        room.seats[player] = seat
         room.joined_count += 1
         if player not in room.games:
             room.games[player] = Game(player, game_stream(room.id, player))
     elif kind == "player_left":
         room.seats.pop(data["player"], None)
+    elif kind == "player_back":
+        seat = room.seats.get(data["player"])
+        if seat is not None:
+            seat.connection, seat.away_since = data["connection"], None
+    elif kind == "player_away":
+        seat = room.seats.get(data["player"])
+        if seat is not None and seat.connection == data.get("connection"):
+            seat.connection, seat.away_since = None, at
+    elif kind == "room_closed":
+        room.status = next_status(room.status, Trigger.IDLE)
+        room.closed_at = at
     elif kind == "countdown_started":
         room.status = next_status(room.status, Trigger.START)
         room.countdown_at, room.go_at = at, int(data["go_at"])
@@ -133,6 +151,10 @@ def fold_room_event(room: Room, version: int, data: dict[str, Any]) -> RoomChang
         room.finished = dict(data)
     else:
         log.warning("unknown_room_event", room=room.id, kind=kind)
+    if any(s.connection is not None for s in room.seats.values()):
+        room.idle_since = None
+    elif room.idle_since is None:
+        room.idle_since = at
     return RoomChanged(kind, data)
 
 
@@ -152,6 +174,8 @@ def fold_game_events(game: Game, events: Sequence[StoredEvent]) -> GameAdvanced 
     history: list[tuple[GameState, int]] = []  # (state, at) after each event but a start
     public = game.public
     cids = game.cids
+    reveals = game.reveals
+    seen = game.seen
     for event in events:
         if event.version <= version:
             continue  # folded already (read twice: a wake-up and a catch-up)
@@ -167,10 +191,17 @@ def fold_game_events(game: Game, events: Sequence[StoredEvent]) -> GameAdvanced 
         version = event.version
         if cid is not None:
             cids[cid] = version
+            game.cid_moves[cid] = data.get("move")
         at = int(data["at"])
         kind = data["type"]
         if kind == "game_started":
-            public.append(pack(public_event(data)))
+            shown = public_event(data)
+            public.append(pack(shown))
+            layout = shown["layout"]
+            cards = (*(c for pile in layout["tableau"] for c in pile), *layout["reserve"])
+            reveals.append(cards)
+            seen.clear()
+            seen.update(cards)
             started = True
             history.clear()
             foundation, reached, moves = 0, at, 0
@@ -178,6 +209,9 @@ def fold_game_events(game: Game, events: Sequence[StoredEvent]) -> GameAdvanced 
         item = dict(data)
         item.pop("cid", None)
         public.append(pack(item))
+        revealed = tuple(data.get("revealed", ()))
+        reveals.append(revealed)
+        seen.update(revealed)
         if kind == "moved":
             moves += 1
         count = state.foundation_count

@@ -20,6 +20,7 @@ class RoomStatus(Enum):
     COUNTDOWN = "countdown"
     RACING = "racing"
     FINISHED = "finished"
+    CLOSED = "closed"  # a lobby nobody was connected to for the lobby TTL
 
 
 class Trigger(Enum):
@@ -28,6 +29,7 @@ class Trigger(Enum):
     EMPTIED = "emptied"  # the last player left during the countdown
     ALL_DONE = "all_done"  # every game is won, over or resigned
     TIME_UP = "time_up"  # the time limit elapsed
+    IDLE = "idle"  # nobody connected to the lobby for the lobby TTL
 
 
 TRANSITIONS: Mapping[tuple[RoomStatus, Trigger], RoomStatus] = {
@@ -36,6 +38,7 @@ TRANSITIONS: Mapping[tuple[RoomStatus, Trigger], RoomStatus] = {
     (RoomStatus.COUNTDOWN, Trigger.EMPTIED): RoomStatus.LOBBY,
     (RoomStatus.RACING, Trigger.ALL_DONE): RoomStatus.FINISHED,
     (RoomStatus.RACING, Trigger.TIME_UP): RoomStatus.FINISHED,
+    (RoomStatus.LOBBY, Trigger.IDLE): RoomStatus.CLOSED,
 }
 
 

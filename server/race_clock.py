@@ -1,10 +1,12 @@
-"""The race clock: countdowns, time limits and the end of a race, from the folded rooms.
+"""The race clock: countdowns, time limits, abandonment, idle lobbies; a race always ends.
 
 A listener of the hub: after every change it arms the room's one timer from the folded state
 (so a room loaded after a restart arms its own) and writes the room's next due time to the
 store's ``due`` index. Rooms nobody has loaded since a restart are found through that index,
-polled every second, and loaded just before they are due: a countdown or time limit fires on
-time without folding every room at start. What fires goes through the commands, which append.
+polled every second, and loaded just before they are due: a countdown, time limit or grace
+fires on time without folding every room at start. What fires goes through the commands,
+which append. The clock also beats this process's heartbeat; a process that stops beating
+(killed) is taken as gone by the others, and its racers as disconnected since its last beat.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from server.clock import Clock
-from server.commands import DUE_INDEX, Commands
+from server.commands import DUE_INDEX, PROCESSES_INDEX, Commands
 from server.config import Config
 from server.hub import Hub
 from server.logging import get_logger
@@ -48,8 +50,30 @@ class RaceClock:
 
     def start(self) -> None:
         self._poller = self._spawn(self._poll(), name="race-clock-poll")
+        self._spawn(self._beat(), name="heartbeat")
+
+    async def _beat(self) -> None:
+        """Say this process is alive; take over from processes that stopped saying so."""
+        interval = self.config.heartbeat_s
+        while True:
+            now = self.clock.now_ms()
+            try:
+                await self.commands.store.index_put(PROCESSES_INDEX, self.commands.process, now)
+                silent = now - int(interval * 3000)
+                for entry in await self.commands.store.index_range(
+                    PROCESSES_INDEX, max_score=silent
+                ):
+                    if entry.member != self.commands.process:
+                        log.warning("process_gone", process=entry.member, last_seen=entry.score)
+                        await self.commands.gone(entry.member, entry.score)
+            except ArenaError as exc:
+                log.warning("heartbeat_failed", reason=exc.reason)
+            except Exception as exc:  # the store's client raises its own families of errors
+                log.warning("heartbeat_failed", error=str(exc))
+            await asyncio.sleep(interval)
 
     async def aclose(self) -> None:
+        """Stop; this process's heartbeat is withdrawn (a clean stop is no crash)."""
         tasks = [*self._tasks, *(t for _, t in self._timers.values())]
         for task in tasks:
             task.cancel()
@@ -98,11 +122,30 @@ class RaceClock:
 
         self._spawn(run(), name=f"{what}-{room.id}")
 
+    def _abandon_at(self, room: Room) -> dict[str, int]:
+        """When each away racer still playing is abandoned."""
+        grace_ms = int(self.config.abandon_grace_s * 1000)
+        if grace_ms <= 0:
+            return {}
+        found = {}
+        for seat in room.seats.values():
+            game = room.games.get(seat.player)
+            playing = game is not None and not game.progress.status.done
+            if seat.away_since is not None and playing:
+                found[seat.player] = seat.away_since + grace_ms
+        return found
+
     def _due(self, room: Room) -> int | None:
         if room.status is RoomStatus.COUNTDOWN:
             return room.go_at
         if room.status is RoomStatus.RACING:
-            return room.ends_at
+            times = list(self._abandon_at(room).values())
+            if room.ends_at is not None:
+                times.append(room.ends_at)
+            return min(times) if times else None
+        if room.status is RoomStatus.LOBBY and room.idle_since is not None:
+            ttl_ms = int(self.config.lobby_ttl_s * 1000)
+            return room.idle_since + ttl_ms if ttl_ms > 0 else None
         return None
 
     def _rearm(self, room: Room) -> None:
@@ -136,10 +179,17 @@ class RaceClock:
         if self._timers.get(room.id, (None,))[0] == due:
             del self._timers[room.id]
         try:
+            now = self.clock.now_ms()
             if room.status is RoomStatus.COUNTDOWN:
                 await self.commands.go(room)
             elif room.status is RoomStatus.RACING:
-                await self.commands.finish(room, "time_limit")
+                if room.ends_at is not None and now >= room.ends_at:
+                    await self.commands.finish(room, "time_limit")
+                for player, when in self._abandon_at(room).items():
+                    if now >= when:
+                        await self.commands.abandon(room, player)
+            elif room.status is RoomStatus.LOBBY:
+                await self.commands.close_idle(room)
         except ArenaError as exc:
             log.warning("timer_failed", room=room.id, code=exc.code, reason=exc.reason)
 

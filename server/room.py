@@ -50,10 +50,18 @@ pack = _packer.pack
 
 @dataclass
 class Seat:
+    """A racer's seat; ``connection`` names the live connection holding it (any process), and
+    ``away_since`` is when the last one went away (None while connected)."""
+
     player: str
     name: str
     token_hash: str
     order: int
+    connection: str | None = None
+    away_since: int | None = None
+
+    def wire(self) -> dict[str, Any]:
+        return {"connected": self.connection is not None, "away_since": self.away_since}
 
 
 @dataclass(eq=False)
@@ -69,7 +77,12 @@ class Game:
     public: list[bytes] = field(default_factory=list)
     progress: Progress = field(default_factory=Progress)
     cids: dict[Any, int] = field(default_factory=dict)
-    rejects: OrderedDict[Any, ClientError] = field(default_factory=OrderedDict)
+    cid_moves: dict[Any, str | None] = field(default_factory=dict)  # what each id asked for
+    # The cards each event turned face up (index version - 1), and every card this racer has
+    # seen so far (the layout and all it revealed): what fair spectating compares.
+    reveals: list[tuple[str, ...]] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+    rejects: OrderedDict[Any, tuple[ClientError, str]] = field(default_factory=OrderedDict)
 
 
 @dataclass(eq=False)
@@ -91,7 +104,9 @@ class Room:
     started_at: int | None = None
     ends_at: int | None = None
     finished: dict[str, Any] | None = None
+    closed_at: int | None = None
     joined_count: int = 0
+    idle_since: int | None = None  # since when no seated player is connected (None: someone is)
 
     @property
     def stream(self) -> str:
@@ -100,6 +115,18 @@ class Room:
     @property
     def delay_ms(self) -> int:
         return int(self.meta.get("spectator_delay_ms", 0))
+
+    @property
+    def open_seed(self) -> bool:
+        """The creator chose the seed (or deck), so the creator can know the deck."""
+        return bool(self.meta.get("open_seed", False))
+
+    @property
+    def winnable(self) -> bool:
+        return bool(self.meta.get("winnable", False))
+
+    def names(self) -> list[str]:
+        return [s.name for s in self.seats.values()]
 
     def entrants(self, shown: Callable[[Game], Progress] | None = None) -> list[Entrant]:
         """The racers with their progress: live, or as ``shown`` says a viewer has seen it."""
@@ -129,6 +156,9 @@ class Room:
             "spectators": 0,
             "created_at": self.meta["at"],
             "finished_at": self.finished["at"] if self.finished else None,
+            "open_seed": self.open_seed,
+            "winnable": self.winnable,
+            "names": self.names(),
         }
 
     def finished_message(self) -> dict[str, Any]:

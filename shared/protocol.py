@@ -48,7 +48,7 @@ ERROR = "error"
 
 VARIANTS = ("swiss", "quadrennial")
 ROLES = ("player", "spectator")
-ROOM_STATUSES = ("lobby", "countdown", "racing", "finished")
+ROOM_STATUSES = ("lobby", "countdown", "racing", "finished", "closed")
 PLAYER_STATUSES = ("waiting", "playing", "won", "over", "resigned", "left")
 
 MAX_REF_LEN = 64
@@ -103,6 +103,7 @@ class Field:
     max_len: int | None = None
     choices: tuple[str, ...] | None = None
     items: str | None = None
+    allow_empty: bool = False
 
     def check(self, value: Any) -> None:
         kind = _kind_of(value)
@@ -117,7 +118,7 @@ class Field:
             if self.max is not None and value > self.max:
                 raise BadField(f"field {self.name!r} must be <= {self.max}", field=self.name)
         if kind == "str":
-            if not value:
+            if not value and not self.allow_empty:
                 raise BadField(f"field {self.name!r} must not be empty", field=self.name)
             if self.max_len is not None and len(value) > self.max_len:
                 raise BadField(
@@ -253,11 +254,11 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
     ),
     ACK: (_MOVE_ID, _f("version", "int", min=1)),
     REJECT: (_MOVE_ID, _f("code", "str"), _f("reason", "str")),
-    ERROR: (_f("code", "str"), _f("reason", "str"), _opt("ref", "int", "str", "nil")),
+    ERROR: (_f("code", "str"), _f("reason", "str"), _f("ref", "int", "str", "nil")),
 }
 
 MESSAGES: dict[str, tuple[Field, ...]] = {**CLIENT_MESSAGES, **SERVER_MESSAGES}
-_REF = _opt("ref", "int", "str", "nil", max_len=MAX_REF_LEN)
+_REF = _opt("ref", "int", "str", "nil", max_len=MAX_REF_LEN, allow_empty=True)
 
 
 def validate(msg: Mapping[str, Any]) -> dict[str, Any]:
@@ -321,8 +322,5 @@ def valid_ref(value: Any) -> bool:
 
 
 def error_message(code: str, reason: str, ref: Any = None) -> dict[str, Any]:
-    """An ``error`` message; ``ref`` echoes the request's ``ref`` when it had one."""
-    msg: dict[str, Any] = {"type": ERROR, "code": code, "reason": reason}
-    if ref is not None:
-        msg["ref"] = ref
-    return msg
+    """An ``error`` message; ``ref`` echoes the request's ``ref`` (nil when it had none)."""
+    return {"type": ERROR, "code": code, "reason": reason, "ref": ref}

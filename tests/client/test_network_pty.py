@@ -282,8 +282,10 @@ def test_watch_one_player_and_scripted_race(server: ServerProcess, tmp_path: Pat
         ann.expect("Go! The race has started")  # started by ann's client once bot sat down
         watcher = spawn("watch", code, "--player", "bot", "--server", server.url, "--no-color")
         watcher.expect("watching bot in room " + code)
-        watcher.expect("moves 2")  # the bot's script ran
+        # Fair spectating holds the bot's two dealt cards back while ann, still playing, has
+        # not turned them; once she resigns they are released.
         type_line(ann, "resign")
+        watcher.expect("moves 2")  # the bot's script ran
         assert bot.wait(timeout=30) == 0  # the bot waits for the results, then exits
         assert bot.stdout is not None
         out = bot.stdout.read()

@@ -24,8 +24,9 @@ DECK = deal_deck("quadrennial", SEED)
 class Peer:
     """A connection as delivery sees it: it keeps what it is sent, decoded."""
 
-    def __init__(self, session: str) -> None:
+    def __init__(self, session: str, connection_id: str | None = None) -> None:
         self.session = session
+        self.connection_id = connection_id or f"test.{session}.{id(self)}"
         self.messages: list[dict[str, Any]] = []
         self.closed: list[int] = []
 
@@ -66,14 +67,20 @@ async def join(app: App, peer: Peer, room_id: str, role: str = "player") -> tupl
     room = await app.commands.room(room_id)
     player = peer.session if role == "player" else None
     if player is not None:
-        await app.commands.join(room, player, name=peer.session, token=f"tok-{peer.session}")
+        await app.commands.join(
+            room,
+            player,
+            name=peer.session,
+            token=f"tok-{peer.session}",
+            connection=peer.connection_id,
+        )
     member = app.delivery.attach(room, peer, Role(role), player=player)
     return room, member
 
 
 async def racing(app: App, clock: FakeClock, players: list[Peer], **opts: Any) -> Room:
     room = await app.commands.create_room(
-        {"variant": "quadrennial", "seed": SEED, "countdown_ms": 1000, **opts}
+        {"variant": "quadrennial", "seed": SEED, "countdown_ms": 1000, **opts}, creator="test"
     )
     for peer in players:
         await join(app, peer, room.id)

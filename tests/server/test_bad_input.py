@@ -199,11 +199,17 @@ async def test_bad_moves_are_rejected_and_append_nothing(server: ServerProcess) 
             assert answer["type"] == "reject"
             assert answer["code"] == code
             assert answer["reason"]
-        # The same id again gets the same answer; a new legal move lands at version 2.
-        await ann.send({"type": "move", "id": 1, "move": legal[0]})
+        # The same id and move again get the same answer; the same id for another move is
+        # id_reused, and nothing is appended; a new legal move lands at version 2.
+        await ann.send({"type": "move", "id": 1, "move": illegal})
         assert (await ann.answer(1))["code"] == "illegal_move"
+        await ann.send({"type": "move", "id": 1, "move": legal[0]})
+        assert (await ann.answer(1))["code"] == "id_reused"
         assert await ann.move(legal[0], 10) == {"type": "ack", "id": 10, "version": 2}
         assert await ann.move(legal[0], 10) == {"type": "ack", "id": 10, "version": 2}
+        await ann.send({"type": "move", "id": 10, "move": legal[1]})
+        reused = await ann.answer(10)
+        assert (reused["type"], reused["code"]) == ("reject", "id_reused")
         assert await bob.move(legal[0], 10) == {"type": "ack", "id": 10, "version": 2}
         error = await error_for(ann, {"type": "watch", "player": bob.session})
         assert error["code"] == "not_allowed"
@@ -252,7 +258,10 @@ async def test_slow_reader_is_dropped_not_waited_for(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     server = ServerProcess(
         log_path=log,
-        extra_args=["--max-outbound-bytes", "20000", "--rate", "100000", "--burst", "100000"],
+        extra_args=[
+            *("--max-outbound-bytes", "20000", "--rate", "100000", "--burst", "100000"),
+            *("--max-lobbies-per-session", "1000"),
+        ],
     )
     server.start()
     try:

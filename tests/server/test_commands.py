@@ -10,7 +10,7 @@ import pytest
 from server.app import App
 from server.clock import FakeClock
 from server.config import Config
-from server.errors import TooManyRooms, WrongStatus
+from server.errors import IdReused, TooManyRooms, WrongStatus
 from server.race import RoomStatus
 from server.store import MemoryEventStore
 from shared import apply_move, legal_moves, new_game
@@ -67,7 +67,9 @@ async def test_moves_validate_against_the_fold_their_own_appends_left(
         played.append(move)
         state = apply_move(state, move)
     assert game.state == state
-    assert await app.commands.move(room, "ann", 3, "not even a move") == 4  # a resent id
+    assert await app.commands.move(room, "ann", 3, played[2]) == 4  # a resent id, answered again
+    with pytest.raises(IdReused):
+        await app.commands.move(room, "ann", 3, "not even a move")
     stored = await store.read(game.stream)
     assert [e.data.get("move") for e in stored[1:]] == played
     assert [m["version"] for m in ann.of("game_event")] == list(range(1, 10))
@@ -77,7 +79,9 @@ async def test_leaving_the_countdown_empty_goes_back_to_the_lobby(
     app: App, clock: FakeClock
 ) -> None:
     ann = Peer("ann")
-    room = await app.commands.create_room({"variant": "swiss", "countdown_ms": 1000})
+    room = await app.commands.create_room(
+        {"variant": "swiss", "countdown_ms": 1000}, creator="test"
+    )
     await join(app, ann, room.id)
     await app.commands.start(room, "ann")
     await app.commands.leave(room, "ann")
@@ -90,9 +94,9 @@ async def test_leaving_the_countdown_empty_goes_back_to_the_lobby(
 
 async def test_too_many_rooms(app: App) -> None:
     for _ in range(3):
-        await app.commands.create_room({"variant": "swiss"})
+        await app.commands.create_room({"variant": "swiss"}, creator="test")
     with pytest.raises(TooManyRooms):
-        await app.commands.create_room({"variant": "swiss"})
+        await app.commands.create_room({"variant": "swiss"}, creator="test")
 
 
 async def test_a_move_right_after_started_finds_its_game(
@@ -106,7 +110,7 @@ async def test_a_move_right_after_started_finds_its_game(
 
     app.commands.start_games = too_late  # type: ignore[method-assign,assignment]
     room = await app.commands.create_room(
-        {"variant": "quadrennial", "seed": SEED, "countdown_ms": 0}
+        {"variant": "quadrennial", "seed": SEED, "countdown_ms": 0}, creator="test"
     )
     await join(app, ann, room.id)
     await app.commands.start(room, "ann")
@@ -126,7 +130,7 @@ async def test_a_token_resumes_the_latest_seat_also_after_a_restart(
     first = await racing(app, clock, [ann])
     await app.commands.leave(first, "ann")  # resigns; the seat stays
     clock.advance(10)
-    second = await app.commands.create_room({"variant": "swiss"})
+    second = await app.commands.create_room({"variant": "swiss"}, creator="test")
     await join(app, ann, second.id)
     found = await app.commands.resume("tok-ann")
     assert found is not None

@@ -79,7 +79,9 @@ async def test_timers_that_came_due_while_down_fire_at_restart(
     and the time limit still finishes the race, each once, late by the downtime only."""
     ann, bob = Peer("ann"), Peer("bob")
     timed = await racing(app, clock, [ann], time_limit_ms=10_000)
-    counting = await app.commands.create_room({"variant": "swiss", "countdown_ms": 3000})
+    counting = await app.commands.create_room(
+        {"variant": "swiss", "countdown_ms": 3000}, creator="test"
+    )
     await join(app, bob, counting.id)
     await app.commands.start(counting, "bob")
     assert timed.ends_at is not None
