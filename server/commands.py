@@ -91,9 +91,10 @@ class Commands:
     # ---- rooms -------------------------------------------------------------------------------
 
     async def room(self, room_id: str) -> Room:
-        """The loaded room; NoSuchRoom if there is none."""
+        """The loaded room; NoSuchRoom if there is none. Room codes are read case-blind."""
+        room_id = room_id.strip().lower()
         room = await self.hub.room(room_id) if ROOM_ID.match(room_id) else None
-        if room is None or not room.meta:
+        if room is None or not room.meta or room.status is RoomStatus.CLOSED:
             raise NoSuchRoom(f"no room {room_id!r}")
         return room
 

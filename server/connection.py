@@ -450,6 +450,7 @@ class Connection:
 
     async def on_watch(self, msg: dict[str, Any]) -> None:
         room_id = msg.get("room")
+        room_id = room_id.strip().lower() if room_id is not None else None
         found = self.delivery.member(self)
         if found is None:
             if room_id is None:

@@ -380,13 +380,15 @@ class Delivery:
             for frame in self._frames(room, game, first, last):
                 self._send(owner, frame)
         self._send(audience.of(PLAYERS), update_frame)
-        self._release(room, audience)  # its events (and others' it unblocked) before progress
 
         def show() -> None:
             audience.shown[player] = progress
             self._send(audience.of(SPECTATORS), update_frame)
 
+        # Progress first: viewers learn how far this racer is before the events of others
+        # that its move let through (a viewer can check the fairness rule from what it gets).
         self._later(room, audience, show)
+        self._release(room, audience)
 
     def _release(self, room: Room, audience: Audience) -> None:
         """Let through, to viewers, every event fair spectating allows now (then the delay)."""

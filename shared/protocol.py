@@ -254,7 +254,11 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
     ),
     ACK: (_MOVE_ID, _f("version", "int", min=1)),
     REJECT: (_MOVE_ID, _f("code", "str"), _f("reason", "str")),
-    ERROR: (_f("code", "str"), _f("reason", "str"), _f("ref", "int", "str", "nil")),
+    ERROR: (
+        _f("code", "str"),
+        _f("reason", "str"),
+        _f("ref", "int", "str", "nil", max_len=MAX_REF_LEN, allow_empty=True),
+    ),
 }
 
 MESSAGES: dict[str, tuple[Field, ...]] = {**CLIENT_MESSAGES, **SERVER_MESSAGES}

@@ -125,10 +125,31 @@ async def test_answers_never_echo_what_the_protocol_forbids(client: Client) -> N
 
 
 async def test_messages_before_hello(server: ServerProcess) -> None:
+    """Any client message before hello is error hello_required with its ref, whatever its
+    fields (docs/protocol.md, Handshake); nothing else is answered or done."""
     c = await Client(server.url).open()
     try:
-        assert (await error_for(c, {"type": "list_rooms"}))["code"] == "hello_required"
+        before = [
+            {"type": "list_rooms"},
+            {"type": "create_room", "ref": 1},
+            {"type": "join", "ref": "j"},
+            {"type": "ping", "ref": ""},
+            {"type": "move", "id": 1, "move": "d", "ref": 2},
+            {"type": "move", "ref": 3},
+            {"type": "watch", "room": 5},
+        ]
+        for msg in before:
+            error = await error_for(c, msg)
+            assert (error["code"], error["ref"]) == ("hello_required", msg.get("ref"))
+        assert [m["type"] for m in c.messages] == ["error"] * len(before)
+        assert (await error_for(c, {"type": "ack", "id": 1, "version": 1}))["code"] == (
+            "unknown_type"
+        )
+        await c.send_raw("text")
+        assert (await c.expect("error"))["ref"] is None  # present, and nil
         await c.hello()
+        await c.send({"type": "ping", "ref": ""})
+        assert (await c.expect("pong"))["ref"] == ""
         await still_served(c)
     finally:
         await c.close()

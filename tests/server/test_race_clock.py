@@ -10,8 +10,11 @@ import pytest
 from server.app import App
 from server.clock import FakeClock
 from server.commands import DUE_INDEX
+from server.config import Config
+from server.errors import NoSuchRoom, TooManyLobbies
 from server.race import RoomStatus
 from server.store import MemoryEventStore
+from shared.protocol import BadField
 from tests.server.parts import SEED, Peer, join, open_app, racing, until
 
 
@@ -104,3 +107,63 @@ async def test_timers_that_came_due_while_down_fire_at_restart(
         assert kinds.count("race_finished") == 1
     finally:
         await again.close_parts()
+
+
+async def test_every_race_has_a_time_limit_unless_the_operator_allows_none(
+    store: MemoryEventStore, clock: FakeClock
+) -> None:
+    app = open_app(store, clock)
+    try:
+        room = await app.commands.create_room({"variant": "swiss"}, creator="t")
+        assert room.meta["time_limit_ms"] == 1_200_000  # the Swiss default
+        quad = await app.commands.create_room({"variant": "quadrennial"}, creator="t")
+        assert quad.meta["time_limit_ms"] == 900_000
+        with pytest.raises(BadField):
+            await app.commands.create_room({"variant": "swiss", "time_limit_ms": 0}, creator="t")
+        with pytest.raises(BadField):
+            await app.commands.create_room(
+                {"variant": "swiss", "time_limit_ms": 7_200_001}, creator="t"
+            )
+    finally:
+        await app.close_parts()
+    unlimited = open_app(store, clock, Config(max_time_limit_s=0))
+    try:
+        room = await unlimited.commands.create_room(
+            {"variant": "swiss", "time_limit_ms": 0}, creator="t"
+        )
+        assert room.meta["time_limit_ms"] == 0
+    finally:
+        await unlimited.close_parts()
+
+
+async def test_an_idle_lobby_closes_and_leaves_the_listing(
+    app: App, store: MemoryEventStore, clock: FakeClock
+) -> None:
+    """A lobby nobody is connected to closes after the lobby TTL (600 s by default), even
+    one its players left; a lobby with a connected player stays open."""
+    empty = await app.commands.create_room({"variant": "swiss"}, creator="t")
+    kept = await app.commands.create_room({"variant": "swiss"}, creator="t")
+    ann = Peer("ann")
+    await join(app, ann, kept.id)
+    clock.advance(599_000)
+    await asyncio.sleep(0.05)
+    assert empty.status is RoomStatus.LOBBY
+    clock.advance(1_000)
+    await until(lambda: empty.status is RoomStatus.CLOSED)
+    assert [e.data["type"] for e in await store.read(empty.stream)][-1] == "room_closed"
+    assert [r["id"] for r in await app.commands.list_rooms()] == [kept.id]
+    with pytest.raises(NoSuchRoom):
+        await app.commands.room(empty.id)
+    assert kept.status is RoomStatus.LOBBY
+    await app.commands.away(kept, "ann", ann.connection_id)  # her connection went
+    clock.advance(600_000)
+    await until(lambda: kept.status is RoomStatus.CLOSED)
+    assert await app.commands.list_rooms() == []
+
+
+async def test_one_session_holds_a_few_open_lobbies_at_most(app: App, clock: FakeClock) -> None:
+    for _ in range(5):
+        await app.commands.create_room({"variant": "swiss"}, creator="greedy")
+    with pytest.raises(TooManyLobbies):
+        await app.commands.create_room({"variant": "swiss"}, creator="greedy")
+    await app.commands.create_room({"variant": "swiss"}, creator="someone else")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -28,6 +29,7 @@ class Client:
         self.ws: ClientConnection | None = None
         self.frames: list[bytes] = []
         self.messages: list[dict[str, Any]] = []
+        self.timed: list[tuple[float, dict[str, Any]]] = []  # each message with when it came
         self.unread: list[dict[str, Any]] = []
         self.arrived = asyncio.Event()
         self.reader: asyncio.Task[None] | None = None
@@ -58,6 +60,7 @@ class Client:
                 self.frames.append(frame)
                 msg = decode(frame)
                 self.messages.append(msg)
+                self.timed.append((time.monotonic(), msg))
                 self.unread.append(msg)
                 self.arrived.set()
         except ConnectionClosed:

@@ -1,0 +1,96 @@
+"""docs/protocol.md is a contract for third-party clients: its tables are read here and checked
+against the server and the codec, so the two cannot drift apart."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import server.app
+import server.connection
+import server.delivery
+from server.config import build_parser
+from shared import protocol as p
+from shared.errors import ArenaError, ClientError
+
+DOC = (Path(__file__).resolve().parents[1] / "docs" / "protocol.md").read_text()
+
+
+def table(heading: str) -> list[list[str]]:
+    """The rows (cells stripped) of the first table after the line that starts ``heading``."""
+    lines = DOC[DOC.index(heading) :].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip().strip("|").split(" | ")])
+    return rows
+
+
+def codes(cell: str) -> list[str]:
+    return re.findall(r"`([a-z_0-9]+)`", cell)
+
+
+def wire_codes() -> set[str]:
+    """Every code an error or reject can carry: each client-error leaf, and server_error."""
+
+    def leaves(cls: type[ArenaError]) -> set[type[ArenaError]]:
+        found = set()
+        for sub in cls.__subclasses__():
+            if sub.__module__.split(".")[0] in ("shared", "server"):  # not tests' own
+                found |= leaves(sub) or {sub}
+        return found
+
+    return {c.code for c in leaves(ClientError)} | {"server_error"}
+
+
+def test_the_error_table_lists_every_wire_code_and_no_other() -> None:
+    documented = {codes(row[0])[0] for row in table("## Error codes")}
+    assert documented == wire_codes()
+
+
+def test_the_reject_codes_of_moves_are_those_the_error_table_sends_as_reject() -> None:
+    rejects = {codes(row[0])[0] for row in table("## Error codes") if "reject" in row[1]}
+    moves = DOC[DOC.index("### Moves") : DOC.index("### Misc")]
+    listed = set(codes(moves[moves.index("Reject codes:") : moves.index("When several apply")]))
+    assert listed & wire_codes() == rejects
+
+
+def test_the_close_codes_are_the_servers() -> None:
+    documented = {int(row[0]) for row in table("| close code")}
+    constants = {
+        value
+        for module in (server.connection, server.delivery)
+        for name, value in vars(module).items()
+        if name.startswith("CLOSE_") and isinstance(value, int)
+    }
+    assert constants <= documented
+    assert documented == constants | {1000, 1009}
+
+
+def test_every_limit_option_and_variable_is_the_servers() -> None:
+    help_text = build_parser({}).format_help()
+    for row in table("## Limits and close codes"):
+        for option in re.findall(r"`(--[a-z-]+)`", row[1]):
+            assert option in help_text, option
+        for variable in re.findall(r"`(ARENA_[A-Z_]+)`", row[1]):
+            assert f"env {variable}" in " ".join(help_text.split()), variable
+
+
+def test_the_message_tables_are_the_codecs() -> None:
+    client = {codes(row[0])[0] for row in table("## Client → server messages")}
+    assert client == set(p.CLIENT_MESSAGES)
+    documented_server = set(re.findall(r"^\| `([a-z_]+)` \|", DOC, re.M)) - client
+    documented_server |= {p.WELCOME}  # in its own field table under Handshake
+    assert set(p.SERVER_MESSAGES) <= documented_server | {"error"}
+
+
+def test_error_frames_always_carry_ref() -> None:
+    assert p.error_message("bad_frame", "x") == {
+        "type": "error",
+        "code": "bad_frame",
+        "reason": "x",
+        "ref": None,
+    }
+    p.validate(p.error_message("bad_field", "x", ""))  # an empty ref is a ref
