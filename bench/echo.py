@@ -2,10 +2,11 @@
 
     python -m bench.echo --port PORT [--host 127.0.0.1]
 
-Same library, same options (no compression, the same frame limit) and the same one process as
-the real server, but no decoding, no rules and no store: what the load generator measures
-against it is what Python and websockets alone can do on this machine. bench/load.py starts it
-in its own process; it runs until SIGTERM or SIGINT.
+Same library, same options (no compression, the same frame limit), the same event loop
+(``--loop``, as the server's) and the same one process as the real server, but no decoding, no
+rules and no store: what the load generator measures against it is what Python and websockets
+alone can do on this machine. bench/load.py starts it in its own process; it runs until SIGTERM
+or SIGINT.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
 from bench.common import raise_nofile
+from server.__main__ import loop_factory
 
 
 async def echo(ws: ServerConnection) -> None:
@@ -43,9 +45,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--max-frame-bytes", type=int, default=65536)
+    parser.add_argument("--loop", choices=["auto", "uvloop", "asyncio"], default="auto")
     args = parser.parse_args(argv)
     raise_nofile()
-    asyncio.run(run(args.host, args.port, args.max_frame_bytes))
+    with asyncio.Runner(loop_factory=loop_factory(args.loop)) as runner:
+        runner.run(run(args.host, args.port, args.max_frame_bytes))
     return 0
 
 

@@ -22,7 +22,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from shared.errors import ArenaError, ClientError, ProtocolError, ServerError
-from shared.protocol import MAX_NAME_LEN, PROTOCOL_VERSION, decode, encode
+from shared.protocol import MAX_NAME_LEN, PROTOCOL_VERSION, decode, encode, validate
 
 # Close codes after which reconnecting cannot help (docs/protocol.md, "Limits and close codes").
 FATAL_CLOSE_CODES = {4000: "unsupported protocol version", 4001: "seat taken by another connection"}
@@ -249,7 +249,14 @@ class Connection:
                 msg = decode(frame)
             except ProtocolError:
                 continue  # a newer server's message type: ignore it rather than drop the game
-            self._dispatch(msg)
+            if msg["type"] != "batch":
+                self._dispatch(msg)
+                continue
+            for inner in msg["messages"]:  # several messages of one server tick, in order
+                try:
+                    self._dispatch(validate(inner))
+                except ProtocolError:
+                    continue
 
     def _ping_ref(self) -> int:
         ref = next(self._refs)

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from server.app import App
 from server.clock import SystemClock
@@ -43,10 +43,24 @@ async def serve(config: Config) -> None:
     await app.stop()
 
 
+def loop_factory(choice: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """The event loop ``--loop`` asks for; None is asyncio's own."""
+    if choice == "asyncio":
+        return None
+    try:
+        import uvloop
+    except ImportError:
+        if choice == "uvloop":
+            raise SystemExit("--loop uvloop: uvloop is not installed") from None
+        return None
+    return uvloop.new_event_loop
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     config = parse_config(argv)
     configure_logging(config.log_format, config.log_level)
-    asyncio.run(serve(config))
+    with asyncio.Runner(loop_factory=loop_factory(config.loop)) as runner:
+        runner.run(serve(config))
     return 0
 
 

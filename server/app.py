@@ -20,6 +20,7 @@ from server.connection import Connection, Outbox
 from server.delivery import Delivery
 from server.hub import Hub
 from server.logging import get_logger
+from server.metrics import CONTENT_TYPE, Metrics
 from server.race import RoomStatus
 from server.race_clock import RaceClock
 from server.store import EventStore
@@ -40,21 +41,50 @@ class App:
         self.outbox = Outbox()
         self.process = secrets.token_hex(4)  # this process, in presence events and heartbeats
         self._connections = itertools.count(1)
+        self.metrics = Metrics()
         self.hub = Hub(store, config)
-        self.commands = Commands(store, self.hub, clock, config, process=self.process)
+        self.commands = Commands(
+            store, self.hub, clock, config, process=self.process, metrics=self.metrics
+        )
         self.delivery = Delivery(clock, config, self.outbox.send_many)
         self.race_clock = RaceClock(clock, config, self.hub, self.commands)
         self.hub.listen(self.delivery.on_change)
         self.hub.listen(self.race_clock.on_change)
         self.connections: set[Connection] = set()
+        self.metrics.watch(self.live_figures)
         self.server: Server | None = None
         self.warmed = asyncio.Event()  # every live room of the directory is loaded
         self._warm_up: asyncio.Task[None] | None = None
 
+    def live_figures(self) -> dict[str, float]:
+        """The live state ``/metrics`` reports (server/metrics.py)."""
+        rooms = self.hub.rooms.values()
+        live = [r for r in rooms if r.status not in (RoomStatus.FINISHED, RoomStatus.CLOSED)]
+        return {
+            "rooms_live": len(live),
+            "rooms_loaded": len(self.hub.rooms),
+            "games_live": sum(
+                1 for r in live for g in r.games.values() if not g.progress.status.done
+            ),
+            "connections": len(self.connections),
+            "frames_fanned_out": self.delivery.frames,
+            "hub_wakeups": self.hub.wakeups,
+            "hub_catch_ups": self.hub.catch_ups,
+        }
+
     async def process_request(
         self, connection: ServerConnection, request: Request
     ) -> Response | None:
-        if request.path.split("?", 1)[0] != "/healthz":
+        path = request.path.split("?", 1)[0]
+        if path == "/metrics":
+            response = connection.respond(HTTPStatus.OK, "")
+            response.body = self.metrics.render()
+            del response.headers["Content-Type"]
+            del response.headers["Content-Length"]
+            response.headers["Content-Type"] = CONTENT_TYPE
+            response.headers["Content-Length"] = str(len(response.body))
+            return response
+        if path != "/healthz":
             return None
         ok = await self.store.ping()
         status = HTTPStatus.OK if ok else HTTPStatus.SERVICE_UNAVAILABLE
@@ -74,6 +104,7 @@ class App:
             config=self.config,
             outbox=self.outbox,
             connection_id=f"{self.process}.{next(self._connections)}",
+            metrics=self.metrics,
         )
         self.connections.add(connection)
         try:
@@ -106,6 +137,7 @@ class App:
         )
         log.info(
             "listening",
+            loop=type(asyncio.get_running_loop()).__module__.split(".")[0],
             host=self.config.host,
             port=self.config.port,
             store=type(self.store).__name__,

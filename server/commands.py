@@ -14,7 +14,8 @@ import asyncio
 import contextlib
 import re
 import secrets
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgpack
@@ -35,6 +36,7 @@ from server.errors import (
 )
 from server.hub import Hub
 from server.logging import get_logger
+from server.metrics import Metrics
 from server.names import unique_name
 from server.projection import room_event
 from server.race import RoomStatus, Trigger, commitment, deck_secret, next_status
@@ -79,14 +81,32 @@ class Commands:
     """Every request that changes a room, and the queries that read the directory."""
 
     def __init__(
-        self, store: EventStore, hub: Hub, clock: Clock, config: Config, *, process: str
+        self,
+        store: EventStore,
+        hub: Hub,
+        clock: Clock,
+        config: Config,
+        *,
+        process: str,
+        metrics: Metrics | None = None,
     ) -> None:
         self.store = store
+        self.metrics = metrics if metrics is not None else Metrics()
         self.hub = hub
         self.clock = clock
         self.config = config
         self.process = process
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+
+    async def _append(
+        self, stream: str, events: Sequence[Mapping[str, Any]], *, expected_version: int
+    ) -> int:
+        """Every append goes through here: timed for ``arena_store_append_seconds``."""
+        started = time.perf_counter()
+        try:
+            return await self.store.append(stream, events, expected_version=expected_version)
+        finally:
+            self.metrics.append_seconds.observe(time.perf_counter() - started)
 
     # ---- rooms -------------------------------------------------------------------------------
 
@@ -181,7 +201,7 @@ class Commands:
             # A hint first, as for every timed phase: the lobby TTL must run even if we die.
             await self.store.index_put(DUE_INDEX, room_id, self.clock.now_ms() + _RECHECK_MS)
             try:
-                await self.store.append(room_stream(room_id), [event], expected_version=0)
+                await self._append(room_stream(room_id), [event], expected_version=0)
             except WrongExpectedVersion:
                 continue
             room = await self.room(room_id)
@@ -213,9 +233,7 @@ class Commands:
             if any(e["type"] in _LIFECYCLE for e in events):
                 await self.store.index_put(DUE_INDEX, room.id, self.clock.now_ms() + _RECHECK_MS)
             try:
-                version = await self.store.append(
-                    room.stream, events, expected_version=room.version
-                )
+                version = await self._append(room.stream, events, expected_version=room.version)
             except WrongExpectedVersion:
                 continue
             if room.version < version:
@@ -421,7 +439,7 @@ class Commands:
                     raise
                 event["cid"] = cid
                 try:
-                    version = await self.store.append(
+                    version = await self._append(
                         game.stream, [event], expected_version=game.version
                     )
                 except WrongExpectedVersion:
@@ -461,7 +479,7 @@ class Commands:
                 if reason is not None:
                     event["reason"] = reason
                 try:
-                    await self.store.append(game.stream, [event], expected_version=game.version)
+                    await self._append(game.stream, [event], expected_version=game.version)
                 except WrongExpectedVersion:
                     continue
                 return
@@ -514,7 +532,7 @@ class Commands:
         deck = meta.get("deck") or deal_deck(meta["variant"], meta["seed"])
         event = start_event(meta["variant"], deck, at=room.started_at or self.clock.now_ms())
         with contextlib.suppress(WrongExpectedVersion):
-            await self.store.append(game.stream, [event], expected_version=0)
+            await self._append(game.stream, [event], expected_version=0)
 
     async def retire(self, room: Room) -> None:
         """A finished room: its streams expire after the retention."""

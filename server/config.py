@@ -34,6 +34,8 @@ class Config:
     allow_custom_deck: bool = False
     shutdown_timeout_s: float = 5.0
     catch_up_s: float = 2.0
+    loop: str = "auto"
+    tick_ms: int = 50
     abandon_grace_s: float = 60.0
     default_time_limit_s: Mapping[str, float] = field(
         default_factory=lambda: {"swiss": 1200.0, "quadrennial": 900.0}
@@ -133,6 +135,21 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         "seconds finished rooms stay in the store (0 = forever)",
     ),
     (
+        "--loop",
+        "loop",
+        str,
+        "ARENA_LOOP",
+        "event loop: uvloop, asyncio, or auto (uvloop where it is installed)",
+    ),
+    (
+        "--tick-ms",
+        "tick_ms",
+        int,
+        "ARENA_TICK_MS",
+        "viewers' and other racers' updates are sent once per tick of this many ms, "
+        "coalesced in one frame (0 = each at once); a racer's own ack and events never wait",
+    ),
+    (
         "--catch-up-s",
         "catch_up_s",
         float,
@@ -215,6 +232,8 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
             choices = ["json", "console"]
         elif name == "log_level":
             choices = ["debug", "info", "warning", "error"]
+        elif name == "loop":
+            choices = ["auto", "uvloop", "asyncio"]
         label = f"{text} [env {var}]" if var else text
         parser.add_argument(
             option, dest=name, type=kind, default=default, help=label, choices=choices

@@ -34,6 +34,7 @@ from server.errors import (
     UnsupportedProtocol,
 )
 from server.logging import bind, get_logger
+from server.metrics import Metrics
 from server.names import DEFAULT_NAME, clean_name
 from server.room import Room, game_stream
 from shared import protocol as p
@@ -185,7 +186,9 @@ class Connection:
         config: Config,
         outbox: Outbox,
         connection_id: str,
+        metrics: Metrics,
     ) -> None:
+        self.metrics = metrics
         self.ws = ws
         self.connection_id = connection_id
         self.commands = commands
@@ -227,6 +230,8 @@ class Connection:
         self.outbox.queue(self, frame)
 
     def drop_slow(self) -> None:
+        if not self.closing:
+            self.metrics.slow_consumers.inc()
         log.warning("slow_consumer_dropped", session=self.session)
         self.close_soon(CLOSE_SLOW, "slow consumer: outbound buffer full")
 
@@ -325,7 +330,9 @@ class Connection:
         reason = exc.reason if exc is not None and code == exc.code else "server error; try again"
         if msg is not None and msg.get("type") == p.MOVE and p.valid_move_id(msg.get("id")):
             self.send({"type": p.REJECT, "id": msg["id"], "code": code, "reason": reason})
+            self.metrics.moves.labels(code).inc()
             return
+        self.metrics.errors.labels(code).inc()
         self.send(p.error_message(code, reason, _ref(msg)))
 
     # ---- handlers ----------------------------------------------------------------------------
@@ -436,13 +443,17 @@ class Connection:
         await self.commands.start(room, player)
 
     async def on_move(self, msg: dict[str, Any]) -> None:
-        room, _, player = self._seated()
-        target = msg.get("player")
-        if target is not None and target != player:
-            raise NotYourGame("you can only move in your own game")
-        version = await self.commands.move(room, player, msg["id"], msg["move"])
-        self.send({"type": p.ACK, "id": msg["id"], "version": version})
-        log.debug("move_acked", move=msg["move"], version=version)
+        started = time.perf_counter()
+        try:
+            room, _, player = self._seated()
+            target = msg.get("player")
+            if target is not None and target != player:
+                raise NotYourGame("you can only move in your own game")
+            version = await self.commands.move(room, player, msg["id"], msg["move"])
+            self.send({"type": p.ACK, "id": msg["id"], "version": version})
+            self.metrics.moves.labels("accepted").inc()
+        finally:
+            self.metrics.ack_seconds.observe(time.perf_counter() - started)
 
     async def on_resign(self, msg: dict[str, Any]) -> None:
         room, _, player = self._seated()

@@ -20,6 +20,7 @@ from server.logging import get_logger
 from server.projection import Change, Loaded, fold_stored
 from server.room import Room, room_stream
 from server.store import CorruptEntry, EventStore, StoredEvent, Subscription, Wakeup, stream_group
+from server.tasks import stop_tasks
 from shared.errors import ArenaError
 
 log = get_logger("server.hub")
@@ -58,10 +59,7 @@ class Hub:
 
     async def aclose(self) -> None:
         self._closed = True
-        tasks = [t for t in (self._periodic, *self._reading.values()) if t is not None]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await stop_tasks([self._periodic, *self._reading.values()])
         if self._subscription is not None:
             await self._subscription.aclose()
 
@@ -84,6 +82,9 @@ class Hub:
             room = await self._load(room_id)
             future.set_result(room)
             return room
+        except asyncio.CancelledError:
+            future.cancel()  # a Future cannot hold a CancelledError: waiters are cancelled
+            raise
         except BaseException as exc:
             future.set_exception(exc)
             future.exception()  # retrieved: waiters get it, nobody else must

@@ -25,6 +25,7 @@ from server.logging import get_logger
 from server.projection import Change, GameAdvanced, Loaded, RoomChanged
 from server.race import RoomStatus
 from server.room import Room
+from server.tasks import stop_tasks
 from shared.errors import ArenaError
 
 log = get_logger("server.race_clock")
@@ -47,6 +48,7 @@ class RaceClock:
         self._written: dict[str, int | None] = {}  # the due time last written to the index
         self._tasks: set[asyncio.Task[Any]] = set()
         self._poller: asyncio.Task[None] | None = None
+        self._closed = False
 
     def start(self) -> None:
         self._poller = self._spawn(self._poll(), name="race-clock-poll")
@@ -55,7 +57,7 @@ class RaceClock:
     async def _beat(self) -> None:
         """Say this process is alive; take over from processes that stopped saying so."""
         interval = self.config.heartbeat_s
-        while True:
+        while not self._closed:
             now = self.clock.now_ms()
             try:
                 await self.commands.store.index_put(PROCESSES_INDEX, self.commands.process, now)
@@ -73,11 +75,9 @@ class RaceClock:
             await asyncio.sleep(interval)
 
     async def aclose(self) -> None:
-        """Stop; this process's heartbeat is withdrawn (a clean stop is no crash)."""
-        tasks = [*self._tasks, *(t for _, t in self._timers.values())]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        """Stop every timer and task of the clock."""
+        self._closed = True
+        await stop_tasks([*self._tasks, *(t for _, t in self._timers.values())])
 
     def _spawn(self, coro: Coroutine[Any, Any, Any], *, name: str) -> asyncio.Task[Any]:
         # A fresh context: clock tasks must not log with the session that happened to start them.
@@ -196,7 +196,7 @@ class RaceClock:
     # ---- rooms not loaded --------------------------------------------------------------------
 
     async def _poll(self) -> None:
-        while True:
+        while not self._closed:
             with contextlib.suppress(Exception):
                 await self.poll_once()
             await asyncio.sleep(self.poll_s)

@@ -45,6 +45,7 @@ GAME_EVENT = "game_event"
 ACK = "ack"
 REJECT = "reject"
 ERROR = "error"
+BATCH = "batch"
 
 VARIANTS = ("swiss", "quadrennial")
 ROLES = ("player", "spectator")
@@ -254,6 +255,7 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
     ),
     ACK: (_MOVE_ID, _f("version", "int", min=1)),
     REJECT: (_MOVE_ID, _f("code", "str"), _f("reason", "str")),
+    BATCH: (_f("messages", "list", items="map"),),
     ERROR: (
         _f("code", "str"),
         _f("reason", "str"),

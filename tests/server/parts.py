@@ -31,7 +31,11 @@ class Peer:
         self.closed: list[int] = []
 
     def send(self, msg: dict[str, Any] | bytes) -> None:
-        self.messages.append(msgpack.unpackb(msg) if isinstance(msg, bytes) else msg)
+        decoded = msgpack.unpackb(msg) if isinstance(msg, bytes) else msg
+        if decoded["type"] == "batch":  # one tick's messages, each kept on its own
+            self.messages.extend(decoded["messages"])
+        else:
+            self.messages.append(decoded)
 
     def close_soon(self, code: int, reason: str) -> None:
         self.closed.append(code)

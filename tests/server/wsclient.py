@@ -14,7 +14,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from shared import deal_deck, legal_moves, new_game
-from shared.protocol import decode, encode
+from shared.protocol import decode, encode, validate
 from shared.state import GameState
 
 TIMEOUT = 10.0
@@ -57,11 +57,14 @@ class Client:
         try:
             async for frame in self.ws:
                 assert isinstance(frame, bytes), "the server sends binary frames only"
-                self.frames.append(frame)
                 msg = decode(frame)
-                self.messages.append(msg)
-                self.timed.append((time.monotonic(), msg))
-                self.unread.append(msg)
+                # A batch is several messages of one server tick: each is kept on its own.
+                inner = [validate(m) for m in msg["messages"]] if msg["type"] == "batch" else [msg]
+                for one in inner:
+                    self.frames.append(frame)
+                    self.messages.append(one)
+                    self.timed.append((time.monotonic(), one))
+                    self.unread.append(one)
                 self.arrived.set()
         except ConnectionClosed:
             pass
