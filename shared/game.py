@@ -13,7 +13,7 @@ from shared import quadrennial, swiss
 from shared.cards import validate_deck
 from shared.deal import deal_deck
 from shared.errors import IllegalMove
-from shared.moves import parse_canonical
+from shared.notation import parse_canonical
 from shared.state import GameState
 from shared.variants import SWISS, check_variant
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from shared.cards import SUIT_INDEX, SUITS
 from shared.errors import IllegalMove
 from shared.foundation import build_on
-from shared.moves import Move
+from shared.notation import Move
 from shared.state import EMPTY_FOUNDATIONS, GameState
 
 RESERVE_PILES = 8

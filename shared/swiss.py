@@ -7,7 +7,7 @@ from collections.abc import Callable
 from shared.cards import FULL_DECK, IS_RED, RANK_OF, SUIT_INDEX, SUIT_NAMES, SUITS
 from shared.errors import IllegalMove
 from shared.foundation import build_on
-from shared.moves import Move
+from shared.notation import Move
 from shared.state import EMPTY_FOUNDATIONS, GameState
 
 PILE_SIZES = (1, 2, 3, 4, 5, 4, 3, 2, 1)
