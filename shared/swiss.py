@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from shared.cards import FULL_DECK, IS_RED, RANK_OF, SUIT_INDEX, SUIT_NAMES, SUITS
+from shared.cards import FULL_DECK, IS_RED, RANK_OF, SUIT_NAMES, SUITS
 from shared.errors import IllegalMove
 from shared.foundation import build_on
 from shared.notation import Move
@@ -60,48 +60,77 @@ def lay_out(deck: tuple[str, ...]) -> GameState:
     )
 
 
-def _fits_foundation(card: str, foundations: tuple[tuple[str, ...], ...]) -> bool:
-    f = foundations[SUIT_INDEX[card]]
-    return len(f) < 13 and NEXT_ON_FOUNDATION[SUIT_INDEX[card]][len(f)] == card
+# ON[b]: the cards b may be placed on, the inverse of ACCEPTS (an Ace also goes on an empty
+# pile, which legal_moves handles apart): two cards, or four for an Ace (the Twos and Kings).
+ON: dict[str, tuple[str, ...]] = {
+    b: tuple(a for a in FULL_DECK if b in ACCEPTS[a]) for b in FULL_DECK
+}
+_ACES = ACCEPTS[None]
 
 
 def legal_moves(st: GameState) -> set[str]:
-    """Every legal move in canonical notation (none once the game is won or resigned)."""
+    """Every legal move in canonical notation (none once the game is won or resigned).
+
+    Each movable card looks up the few piles whose top card takes it (ON and the tops' index)
+    instead of testing every pile: the rules engine's hottest loop."""
     fnd = st.foundations
-    if st.resigned or len(fnd[0]) + len(fnd[1]) + len(fnd[2]) + len(fnd[3]) == 52:
+    f0, f1, f2, f3 = fnd
+    h0, h1, h2, h3 = len(f0), len(f1), len(f2), len(f3)
+    if st.resigned or h0 + h1 + h2 + h3 == 52:
         return set()
-    moves: set[str] = set()
     tab = st.tableau
-    accepts = [ACCEPTS[p[-1] if p else None] for p in tab]
+    top_at: dict[str, int] = {}
+    empty: list[int] = []
+    for j in range(9):
+        p = tab[j]
+        if p:
+            top_at[p[-1]] = j
+        else:
+            empty.append(j)
+    moves: set[str] = set()
     if st.stock:
         moves.add("d")
-    if st.waste:
-        c = st.waste[-1]
-        if _fits_foundation(c, fnd):
-            moves.add("wf")
-        for j in range(9):
-            if c in accepts[j]:
-                moves.add(_WT[j])
+    waste_top = st.waste[-1] if st.waste else None
+    # The four cards the foundations take next, from the waste or a tableau pile's top.
+    nxt = NEXT_ON_FOUNDATION
+    for s, h in ((0, h0), (1, h1), (2, h2), (3, h3)):
+        if h < 13:
+            c = nxt[s][h]
+            if c == waste_top:
+                moves.add("wf")
+            elif c in top_at:
+                moves.add(_TF[top_at[c]])
+    if waste_top is not None:
+        for a in ON[waste_top]:
+            if a in top_at:
+                moves.add(_WT[top_at[a]])
+        if empty and waste_top in _ACES:
+            moves.update(_WT[j] for j in empty)
     for s in range(4):
-        if fnd[s]:
-            c = fnd[s][-1]
-            for j in range(9):
-                if c in accepts[j]:
-                    moves.add(_FT[s][j])
+        pile = fnd[s]
+        if pile:
+            c = pile[-1]
+            names = _FT[s]
+            for a in ON[c]:
+                if a in top_at:
+                    moves.add(names[top_at[a]])
+            if empty and c in _ACES:
+                moves.update(names[j] for j in empty)
     for i in range(9):
         p = tab[i]
         if not p:
             continue
-        if _fits_foundation(p[-1], fnd):
-            moves.add(_TF[i])
-        names = _TT[i]
+        names_i = _TT[i]
         k = len(p) - 1
         n = 1
         while True:
             bottom = p[k]
-            for j in range(9):
-                if j != i and bottom in accepts[j]:
-                    moves.add(names[j][n])
+            for a in ON[bottom]:
+                j = top_at.get(a)
+                if j is not None and j != i:
+                    moves.add(names_i[j][n])
+            if empty and bottom in _ACES:
+                moves.update(names_i[j][n] for j in empty)
             if k == 0 or bottom not in ACCEPTS[p[k - 1]]:
                 break
             k -= 1

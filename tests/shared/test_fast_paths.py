@@ -1,0 +1,84 @@
+"""The engine's fast paths against their references, on arbitrary positions (strategies.py) and
+on positions of random play: they must give the same answers exactly, or the rules changed."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shared import IllegalMove, apply_move, legal_moves, new_game
+from shared.cards import FULL_DECK
+from shared.state import GameState
+from tests.shared.reference import swiss_legal_moves
+from tests.shared.strategies import known_positions, positions, swiss_positions
+
+SETTINGS = settings(max_examples=300, deadline=None)
+
+
+def _candidates(state: GameState) -> set[str]:
+    """Every well-formed move that could name something in any position of either variant."""
+    longest = max((len(p) for p in state.tableau), default=0)
+    moves = {"d", "redeal", "wf"}
+    moves.update(f"r{i}f" for i in range(1, 9))
+    moves.update(f"t{i}f" for i in range(1, 10))
+    for j in range(1, 10):
+        moves.add(f"wt{j}")
+        moves.update(f"f{s}t{j}" for s in "cdhs")
+        for i in range(1, 10):
+            if i != j:
+                moves.add(f"t{i}t{j}")
+                moves.update(f"t{i}t{j}x{n}" for n in range(2, longest + 2))
+    return moves
+
+
+@SETTINGS
+@given(state=swiss_positions())
+def test_swiss_legal_moves_equal_the_reference(state: GameState) -> None:
+    """RULES.md, Swiss: the indexed generation finds exactly what trying every pile finds."""
+    assert legal_moves(state) == swiss_legal_moves(state)
+
+
+@settings(max_examples=100, deadline=None)
+@given(state=known_positions)
+def test_legal_moves_are_exactly_those_that_apply_anywhere(state: GameState) -> None:
+    """In any position, every legal move applies and every other candidate is refused."""
+    legal = legal_moves(state)
+    for move in _candidates(state) | legal:
+        if move in legal:
+            assert apply_move(state, move).moves_made == state.moves_made + 1
+        else:
+            try:
+                apply_move(state, move)
+            except IllegalMove:
+                continue
+            raise AssertionError(f"{move} applied but is not in legal_moves")
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10**6), picks=st.lists(st.integers(0, 10**6), max_size=300))
+def test_swiss_legal_moves_equal_the_reference_in_play(seed: int, picks: list[int]) -> None:
+    """The same along random games from seeded deals, where the stock runs out."""
+    state = new_game("swiss", seed=seed)
+    for pick in picks:
+        legal = legal_moves(state)
+        assert legal == swiss_legal_moves(state)
+        if not legal:
+            break
+        state = apply_move(state, sorted(legal)[pick % len(legal)])
+
+
+def test_strategies_hold_every_card_once() -> None:
+    """The position strategies are valid: 52 cards, each once (a hidden stock counts as many)."""
+
+    @settings(max_examples=50, deadline=None)
+    @given(state=positions)
+    def check(state: GameState) -> None:
+        cards = [c for p in state.tableau for c in p] + [c for c in state.reserve if c]
+        cards += list(state.waste) + [c for f in state.foundations for c in f]
+        hidden = [c for c in state.stock if c is None]
+        cards += [c for c in state.stock if c is not None]
+        assert len(set(cards)) == len(cards)
+        assert set(cards) <= set(FULL_DECK)
+        assert len(cards) + len(hidden) == 52
+
+    check()
