@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from shared.cards import FULL_DECK, IS_RED, RANK_OF, SUIT_NAMES, SUITS
 from shared.errors import IllegalMove
@@ -69,7 +69,19 @@ _ACES = ACCEPTS[None]
 
 
 def legal_moves(st: GameState) -> set[str]:
-    """Every legal move in canonical notation (none once the game is won or resigned).
+    """Every legal move in canonical notation (none once the game is won or resigned)."""
+    return set(_generate(st))
+
+
+def has_legal_move(st: GameState) -> bool:
+    """Whether any move is legal: the first one generated, without the rest (is_over)."""
+    for _ in _generate(st):
+        return True
+    return False
+
+
+def _generate(st: GameState) -> Iterator[str]:
+    """Each legal move once, the cheapest checks first so has_legal_move stops early.
 
     Each movable card looks up the few piles whose top card takes it (ON and the tops' index)
     instead of testing every pile: the rules engine's hottest loop."""
@@ -77,7 +89,7 @@ def legal_moves(st: GameState) -> set[str]:
     f0, f1, f2, f3 = fnd
     h0, h1, h2, h3 = len(f0), len(f1), len(f2), len(f3)
     if st.resigned or h0 + h1 + h2 + h3 == 52:
-        return set()
+        return
     tab = st.tableau
     top_at: dict[str, int] = {}
     empty: list[int] = []
@@ -87,9 +99,8 @@ def legal_moves(st: GameState) -> set[str]:
             top_at[p[-1]] = j
         else:
             empty.append(j)
-    moves: set[str] = set()
     if st.stock:
-        moves.add("d")
+        yield "d"
     waste_top = st.waste[-1] if st.waste else None
     # The four cards the foundations take next, from the waste or a tableau pile's top.
     nxt = NEXT_ON_FOUNDATION
@@ -97,15 +108,15 @@ def legal_moves(st: GameState) -> set[str]:
         if h < 13:
             c = nxt[s][h]
             if c == waste_top:
-                moves.add("wf")
+                yield "wf"
             elif c in top_at:
-                moves.add(_TF[top_at[c]])
+                yield _TF[top_at[c]]
     if waste_top is not None:
         for a in ON[waste_top]:
             if a in top_at:
-                moves.add(_WT[top_at[a]])
+                yield _WT[top_at[a]]
         if empty and waste_top in _ACES:
-            moves.update(_WT[j] for j in empty)
+            yield from [_WT[j] for j in empty]
     for s in range(4):
         pile = fnd[s]
         if pile:
@@ -113,9 +124,9 @@ def legal_moves(st: GameState) -> set[str]:
             names = _FT[s]
             for a in ON[c]:
                 if a in top_at:
-                    moves.add(names[top_at[a]])
+                    yield names[top_at[a]]
             if empty and c in _ACES:
-                moves.update(names[j] for j in empty)
+                yield from [names[j] for j in empty]
     for i in range(9):
         p = tab[i]
         if not p:
@@ -128,14 +139,13 @@ def legal_moves(st: GameState) -> set[str]:
             for a in ON[bottom]:
                 j = top_at.get(a)
                 if j is not None and j != i:
-                    moves.add(names_i[j][n])
+                    yield names_i[j][n]
             if empty and bottom in _ACES:
-                moves.update(names_i[j][n] for j in empty)
+                yield from [names_i[j][n] for j in empty]
             if k == 0 or bottom not in ACCEPTS[p[k - 1]]:
                 break
             k -= 1
             n += 1
-    return moves
 
 
 def run_length(pile: tuple[str, ...]) -> int:

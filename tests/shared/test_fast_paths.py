@@ -3,10 +3,14 @@ on positions of random play: they must give the same answers exactly, or the rul
 
 from __future__ import annotations
 
+import dataclasses
+import pickle
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared import IllegalMove, apply_move, legal_moves, new_game
+from shared import IllegalMove, apply_move, is_over, legal_moves, new_game, quadrennial, swiss
 from shared.cards import FULL_DECK
 from shared.state import GameState
 from tests.shared.reference import swiss_legal_moves
@@ -82,3 +86,30 @@ def test_strategies_hold_every_card_once() -> None:
         assert len(cards) + len(hidden) == 52
 
     check()
+
+
+@SETTINGS
+@given(state=positions)
+def test_has_legal_move_is_whether_legal_moves_has_one(state: GameState) -> None:
+    """is_over stops at the first legal move; it must agree with the full list."""
+    has = swiss.has_legal_move if state.variant == "swiss" else quadrennial.has_legal_move
+    assert has(state) == bool(legal_moves(state))
+    assert is_over(state) == (state.resigned or state.won or not legal_moves(state))
+
+
+def test_game_state_keeps_the_frozen_dataclass_contract() -> None:
+    """GameState's own __init__ (faster than the generated one) sets every field, keeps the
+    default, and the value stays frozen, comparable, hashable and replaceable."""
+    state = new_game("swiss", seed=7)
+    args = [getattr(state, f.name) for f in dataclasses.fields(GameState)]
+    by_position = GameState(*args[:-1])
+    by_name = GameState(**{f.name: getattr(state, f.name) for f in dataclasses.fields(GameState)})
+    assert by_position == by_name == state
+    assert hash(by_position) == hash(state)
+    assert by_position.resigned is False
+    assert dataclasses.replace(state, resigned=True).resigned is True
+    assert repr(by_name) == repr(state)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        state.moves_made = 3  # type: ignore[misc]
+    assert not hasattr(state, "__dict__")
+    assert pickle.loads(pickle.dumps(state)) == state
