@@ -3,7 +3,9 @@
     python -m bench.engine [--quick]
 
 Playouts measure legal-move generation plus apply (moves/s). Folds replay recorded long games
-from their events, privately (fold) and publicly (public_fold), in events/s. Prints a table
+from their events, privately (fold) and publicly (public_fold, which builds one view at the
+end), in events/s; "by event" is public_fold_event called per event, a view each time, as a
+client or bot following a game does. Prints a table
 and writes bench/results/engine.json with the machine's core count and Python version.
 """
 
@@ -20,6 +22,7 @@ from typing import Any
 
 from bench.common import write_json
 from shared import (
+    PublicView,
     apply_move,
     deal_deck,
     fold,
@@ -28,6 +31,7 @@ from shared import (
     new_game,
     public_event,
     public_fold,
+    public_fold_event,
     start_event,
 )
 from shared.variants import VARIANTS
@@ -80,6 +84,12 @@ def folds(variant: str, games: int, length: int, rng: random.Random) -> dict[str
     for game in public:
         public_fold(game)
     public_s = time.perf_counter() - start
+    start = time.perf_counter()
+    for game in public:
+        view: PublicView | None = None
+        for event in game:
+            view = public_fold_event(view, event)
+    stepwise_s = time.perf_counter() - start
     return {
         "games": games,
         "events": events,
@@ -88,6 +98,8 @@ def folds(variant: str, games: int, length: int, rng: random.Random) -> dict[str
         "fold_events_per_s": events / private_s,
         "public_fold_seconds": public_s,
         "public_fold_events_per_s": events / public_s,
+        "public_fold_event_seconds": stepwise_s,
+        "public_fold_event_events_per_s": events / stepwise_s,
     }
 
 
@@ -110,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     header = (
         f"{'variant':<12} {'playout moves/s':>16} {'fold events/s':>14} {'public fold ev/s':>17}"
+        f" {'by event ev/s':>14}"
     )
     print(header)
     print("-" * len(header))
@@ -120,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{variant:<12} {play['moves_per_s']:>16,.0f} {fld['fold_events_per_s']:>14,.0f}"
             f" {fld['public_fold_events_per_s']:>17,.0f}"
+            f" {fld['public_fold_event_events_per_s']:>14,.0f}"
         )
     for variant in VARIANTS:
         fld = results["variants"][variant]["folds"]

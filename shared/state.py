@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,19 +60,21 @@ class GameState:
         return self.foundation_count == 52
 
 
-def _setter(name: str) -> Any:
-    """The slot's own __set__, which a frozen dataclass's __setattr__ does not stand in front of."""
-    return getattr(GameState, name).__set__
+def slot_setter(cls: type, name: str) -> Callable[[Any, Any], None]:
+    """The __set__ of a slots class's field: it writes the slot directly, past the frozen
+    dataclass's __setattr__, for the class's own __init__ only."""
+    setter: Callable[[Any, Any], None] = getattr(cls, name).__set__
+    return setter
 
 
-_SET_VARIANT = _setter("variant")
-_SET_TABLEAU = _setter("tableau")
-_SET_RESERVE = _setter("reserve")
-_SET_STOCK = _setter("stock")
-_SET_WASTE = _setter("waste")
-_SET_FOUNDATIONS = _setter("foundations")
-_SET_REDEALS_LEFT = _setter("redeals_left")
-_SET_MOVES_MADE = _setter("moves_made")
-_SET_RESIGNED = _setter("resigned")
+_SET_VARIANT = slot_setter(GameState, "variant")
+_SET_TABLEAU = slot_setter(GameState, "tableau")
+_SET_RESERVE = slot_setter(GameState, "reserve")
+_SET_STOCK = slot_setter(GameState, "stock")
+_SET_WASTE = slot_setter(GameState, "waste")
+_SET_FOUNDATIONS = slot_setter(GameState, "foundations")
+_SET_REDEALS_LEFT = slot_setter(GameState, "redeals_left")
+_SET_MOVES_MADE = slot_setter(GameState, "moves_made")
+_SET_RESIGNED = slot_setter(GameState, "resigned")
 
 EMPTY_FOUNDATIONS: tuple[tuple[str, ...], ...] = ((), (), (), ())

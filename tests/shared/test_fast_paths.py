@@ -10,7 +10,25 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared import IllegalMove, apply_move, is_over, legal_moves, new_game, quadrennial, swiss
+from shared import (
+    IllegalMove,
+    PublicView,
+    apply_move,
+    deal_deck,
+    fold,
+    is_over,
+    legal_moves,
+    move_event,
+    new_game,
+    public_event,
+    public_fold,
+    public_fold_event,
+    public_view,
+    quadrennial,
+    resign_event,
+    start_event,
+    swiss,
+)
 from shared.cards import FULL_DECK
 from shared.state import GameState
 from tests.shared.reference import swiss_legal_moves
@@ -113,3 +131,46 @@ def test_game_state_keeps_the_frozen_dataclass_contract() -> None:
         state.moves_made = 3  # type: ignore[misc]
     assert not hasattr(state, "__dict__")
     assert pickle.loads(pickle.dumps(state)) == state
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    variant=st.sampled_from(["swiss", "quadrennial"]),
+    seed=st.integers(0, 10**6),
+    picks=st.lists(st.integers(0, 10**6), max_size=250),
+    resigns=st.booleans(),
+)
+def test_public_fold_equals_folding_event_by_event(
+    variant: str, seed: int, picks: list[int], resigns: bool
+) -> None:
+    """public_fold folds hidden states and builds one view at the end; public_fold_event
+    builds a view per event: every prefix gives the same view either way."""
+    state = new_game(variant, seed=seed)
+    events = [start_event(variant, deal_deck(variant, seed), at=0)]
+    for i, pick in enumerate(picks):
+        legal = sorted(legal_moves(state))
+        if not legal:
+            break
+        move = legal[pick % len(legal)]
+        events.append(move_event(state, move, at=i + 1))
+        state = apply_move(state, move)
+    if resigns and not state.won:
+        events.append(resign_event(at=10**6))
+    public = [public_event(e) for e in events]
+    view = None
+    for k, event in enumerate(public, start=1):
+        view = public_fold_event(view, event)
+        assert public_fold(public[:k]) == view
+    assert view == public_view(fold(events))
+
+
+def test_public_view_keeps_the_frozen_dataclass_contract() -> None:
+    """PublicView's own __init__ sets every field, by position or by name, and stays frozen."""
+    view = public_view(new_game("quadrennial", seed=3))
+    values = {f.name: getattr(view, f.name) for f in dataclasses.fields(PublicView)}
+    assert PublicView(**values) == PublicView(*values.values()) == view
+    assert hash(PublicView(**values)) == hash(view)
+    assert dataclasses.replace(view, over=True).over is True
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        view.won = True  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(view)) == view
