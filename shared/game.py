@@ -19,7 +19,6 @@ from shared.variants import SWISS, check_variant
 
 _LEGAL = {"swiss": swiss.legal_moves, "quadrennial": quadrennial.legal_moves}
 _APPLY = {"swiss": swiss.apply, "quadrennial": quadrennial.apply}
-_HAS_MOVE = {"swiss": swiss.has_legal_move, "quadrennial": quadrennial.has_legal_move}
 
 
 def lay_out(variant: str, deck: Iterable[str]) -> GameState:
@@ -67,12 +66,11 @@ def is_over(state: GameState) -> bool:
     """Won, resigned, or no legal move left.
 
     Dealing from a non-empty stock is always legal (RULES.md, both variants), so while the stock
-    has cards no move is generated, and after it only the first: servers (and every public
-    fold) call this after every event.
+    has cards no move list is generated: servers call this after every folded event.
     """
     if state.resigned or state.won:
         return True
-    return not state.stock and not _HAS_MOVE[state.variant](state)
+    return not state.stock and not _LEGAL[state.variant](state)
 
 
 def foundation_count(state: object) -> int:

@@ -62,11 +62,6 @@ def legal_moves(st: GameState) -> set[str]:
     return moves
 
 
-def has_legal_move(st: GameState) -> bool:
-    """Whether any move is legal (is_over); the full list is a few checks already."""
-    return bool(legal_moves(st))
-
-
 def _draw(stock: tuple[str | None, ...], reveal: Callable[[], str | None] | None) -> str:
     card = stock[-1]
     if card is None:
