@@ -83,11 +83,13 @@ def legal_moves(st: GameState) -> set[str]:
     if st.stock:
         add("d")
     # The four cards the foundations take next (None for a complete one).
-    wanted = (_WANTED[0][h0], _WANTED[1][h1], _WANTED[2][h2], _WANTED[3][h3])
+    w0, w1, w2, w3 = _WANTED
+    wanted = {w0[h0], w1[h1], w2[h2], w3[h3]}
     waste_top = st.waste[-1] if st.waste else None
     if waste_top is not None and waste_top in wanted:
         add("wf")
     tab = st.tableau
+    accepts = _ACCEPTS_TUPLE
     goes_to: dict[str, list[int]] = {}  # card -> the piles that take it
     empty: list[int] = []
     for j in range(9):
@@ -96,21 +98,19 @@ def legal_moves(st: GameState) -> set[str]:
             a = p[-1]
             if a in wanted:
                 add(_TF[j])
-            for b in _ACCEPTS_TUPLE[a]:
-                piles = goes_to.get(b)
-                if piles is None:
-                    goes_to[b] = [j]
+            for b in accepts[a]:
+                if b in goes_to:
+                    goes_to[b].append(j)
                 else:
-                    piles.append(j)
+                    goes_to[b] = [j]
         else:
             empty.append(j)
     if empty:
         for b in _ACE_TUPLE:
-            piles = goes_to.get(b)
-            if piles is None:
-                goes_to[b] = list(empty)
+            if b in goes_to:
+                goes_to[b].extend(empty)
             else:
-                piles.extend(empty)
+                goes_to[b] = list(empty)
     if waste_top is not None and waste_top in goes_to:
         for j in goes_to[waste_top]:
             add(_WT[j])
