@@ -40,7 +40,8 @@ def swiss_positions(draw: st.DrawFn, hidden: bool = True) -> GameState:
         pile: list[str] = []
         while left and len(pile) < size:
             fits = [c for c in left if pile and c in swiss.ACCEPTS[pile[-1]]]
-            card = fits[0] if fits and draw(st.integers(0, 3)) else left[0]
+            chain = bool(fits) and draw(st.integers(0, 3)) > 0
+            card = fits[0] if chain else left[0]
             left.remove(card)
             pile.append(card)
         piles.append(tuple(pile))
