@@ -25,7 +25,8 @@ from shared.game import (
     new_game,
     resign,
 )
-from shared.moves import Move, format_move, parse_canonical, parse_move
+from shared.moves import parse_move
+from shared.notation import Move, format_move, parse_canonical
 from shared.render import card_text, render_board
 from shared.state import GameState
 from shared.variants import QUADRENNIAL, SWISS, VARIANTS, UnknownVariant

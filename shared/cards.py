@@ -6,6 +6,7 @@ dictionary hits, because the rules engine runs them millions of times.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 from shared.errors import ClientError
@@ -66,8 +67,7 @@ def validate_deck(deck: Iterable[str]) -> tuple[str, ...]:
     cards = tuple(parse_card(c) for c in deck)
     if len(cards) != 52 or len(set(cards)) != 52:
         missing = sorted(CARDS - set(cards), key=FULL_DECK.index)
-        seen: set[str] = set()
-        twice = sorted({c for c in cards if c in seen or seen.add(c)}, key=FULL_DECK.index)
+        twice = sorted((c for c, n in Counter(cards).items() if n > 1), key=FULL_DECK.index)
         raise BadCard(
             f"a deck holds the 52 cards once each; got {len(cards)} cards"
             + (f", missing {' '.join(missing)}" if missing else "")

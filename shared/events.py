@@ -58,13 +58,13 @@ def check_event(event: object) -> str:
     """The event's type after checking its envelope; CorruptEvent if it cannot be read."""
     if type(event) is not dict and not isinstance(event, Mapping):
         raise CorruptEvent(f"an event is a map, not {type(event).__name__}")
-    kind = event.get("type")
-    if kind not in EVENT_TYPES:
+    kind: object = event.get("type")
+    if not isinstance(kind, str) or kind not in EVENT_TYPES:
         raise CorruptEvent(f"unknown event type {kind!r}: expected one of {', '.join(EVENT_TYPES)}")
     v = event.get("v")
     if v != EVENT_VERSION or type(v) is not int:
         raise CorruptEvent(f"{kind} event has schema version {v!r}; this code reads v=1")
-    return kind  # type: ignore[return-value]
+    return kind
 
 
 def fold_event(state: GameState | None, event: Mapping[str, Any]) -> GameState:

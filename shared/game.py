@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from typing import Protocol
 
 from shared import quadrennial, swiss
 from shared.cards import validate_deck
 from shared.deal import deal_deck
 from shared.errors import IllegalMove
-from shared.moves import parse_canonical
+from shared.notation import parse_canonical
 from shared.state import GameState
 from shared.variants import SWISS, check_variant
 
@@ -33,9 +34,11 @@ def new_game(
 ) -> GameState:
     """A new game from a seed or from an explicit deck (exactly one of the two)."""
     check_variant(variant)
-    if (seed is None) == (deck is None):
-        raise ValueError("new_game takes exactly one of seed= or deck=")
-    return lay_out(variant, deal_deck(variant, seed) if deck is None else deck)  # type: ignore[arg-type]
+    if seed is not None and deck is None:
+        return lay_out(variant, deal_deck(variant, seed))
+    if deck is not None and seed is None:
+        return lay_out(variant, deck)
+    raise ValueError("new_game takes exactly one of seed= or deck=")
 
 
 def legal_moves(state: GameState) -> set[str]:
@@ -70,12 +73,19 @@ def is_over(state: GameState) -> bool:
     """
     if state.resigned or state.won:
         return True
-    return not state.stock and not legal_moves(state)
+    return not state.stock and not _LEGAL[state.variant](state)
 
 
-def foundation_count(state: object) -> int:
+class HasFoundations(Protocol):
+    """A GameState or a PublicView: anything showing the four foundations."""
+
+    @property
+    def foundations(self) -> tuple[tuple[str, ...], ...]: ...
+
+
+def foundation_count(state: HasFoundations) -> int:
     """Cards on the foundations, for a GameState or a PublicView."""
-    return sum(len(f) for f in state.foundations)  # type: ignore[attr-defined]
+    return sum(len(f) for f in state.foundations)
 
 
 def resign(state: GameState) -> GameState:

@@ -1,90 +1,22 @@
-"""Move notation: RULES.md, "Move notation". Canonical strings at every boundary.
+"""Reading a player's move: friendly human input ("3 5", "w f", "fs 2") resolved to one
+canonical move given a position, or IllegalMove saying why it cannot be.
 
-`parse_canonical` turns a canonical move into a small tuple the rules engine works on (cached:
-the set of distinct moves is small). `parse_move` resolves friendly human input ("3 5",
-"w f", "fs 2") to one canonical move given a position, or says why it cannot.
+The notation itself (`Move`, `parse_canonical`, `format_move`) lives in shared/notation.py, below
+the rules engine; it is re-exported here for code that imported it from this module.
 """
 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
-from typing import TYPE_CHECKING, NamedTuple
 
-from shared.cards import SUITS
 from shared.errors import IllegalMove
+from shared.game import apply_move, legal_moves
+from shared.notation import Move, format_move, parse_canonical
+from shared.state import GameState
+from shared.swiss import ACCEPTS, run_length
+from shared.views import PublicView, hidden_state
 
-if TYPE_CHECKING:
-    from shared.state import GameState
-    from shared.views import PublicView
-
-
-class Move(NamedTuple):
-    """A parsed move. src: "d", "redeal", "t", "r", "w" or "f"; dst: "t", "f" or ""."""
-
-    src: str
-    si: int  # source pile index (0-based; suit index for "f"), -1 when none
-    dst: str
-    di: int  # destination tableau index (0-based), -1 when none or "f"
-    n: int  # cards moved (1 except for tableau runs)
-
-
-DEAL = Move("d", -1, "", -1, 0)
-REDEAL = Move("redeal", -1, "", -1, 0)
-
-_CANONICAL = re.compile(r"(t[1-9]|r[1-8]|w|f[cdhs])(t[1-9]|f)(?:x([1-9][0-9]*))?")
-
-
-def parse_canonical(move: str) -> Move:
-    """The parsed form of a canonical move; IllegalMove saying what is wrong otherwise."""
-    if type(move) is not str:
-        raise IllegalMove(f"a move is a string, not {type(move).__name__}")
-    return _parse(move)
-
-
-@lru_cache(maxsize=4096)
-def _parse(move: str) -> Move:
-    if move == "d":
-        return DEAL
-    if move == "redeal":
-        return REDEAL
-    m = _CANONICAL.fullmatch(move)
-    if m is None:
-        raise IllegalMove(
-            f"{move!r} is not a move: write d, redeal, or source then destination "
-            "(t1..t9, r1..r8, w, fc/fd/fh/fs to t1..t9 or f), e.g. t3t5, wf, t3t5x4"
-        )
-    src, dst, count = m.groups()
-    n = 1
-    if count is not None:
-        n = int(count)
-        if not (src[0] == "t" and dst[0] == "t"):
-            raise IllegalMove(f"{move!r}: only tableau-to-tableau moves take a run length")
-        if n < 2:
-            raise IllegalMove(f"{move!r}: write {src}{dst} to move one card (x<n> needs n >= 2)")
-    if src == dst:
-        raise IllegalMove(f"{move!r}: source and destination are the same pile")
-    kind = src[0]
-    si = -1 if kind == "w" else (SUITS.index(src[1].upper()) if kind == "f" else int(src[1]) - 1)
-    if kind == "f" and dst == "f":
-        raise IllegalMove(f"{move!r}: a foundation card cannot go to a foundation")
-    di = -1 if dst == "f" else int(dst[1]) - 1
-    return Move(kind, si, dst[0], di, n)
-
-
-def format_move(move: Move) -> str:
-    """The canonical string of a parsed move (inverse of parse_canonical)."""
-    if move.src in ("d", "redeal"):
-        return move.src
-    if move.src == "w":
-        src = "w"
-    elif move.src == "f":
-        src = "f" + SUITS[move.si].lower()
-    else:
-        src = f"{move.src}{move.si + 1}"
-    dst = "f" if move.dst == "f" else f"t{move.di + 1}"
-    return f"{src}{dst}" + (f"x{move.n}" if move.n > 1 else "")
-
+__all__ = ["Move", "format_move", "parse_canonical", "parse_move"]
 
 _TOKEN = re.compile(r"x[0-9]+|t?[1-9]|r[1-8]|w|f[cdhs]|f(?:ound(?:ation)?s?)?")
 _WORDS = {
@@ -118,10 +50,6 @@ def parse_move(text: str, position: GameState | PublicView) -> str:
     "deal", upper case. When several run lengths fit, IllegalMove lists the candidates; when
     the move is not legal, IllegalMove says why.
     """
-    # Imported here: the rules engine imports this module for parse_canonical.
-    from shared.game import apply_move, legal_moves
-    from shared.views import PublicView, hidden_state
-
     state = hidden_state(position) if isinstance(position, PublicView) else position
     legal = legal_moves(state)
     variant = state.variant
@@ -183,8 +111,6 @@ def parse_move(text: str, position: GameState | PublicView) -> str:
 
 def _explain_no_run(state: GameState, i: int, j: int) -> None:
     """IllegalMove naming the run on t<i> and what t<j> would take (friendly "3 5" input)."""
-    from shared.swiss import ACCEPTS, run_length
-
     pile, target = state.tableau[i], state.tableau[j]
     if not pile:
         raise IllegalMove(f"t{i + 1} is empty")

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from shared.cards import SUIT_INDEX, SUITS
 from shared.errors import IllegalMove
 from shared.foundation import build_on
-from shared.moves import Move
+from shared.notation import Move
 from shared.state import EMPTY_FOUNDATIONS, GameState
 
 RESERVE_PILES = 8
@@ -133,9 +133,10 @@ def apply(
                 raise IllegalMove("the waste is empty")
             card = waste[-1]
         else:
-            card = reserve[m.si]
-            if card is None:
+            held = reserve[m.si]
+            if held is None:
                 raise IllegalMove(f"r{m.si + 1} is empty")
+            card = held
         fnd = build_on(fnd, card, NEXT_ON_FOUNDATION, "an Ace")
         if src == "w":
             waste = waste[:-1]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class GameState:
     """A position of either variant. Piles are tuples bottom to top; foundations in suit
     order C D H S. A stock entry is None only in a position rebuilt from public information,
@@ -22,6 +24,30 @@ class GameState:
     moves_made: int
     resigned: bool = False
 
+    def __init__(
+        self,
+        variant: str,
+        tableau: tuple[tuple[str, ...], ...],
+        reserve: tuple[str | None, ...],
+        stock: tuple[str | None, ...],
+        waste: tuple[str, ...],
+        foundations: tuple[tuple[str, ...], ...],
+        redeals_left: int,
+        moves_made: int,
+        resigned: bool = False,
+    ) -> None:
+        # The generated frozen __init__ looks each field up by name through object.__setattr__
+        # (1 µs a state); the slots' own setters do the same in half that, once per move.
+        _SET_VARIANT(self, variant)
+        _SET_TABLEAU(self, tableau)
+        _SET_RESERVE(self, reserve)
+        _SET_STOCK(self, stock)
+        _SET_WASTE(self, waste)
+        _SET_FOUNDATIONS(self, foundations)
+        _SET_REDEALS_LEFT(self, redeals_left)
+        _SET_MOVES_MADE(self, moves_made)
+        _SET_RESIGNED(self, resigned)
+
     @property
     def foundation_count(self) -> int:
         """Cards on the foundations."""
@@ -33,5 +59,22 @@ class GameState:
         """All 52 cards on the foundations."""
         return self.foundation_count == 52
 
+
+def slot_setter(cls: type, name: str) -> Callable[[Any, Any], None]:
+    """The __set__ of a slots class's field: it writes the slot directly, past the frozen
+    dataclass's __setattr__, for the class's own __init__ only."""
+    setter: Callable[[Any, Any], None] = getattr(cls, name).__set__
+    return setter
+
+
+_SET_VARIANT = slot_setter(GameState, "variant")
+_SET_TABLEAU = slot_setter(GameState, "tableau")
+_SET_RESERVE = slot_setter(GameState, "reserve")
+_SET_STOCK = slot_setter(GameState, "stock")
+_SET_WASTE = slot_setter(GameState, "waste")
+_SET_FOUNDATIONS = slot_setter(GameState, "foundations")
+_SET_REDEALS_LEFT = slot_setter(GameState, "redeals_left")
+_SET_MOVES_MADE = slot_setter(GameState, "moves_made")
+_SET_RESIGNED = slot_setter(GameState, "resigned")
 
 EMPTY_FOUNDATIONS: tuple[tuple[str, ...], ...] = ((), (), (), ())

@@ -17,6 +17,6 @@ class UnknownVariant(ClientError):
 
 def check_variant(variant: object) -> str:
     """The variant name itself, or UnknownVariant naming the ones that exist."""
-    if variant not in VARIANTS:
+    if not isinstance(variant, str) or variant not in VARIANTS:
         raise UnknownVariant(f"unknown variant {variant!r}: use one of {', '.join(VARIANTS)}")
-    return variant  # type: ignore[return-value]
+    return variant

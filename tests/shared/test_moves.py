@@ -17,7 +17,7 @@ from shared import (
     parse_move,
     public_view,
 )
-from shared.moves import Move
+from shared.notation import Move
 from tests.shared.positions import quad, swiss
 
 CANONICAL = [

@@ -3,20 +3,20 @@ against fixed strings (plain and with ANSI colour) for both variants."""
 
 from __future__ import annotations
 
-from shared import apply_move, new_game, public_view, render_board, resign
+from shared import PublicView, apply_move, new_game, public_view, render_board, resign
 from tests.shared.positions import quad, swiss
 
 R, X = "\x1b[31m", "\x1b[0m"
 
 
-def _swiss_position():  # type: ignore[no-untyped-def]
+def _swiss_position() -> PublicView:
     state = new_game("swiss", seed=42)
     for move in ["t6f", "t9t1", "d", "d"]:
         state = apply_move(state, move)
     return public_view(state)
 
 
-def _quad_position():  # type: ignore[no-untyped-def]
+def _quad_position() -> PublicView:
     state = new_game("quadrennial", seed=42)
     for move in ["r7f", "d", "d"]:
         state = apply_move(state, move)
