@@ -1,0 +1,245 @@
+"""An exact solver for both variants: is this position winnable, and how?
+
+`solve(state, max_nodes=N)` searches depth first from `state` with a transposition table of
+canonical position keys, foundation moves tried first, and a few prunings that never lose a
+win. It answers "won" with the winning line (canonical moves that replay through
+`shared.apply_move`), "unwinnable" only once every position reachable (less those the prunings
+prove redundant) has been searched, and "unknown" when the budget of `max_nodes` expanded
+positions runs out first. Pure: no I/O, no clock; the budget is counted in positions, not time.
+
+The prunings, each a `Pruning` so a test can turn it off and compare (RULES.md sections cited):
+
+- `PILE_SYMMETRY` (Swiss). "Tableau": the nine piles follow one rule and an empty pile takes
+  only an Ace, whichever pile it is; nothing in the rules tells t1 from t9. So two positions
+  whose piles are a permutation of each other win or lose together: the key sorts the piles,
+  only the first empty pile is tried as a destination, and a run that is a whole pile is never
+  moved to an empty pile (the result is the same position with two piles swapped).
+- `RESERVE_SYMMETRY` (Quadrennial). "Eight reserve piles ... nothing is ever built on them";
+  a reserve card only ever goes to its foundation. The slots differ only in the order the
+  standing refill rule fills empty ones, and whichever slots are empty, the cards that arrive
+  are the same (the stock's top cards, one per empty slot). So the key holds the reserve as a
+  sorted multiset.
+- `WASTE_TO_FOUNDATION` (Quadrennial). "Cards move one at a time and only to the foundations"
+  and "Foundation cards never move again": a playable waste top W is the only move tried. The
+  waste is the only place W can leave from (after a redeal, the stock and a refill), and
+  only onto its foundation; W on the foundation blocks nothing (the next card of its suit needs
+  W there first), taking it off the waste uncovers the card below it, and playing it triggers no
+  refill (a reserve pile is empty only while the stock is). So any line that wins from the
+  position wins with W played first, that line's own play of W dropped, each later refill that
+  would have taken W taking the following card instead (a card held on a reserve pile is
+  playable whenever a waste or stock card would be). Every Quadrennial move gains a foundation
+  card, deals or uses up a redeal, so play never returns to a position, and forcing a move that
+  keeps a win, position by position, keeps every win.
+- `FINAL_PASS` (Quadrennial). Once the stock is empty and no redeal is possible (none left, or
+  nothing in the waste to turn over: "Redeal" needs a non-empty waste), no card ever arrives on
+  a reserve pile again (the standing refill rule takes only from the stock) and the remaining
+  moves are foundation plays, which never disable each other. So any playable reserve card is
+  played at once, as the only move tried.
+- `DEAD_WASTE` (Quadrennial). With no redeal left ("Two redeals are allowed, three passes in
+  all"), a waste card leaves only as the waste's top, to its foundation, which "build[s] up by
+  suit from an Ace". A card lying above a lower card of its own suit can then never leave, nor
+  can the lower card: the position is lost, and is not searched further.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterator
+from dataclasses import dataclass
+from enum import Enum, StrEnum
+
+from shared.cards import RANK_OF, SUIT_INDEX
+from shared.game import apply_move, legal_moves
+from shared.moves import Move, parse_canonical
+from shared.state import GameState
+from shared.swiss import ACCEPTS
+
+
+class Status(StrEnum):
+    """What the search established about a position."""
+
+    WON = "won"  # a winning line was found: Solution.moves
+    UNWINNABLE = "unwinnable"  # proved: nothing reachable is a win
+    UNKNOWN = "unknown"  # the budget ran out first
+
+
+class Pruning(Enum):
+    """The safe prunings (see the module docstring for why each never loses a win)."""
+
+    PILE_SYMMETRY = "pile_symmetry"
+    RESERVE_SYMMETRY = "reserve_symmetry"
+    WASTE_TO_FOUNDATION = "waste_to_foundation"
+    FINAL_PASS = "final_pass"
+    DEAD_WASTE = "dead_waste"
+
+
+ALL_PRUNINGS: frozenset[Pruning] = frozenset(Pruning)
+
+
+@dataclass(frozen=True, slots=True)
+class Solution:
+    """The solver's answer: status, the winning line when won, and the positions searched."""
+
+    status: Status
+    moves: tuple[str, ...]  # canonical moves from the position to a win; () unless won
+    nodes: int  # positions expanded (their moves generated)
+    max_nodes: int  # the budget it ran under
+
+    @property
+    def next_move(self) -> str | None:
+        """The first move of the winning line: a hint. None unless won with moves left."""
+        return self.moves[0] if self.moves else None
+
+
+def solve(
+    state: GameState, *, max_nodes: int, prunings: frozenset[Pruning] = ALL_PRUNINGS
+) -> Solution:
+    """Search `state` for a win, expanding at most `max_nodes` positions.
+
+    `prunings` exists so tests can compare the search with a pruning off; callers keep the
+    default. Raises ValueError for a negative budget or a position whose stock is unknown (a
+    public view's), since the answer would depend on cards the solver cannot see.
+    """
+    if max_nodes < 0:
+        raise ValueError(f"max_nodes must be >= 0, not {max_nodes}")
+    if None in state.stock or None in state.waste:
+        raise ValueError("the solver needs the whole position: this stock is face down")
+    if state.won:
+        return Solution(Status.WON, (), 0, max_nodes)
+    rules: _Rules = _Swiss(prunings) if state.variant == "swiss" else _Quadrennial(prunings)
+    seen: set[Hashable] = {rules.key(state)}
+    if rules.dead(state):
+        return Solution(Status.UNWINNABLE, (), 0, max_nodes)
+    if max_nodes == 0:
+        return Solution(Status.UNKNOWN, (), 0, max_nodes)
+    nodes = 1
+    path: list[str] = []
+    stack: list[Iterator[str]] = [iter(rules.moves(state))]
+    states = [state]
+    while stack:
+        move = next(stack[-1], None)
+        if move is None:
+            stack.pop()
+            states.pop()
+            if path:
+                path.pop()
+            continue
+        child = apply_move(states[-1], move)
+        if child.won:
+            return Solution(Status.WON, (*path, move), nodes, max_nodes)
+        key = rules.key(child)
+        if key in seen:
+            continue
+        seen.add(key)
+        if rules.dead(child):
+            continue
+        if nodes >= max_nodes:
+            return Solution(Status.UNKNOWN, (), nodes, max_nodes)
+        nodes += 1
+        path.append(move)
+        states.append(child)
+        stack.append(iter(rules.moves(child)))
+    return Solution(Status.UNWINNABLE, (), nodes, max_nodes)
+
+
+class _Rules:
+    """What the search needs of a variant: a canonical key, ordered moves, a dead-end test."""
+
+    def __init__(self, prunings: frozenset[Pruning]) -> None:
+        self.prunings = prunings
+
+    def key(self, st: GameState) -> Hashable:
+        raise NotImplementedError
+
+    def moves(self, st: GameState) -> list[str]:
+        raise NotImplementedError
+
+    def dead(self, st: GameState) -> bool:
+        return False
+
+
+class _Swiss(_Rules):
+    """RULES.md, "Swiss": foundation moves first, then moves that uncover a card or empty a
+    pile, waste to tableau, deal, shuffles between piles, and foundation cards back last."""
+
+    def __init__(self, prunings: frozenset[Pruning]) -> None:
+        super().__init__(prunings)
+        self.symmetry = Pruning.PILE_SYMMETRY in prunings
+
+    def key(self, st: GameState) -> Hashable:
+        tab = tuple(sorted(st.tableau)) if self.symmetry else st.tableau
+        f = st.foundations
+        return (tab, len(st.stock), st.waste, len(f[0]), len(f[1]), len(f[2]), len(f[3]))
+
+    def moves(self, st: GameState) -> list[str]:
+        tab = st.tableau
+        first_empty = next((j for j, p in enumerate(tab) if not p), -1)
+        scored: list[tuple[int, str]] = []
+        for mv in legal_moves(st):
+            m = parse_canonical(mv)
+            scored.append((self._score(m, tab, first_empty), mv))
+        scored.sort()
+        return [mv for score, mv in scored if score >= 0]
+
+    def _score(self, m: Move, tab: tuple[tuple[str, ...], ...], first_empty: int) -> int:
+        """Lower is tried first; negative is pruned (PILE_SYMMETRY)."""
+        if m.dst == "t" and not tab[m.di] and self.symmetry:
+            if m.di != first_empty:
+                return -1
+            if m.src == "t" and m.n == len(tab[m.si]):
+                return -1
+        if m.dst == "f":
+            return 0
+        if m.src == "t":
+            pile = tab[m.si]
+            rest = len(pile) - m.n
+            if rest == 0 or pile[rest] not in ACCEPTS[pile[rest - 1]]:
+                return 1  # uncovers a card nothing could move before, or empties a pile
+            return 4
+        if m.src == "w":
+            return 2
+        if m.src == "d":
+            return 3
+        return 5  # a foundation card back to the tableau
+
+
+class _Quadrennial(_Rules):
+    """RULES.md, "Quadrennial": foundation plays first (waste, then reserve), then deal, then
+    redeal; forced plays and dead wastes as the prunings allow."""
+
+    def key(self, st: GameState) -> Hashable:
+        reserve: tuple[str, ...] = tuple(c or "" for c in st.reserve)
+        if Pruning.RESERVE_SYMMETRY in self.prunings:
+            reserve = tuple(sorted(reserve))
+        f = st.foundations
+        return (
+            reserve,
+            st.stock,
+            st.waste,
+            st.redeals_left,
+            len(f[0]),
+            len(f[1]),
+            len(f[2]),
+            len(f[3]),
+        )
+
+    def moves(self, st: GameState) -> list[str]:
+        legal = legal_moves(st)
+        if "wf" in legal and Pruning.WASTE_TO_FOUNDATION in self.prunings:
+            return ["wf"]
+        plays = sorted(mv for mv in legal if mv.endswith("f"))
+        final = not st.stock and (st.redeals_left == 0 or not st.waste)
+        if plays and final and Pruning.FINAL_PASS in self.prunings:
+            return plays[:1]
+        rest = [mv for mv in ("d", "redeal") if mv in legal]
+        return plays + rest
+
+    def dead(self, st: GameState) -> bool:
+        if st.redeals_left or Pruning.DEAD_WASTE not in self.prunings:
+            return False
+        lowest = [14, 14, 14, 14]
+        for card in st.waste:
+            s, r = SUIT_INDEX[card], RANK_OF[card]
+            if r > lowest[s]:
+                return True
+            lowest[s] = r
+        return False
