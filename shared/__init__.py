@@ -27,6 +27,7 @@ from shared.game import (
 )
 from shared.moves import Move, format_move, parse_canonical, parse_move
 from shared.render import card_text, render_board
+from shared.solver import Solution, solve
 from shared.state import GameState
 from shared.variants import QUADRENNIAL, SWISS, VARIANTS, UnknownVariant
 from shared.views import (
@@ -55,6 +56,7 @@ __all__ = [
     "IllegalMove",
     "Move",
     "PublicView",
+    "Solution",
     "UnknownVariant",
     "apply_move",
     "apply_move_revealing",
@@ -82,6 +84,7 @@ __all__ = [
     "render_board",
     "resign",
     "resign_event",
+    "solve",
     "start_event",
     "validate_deck",
 ]

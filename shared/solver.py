@@ -1,11 +1,18 @@
 """An exact solver for both variants: is this position winnable, and how?
 
-`solve(state, max_nodes=N)` searches depth first from `state` with a transposition table of
-canonical position keys, foundation moves tried first, and a few prunings that never lose a
-win. It answers "won" with the winning line (canonical moves that replay through
-`shared.apply_move`), "unwinnable" only once every position reachable (less those the prunings
-prove redundant) has been searched, and "unknown" when the budget of `max_nodes` expanded
-positions runs out first. Pure: no I/O, no clock; the budget is counted in positions, not time.
+`solve(state, max_nodes=N)` searches from `state` with a transposition table of canonical
+position keys and a few prunings that never lose a win. It answers "won" with a winning line
+(canonical moves that replay through `shared.apply_move`), "unwinnable" only once every
+position reachable (less those a pruning proves redundant) has been searched, and "unknown"
+when the budget of `max_nodes` expanded positions runs out first. Pure: no I/O, no clock; the
+budget counts positions, not time, so an answer is the same on every machine.
+
+Quadrennial is searched depth first, foundation plays before deals, so its first line is the
+greedy player's and every later one differs by holding a card back. Swiss is searched best
+first (`_Swiss.score`: foundation cards, cards lying on cards that do not take them, the
+waste's depth): its tableau moves are reversible and a depth-first search spends any budget
+shuffling piles at the end of the stock. Both are complete: "unwinnable" means every position
+generated was expanded.
 
 The prunings, each a `Pruning` so a test can turn it off and compare (RULES.md sections cited):
 
@@ -43,6 +50,7 @@ The prunings, each a `Pruning` so a test can turn it off and compare (RULES.md s
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from enum import Enum, StrEnum
@@ -73,6 +81,7 @@ class Pruning(Enum):
 
 
 ALL_PRUNINGS: frozenset[Pruning] = frozenset(Pruning)
+W_FOUND, W_BREAK, W_WASTE = 5.0, 3.0, 1.0  # _Swiss.score: weights tried on seeds 1..30
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,15 +115,21 @@ def solve(
     if state.won:
         return Solution(Status.WON, (), 0, max_nodes)
     rules: _Rules = _Swiss(prunings) if state.variant == "swiss" else _Quadrennial(prunings)
-    seen: set[Hashable] = {rules.key(state)}
     if rules.dead(state):
         return Solution(Status.UNWINNABLE, (), 0, max_nodes)
+    search = _best_first if isinstance(rules, _Swiss) else _depth_first
+    return search(state, rules, max_nodes)
+
+
+def _depth_first(root: GameState, rules: _Rules, max_nodes: int) -> Solution:
+    """Depth first with every position generated remembered, so none is expanded twice."""
+    seen: set[Hashable] = {rules.key(root)}
     if max_nodes == 0:
         return Solution(Status.UNKNOWN, (), 0, max_nodes)
     nodes = 1
     path: list[str] = []
-    stack: list[Iterator[str]] = [iter(rules.moves(state))]
-    states = [state]
+    states = [root]
+    stack: list[Iterator[str]] = [iter(rules.moves(root))]
     while stack:
         move = next(stack[-1], None)
         if move is None:
@@ -141,8 +156,43 @@ def solve(
     return Solution(Status.UNWINNABLE, (), nodes, max_nodes)
 
 
+def _best_first(root: GameState, rules: _Rules, max_nodes: int) -> Solution:
+    """The lowest-scoring position generated is expanded next (the newest among equals, so
+    the search dives like depth first while the scores tie)."""
+    seen: set[Hashable] = {rules.key(root)}
+    # Per node: its state, the node it came from and the move that led here.
+    tree: list[tuple[GameState, int, str]] = [(root, -1, "")]
+    frontier: list[tuple[float, int]] = [(0.0, 0)]
+    nodes = 0
+    while frontier:
+        _, newest = heapq.heappop(frontier)
+        if nodes >= max_nodes:
+            return Solution(Status.UNKNOWN, (), nodes, max_nodes)
+        nodes += 1
+        index = -newest
+        state = tree[index][0]
+        for move in rules.moves(state):
+            child = apply_move(state, move)
+            if child.won:
+                line = [move]
+                while index > 0:
+                    line.append(tree[index][2])
+                    index = tree[index][1]
+                return Solution(Status.WON, tuple(reversed(line)), nodes, max_nodes)
+            key = rules.key(child)
+            if key in seen:
+                continue
+            seen.add(key)
+            if rules.dead(child):
+                continue
+            tree.append((child, index, move))
+            heapq.heappush(frontier, (rules.score(child), 1 - len(tree)))
+    return Solution(Status.UNWINNABLE, (), nodes, max_nodes)
+
+
 class _Rules:
-    """What the search needs of a variant: a canonical key, ordered moves, a dead-end test."""
+    """What the search needs of a variant: a canonical key, ordered moves, a dead-end test,
+    and for best-first search a score."""
 
     def __init__(self, prunings: frozenset[Pruning]) -> None:
         self.prunings = prunings
@@ -155,6 +205,9 @@ class _Rules:
 
     def dead(self, st: GameState) -> bool:
         return False
+
+    def score(self, st: GameState) -> float:
+        return 0.0
 
 
 class _Swiss(_Rules):
@@ -176,17 +229,32 @@ class _Swiss(_Rules):
         scored: list[tuple[int, str]] = []
         for mv in legal_moves(st):
             m = parse_canonical(mv)
-            scored.append((self._score(m, tab, first_empty), mv))
+            if (
+                self.symmetry
+                and m.dst == "t"
+                and not tab[m.di]
+                and (m.di != first_empty or (m.src == "t" and m.n == len(tab[m.si])))
+            ):
+                continue  # the same position as another move's, piles permuted
+            scored.append((self._score(m, tab), mv))
         scored.sort()
-        return [mv for score, mv in scored if score >= 0]
+        return [mv for _, mv in scored]
 
-    def _score(self, m: Move, tab: tuple[tuple[str, ...], ...], first_empty: int) -> int:
-        """Lower is tried first; negative is pruned (PILE_SYMMETRY)."""
-        if m.dst == "t" and not tab[m.di] and self.symmetry:
-            if m.di != first_empty:
-                return -1
-            if m.src == "t" and m.n == len(tab[m.si]):
-                return -1
+    def score(self, st: GameState) -> float:
+        """How far from a win a position looks (lower is expanded first): foundation cards
+        gained, cards buried under a card that does not take them, the waste's depth."""
+        f = st.foundations
+        breaks = 0
+        for pile in st.tableau:
+            for k in range(1, len(pile)):
+                if pile[k] not in ACCEPTS[pile[k - 1]]:
+                    breaks += 1
+        found = len(f[0]) + len(f[1]) + len(f[2]) + len(f[3])
+        return -W_FOUND * found + W_BREAK * breaks + W_WASTE * len(st.waste)
+
+    @staticmethod
+    def _score(m: Move, tab: tuple[tuple[str, ...], ...]) -> int:
+        """Lower is tried first."""
         if m.dst == "f":
             return 0
         if m.src == "t":
