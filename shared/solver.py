@@ -55,11 +55,9 @@ from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 
-from shared.cards import RANK_OF, SUIT_INDEX
+from shared.cards import FULL_DECK, IS_RED, RANK_OF, SUIT_INDEX, SUITS
 from shared.game import apply_move, legal_moves
-from shared.moves import Move, parse_canonical
 from shared.state import GameState
-from shared.swiss import ACCEPTS
 
 
 class Status(StrEnum):
@@ -81,7 +79,10 @@ class Pruning(Enum):
 
 
 ALL_PRUNINGS: frozenset[Pruning] = frozenset(Pruning)
-W_FOUND, W_BREAK, W_WASTE = 5.0, 3.0, 1.0  # _Swiss.score: weights tried on seeds 1..30
+# _Swiss.score's weights: of those tried on Swiss seeds 1..60 at 5,000 nodes (foundation cards
+# 5-8, breaks 2-5, waste 0.5-2, and the cover of the next foundation cards), none won more than
+# one deal more than these.
+W_FOUND, W_BREAK, W_WASTE = 5.0, 3.0, 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,17 +129,15 @@ def _depth_first(root: GameState, rules: _Rules, max_nodes: int) -> Solution:
         return Solution(Status.UNKNOWN, (), 0, max_nodes)
     nodes = 1
     path: list[str] = []
-    states = [root]
-    stack: list[Iterator[str]] = [iter(rules.moves(root))]
+    stack: list[Iterator[tuple[str, GameState]]] = [rules.children(root)]
     while stack:
-        move = next(stack[-1], None)
-        if move is None:
+        step = next(stack[-1], None)
+        if step is None:
             stack.pop()
-            states.pop()
             if path:
                 path.pop()
             continue
-        child = apply_move(states[-1], move)
+        move, child = step
         if child.won:
             return Solution(Status.WON, (*path, move), nodes, max_nodes)
         key = rules.key(child)
@@ -151,28 +150,25 @@ def _depth_first(root: GameState, rules: _Rules, max_nodes: int) -> Solution:
             return Solution(Status.UNKNOWN, (), nodes, max_nodes)
         nodes += 1
         path.append(move)
-        states.append(child)
-        stack.append(iter(rules.moves(child)))
+        stack.append(rules.children(child))
     return Solution(Status.UNWINNABLE, (), nodes, max_nodes)
 
 
 def _best_first(root: GameState, rules: _Rules, max_nodes: int) -> Solution:
-    """The lowest-scoring position generated is expanded next (the newest among equals, so
-    the search dives like depth first while the scores tie)."""
+    """The lowest-scoring position generated is expanded next; among equals, the children of
+    the latest expansion in move order, so the search dives like depth first while scores tie."""
     seen: set[Hashable] = {rules.key(root)}
     # Per node: its state, the node it came from and the move that led here.
     tree: list[tuple[GameState, int, str]] = [(root, -1, "")]
-    frontier: list[tuple[float, int]] = [(0.0, 0)]
+    frontier: list[tuple[float, int, int, int]] = [(0.0, 0, 0, 0)]
     nodes = 0
     while frontier:
-        _, newest = heapq.heappop(frontier)
+        index = heapq.heappop(frontier)[3]
         if nodes >= max_nodes:
             return Solution(Status.UNKNOWN, (), nodes, max_nodes)
         nodes += 1
-        index = -newest
         state = tree[index][0]
-        for move in rules.moves(state):
-            child = apply_move(state, move)
+        for rank, (move, child) in enumerate(rules.children(state)):
             if child.won:
                 line = [move]
                 while index > 0:
@@ -185,14 +181,14 @@ def _best_first(root: GameState, rules: _Rules, max_nodes: int) -> Solution:
             seen.add(key)
             if rules.dead(child):
                 continue
+            heapq.heappush(frontier, (rules.score(child), -nodes, -rank, len(tree)))
             tree.append((child, index, move))
-            heapq.heappush(frontier, (rules.score(child), 1 - len(tree)))
     return Solution(Status.UNWINNABLE, (), nodes, max_nodes)
 
 
 class _Rules:
-    """What the search needs of a variant: a canonical key, ordered moves, a dead-end test,
-    and for best-first search a score."""
+    """What the search needs of a variant: a canonical key, the moves of a position with the
+    position each leads to (best first), a dead-end test, and for best-first search a score."""
 
     def __init__(self, prunings: frozenset[Pruning]) -> None:
         self.prunings = prunings
@@ -200,7 +196,7 @@ class _Rules:
     def key(self, st: GameState) -> Hashable:
         raise NotImplementedError
 
-    def moves(self, st: GameState) -> list[str]:
+    def children(self, st: GameState) -> Iterator[tuple[str, GameState]]:
         raise NotImplementedError
 
     def dead(self, st: GameState) -> bool:
@@ -210,9 +206,38 @@ class _Rules:
         return 0.0
 
 
+def _may_go_on(b: str, a: str) -> bool:
+    """RULES.md, Swiss, Tableau: b on a when colours differ and b is one rank below a
+    cyclically, or a is a King and b an Ace."""
+    ra, rb = RANK_OF[a], RANK_OF[b]
+    return IS_RED[a] != IS_RED[b] and (rb == (ra - 2) % 13 + 1 or (ra == 13 and rb == 1))
+
+
+# _TAKES[a]: the cards that may be placed on a; _TAKES[None]: on an empty pile (the Aces).
+_TAKES: dict[str | None, frozenset[str]] = {
+    a: frozenset(b for b in FULL_DECK if _may_go_on(b, a)) for a in FULL_DECK
+}
+_TAKES[None] = frozenset(c for c in FULL_DECK if RANK_OF[c] == 1)
+# _SWISS_NEXT[s][k]: the card a Swiss foundation of suit s holding k cards takes ("" when full).
+_SWISS_NEXT = tuple((*tuple(r + s for r in "23456789TJQKA"), "") for s in SUITS)
+_TT = [[[f"t{i + 1}t{j + 1}"] + [f"t{i + 1}t{j + 1}x{n}" for n in range(2, 53)] for j in range(9)]
+       for i in range(9)]  # fmt: skip
+_WT = [f"wt{j + 1}" for j in range(9)]
+_TF = [f"t{i + 1}f" for i in range(9)]
+_FT = [[f"f{s.lower()}t{j + 1}" for j in range(9)] for s in SUITS]
+
+Tableau = tuple[tuple[str, ...], ...]
+
+
+def _put(piles: Tableau, j: int, pile: tuple[str, ...]) -> Tableau:
+    return (*piles[:j], pile, *piles[j + 1 :])
+
+
 class _Swiss(_Rules):
-    """RULES.md, "Swiss": foundation moves first, then moves that uncover a card or empty a
-    pile, waste to tableau, deal, shuffles between piles, and foundation cards back last."""
+    """RULES.md, "Swiss". Moves and their positions are generated here rather than through
+    legal_moves and apply_move (a test checks they are the same): the search spends most of its
+    time here. Order: foundation moves, moves that uncover a card or empty a pile, waste to
+    tableau, deal, shuffles between piles, foundation cards back to the tableau."""
 
     def __init__(self, prunings: frozenset[Pruning]) -> None:
         super().__init__(prunings)
@@ -223,22 +248,74 @@ class _Swiss(_Rules):
         f = st.foundations
         return (tab, len(st.stock), st.waste, len(f[0]), len(f[1]), len(f[2]), len(f[3]))
 
-    def moves(self, st: GameState) -> list[str]:
-        tab = st.tableau
-        first_empty = next((j for j, p in enumerate(tab) if not p), -1)
-        scored: list[tuple[int, str]] = []
-        for mv in legal_moves(st):
-            m = parse_canonical(mv)
-            if (
-                self.symmetry
-                and m.dst == "t"
-                and not tab[m.di]
-                and (m.di != first_empty or (m.src == "t" and m.n == len(tab[m.si])))
-            ):
-                continue  # the same position as another move's, piles permuted
-            scored.append((self._score(m, tab), mv))
-        scored.sort()
-        return [mv for _, mv in scored]
+    def children(self, st: GameState) -> Iterator[tuple[str, GameState]]:
+        return iter([(mv, child) for _, mv, child in sorted(self.scored_children(st))])
+
+    def scored_children(self, st: GameState) -> list[tuple[int, str, GameState]]:
+        """Every legal move (less PILE_SYMMETRY's duplicates) with its order and position."""
+        if st.resigned or st.won:
+            return []
+        tab, stock, waste, fnd = st.tableau, st.stock, st.waste, st.foundations
+        made = st.moves_made + 1
+        out: list[tuple[int, str, GameState]] = []
+        takes = [_TAKES[p[-1] if p else None] for p in tab]
+        wanted = {_SWISS_NEXT[s][len(fnd[s])]: s for s in range(4)}
+        empty = [j for j in range(9) if not tab[j]]
+        # Destinations a card may go to: with PILE_SYMMETRY, one empty pile stands for all.
+        skip = set(empty[1:]) if self.symmetry else set()
+        targets = [j for j in range(9) if j not in skip]
+
+        def state(piles: Tableau, stk: tuple[str | None, ...], w: tuple[str, ...],
+                  f: Tableau) -> GameState:  # fmt: skip
+            return GameState("swiss", piles, (), stk, w, f, 0, made)
+
+        def build(card: str) -> Tableau:
+            s = wanted[card]
+            return _put(fnd, s, (*fnd[s], card))
+
+        if stock:
+            card = stock[-1]
+            assert card is not None
+            out.append((3, "d", state(tab, stock[:-1], (*waste, card), fnd)))
+        if waste:
+            card, rest = waste[-1], waste[:-1]
+            if card in wanted:
+                out.append((0, "wf", state(tab, stock, rest, build(card))))
+            for j in targets:
+                if card in takes[j]:
+                    out.append((2, _WT[j], state(_put(tab, j, (*tab[j], card)), stock, rest, fnd)))
+        for s in range(4):
+            if fnd[s]:
+                card = fnd[s][-1]
+                back = _put(fnd, s, fnd[s][:-1])
+                for j in targets:
+                    if card in takes[j]:
+                        out.append((5, _FT[s][j], state(_put(tab, j, (*tab[j], card)), stock,
+                                                        waste, back)))  # fmt: skip
+        for i in range(9):
+            pile = tab[i]
+            if not pile:
+                continue
+            if pile[-1] in wanted:
+                out.append((0, _TF[i], state(_put(tab, i, pile[:-1]), stock, waste,
+                                             build(pile[-1]))))  # fmt: skip
+            k = len(pile) - 1
+            while True:
+                bottom = pile[k]
+                whole = k == 0
+                uncovers = whole or bottom not in _TAKES[pile[k - 1]]
+                for j in targets:
+                    if j == i or bottom not in takes[j]:
+                        continue
+                    if whole and not tab[j] and self.symmetry:
+                        continue  # a whole pile to an empty one: the piles swapped
+                    piles = _put(_put(tab, i, pile[:k]), j, tab[j] + pile[k:])
+                    name = _TT[i][j][len(pile) - k - 1]
+                    out.append((1 if uncovers else 4, name, state(piles, stock, waste, fnd)))
+                if uncovers:
+                    break
+                k -= 1
+        return out
 
     def score(self, st: GameState) -> float:
         """How far from a win a position looks (lower is expanded first): foundation cards
@@ -247,27 +324,10 @@ class _Swiss(_Rules):
         breaks = 0
         for pile in st.tableau:
             for k in range(1, len(pile)):
-                if pile[k] not in ACCEPTS[pile[k - 1]]:
+                if pile[k] not in _TAKES[pile[k - 1]]:
                     breaks += 1
         found = len(f[0]) + len(f[1]) + len(f[2]) + len(f[3])
         return -W_FOUND * found + W_BREAK * breaks + W_WASTE * len(st.waste)
-
-    @staticmethod
-    def _score(m: Move, tab: tuple[tuple[str, ...], ...]) -> int:
-        """Lower is tried first."""
-        if m.dst == "f":
-            return 0
-        if m.src == "t":
-            pile = tab[m.si]
-            rest = len(pile) - m.n
-            if rest == 0 or pile[rest] not in ACCEPTS[pile[rest - 1]]:
-                return 1  # uncovers a card nothing could move before, or empties a pile
-            return 4
-        if m.src == "w":
-            return 2
-        if m.src == "d":
-            return 3
-        return 5  # a foundation card back to the tableau
 
 
 class _Quadrennial(_Rules):
@@ -289,6 +349,10 @@ class _Quadrennial(_Rules):
             len(f[2]),
             len(f[3]),
         )
+
+    def children(self, st: GameState) -> Iterator[tuple[str, GameState]]:
+        for move in self.moves(st):
+            yield move, apply_move(st, move)
 
     def moves(self, st: GameState) -> list[str]:
         legal = legal_moves(st)

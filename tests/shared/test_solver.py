@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import shared
 from shared import GameState, Solution, apply_move, is_won, new_game, solve
-from shared.solver import ALL_PRUNINGS, Pruning, Status
+from shared.solver import ALL_PRUNINGS, Pruning, Status, _Swiss
 from tests.shared.positions import QUAD_ORDER, SUIT_ORDER, SWISS_ORDER, quad, swiss
 
 ALL_BUT_SWISS = {"C": 13, "D": 13, "H": 13}
@@ -291,3 +291,39 @@ def test_dead_waste_stops_at_a_buried_lower_card() -> None:
     plain = solve(state, max_nodes=1_000, prunings=ALL_PRUNINGS - {Pruning.DEAD_WASTE})
     assert plain.status == "unwinnable"
     assert plain.nodes > 10
+
+
+# --- The solver's own Swiss move generator ---------------------------------------------------
+
+
+def swiss_positions() -> list[GameState]:
+    """Small positions, and positions along random games of Swiss deals."""
+    rng = random.Random("swiss-children")
+    positions = [small_position("swiss", rng, rng.randint(1, 30)) for _ in range(60)]
+    for seed in range(1, 16):
+        state = new_game("swiss", seed=seed)
+        for _ in range(60):
+            positions.append(state)
+            legal = sorted(shared.legal_moves(state))
+            if not legal:
+                break
+            state = apply_move(state, rng.choice(legal))
+    return positions
+
+
+def test_swiss_children_are_the_rules_moves_and_positions() -> None:
+    """With PILE_SYMMETRY off the solver's generator yields exactly legal_moves, each with
+    apply_move's position; with it on, only moves whose position is another move's or the
+    position itself, piles permuted, are left out (RULES.md, Swiss)."""
+    plain = _Swiss(frozenset())
+    pruned = _Swiss(ALL_PRUNINGS)
+    for state in swiss_positions():
+        children = dict(plain.children(state))
+        assert set(children) == shared.legal_moves(state), state
+        for move, child in children.items():
+            assert child == apply_move(state, move), (state, move)
+        kept = dict(pruned.children(state))
+        assert set(kept) <= set(children)
+        kept_keys = {pruned.key(child) for child in kept.values()} | {pruned.key(state)}
+        for move in set(children) - set(kept):
+            assert pruned.key(children[move]) in kept_keys, (state, move)
