@@ -115,11 +115,12 @@ def solve(
         raise ValueError("the solver needs the whole position: this stock is face down")
     if state.won:
         return Solution(Status.WON, (), 0, max_nodes)
-    rules: _Rules = _Swiss(prunings) if state.variant == "swiss" else _Quadrennial(prunings)
+    if state.variant == "swiss":
+        return _Swiss(state, prunings).search(max_nodes)
+    rules = _Quadrennial(prunings)
     if rules.dead(state):
         return Solution(Status.UNWINNABLE, (), 0, max_nodes)
-    search = _best_first if isinstance(rules, _Swiss) else _depth_first
-    return search(state, rules, max_nodes)
+    return _depth_first(state, rules, max_nodes)
 
 
 def _depth_first(root: GameState, rules: _Rules, max_nodes: int) -> Solution:
@@ -154,41 +155,9 @@ def _depth_first(root: GameState, rules: _Rules, max_nodes: int) -> Solution:
     return Solution(Status.UNWINNABLE, (), nodes, max_nodes)
 
 
-def _best_first(root: GameState, rules: _Rules, max_nodes: int) -> Solution:
-    """The lowest-scoring position generated is expanded next; among equals, the children of
-    the latest expansion in move order, so the search dives like depth first while scores tie."""
-    seen: set[Hashable] = {rules.key(root)}
-    # Per node: its state, the node it came from and the move that led here.
-    tree: list[tuple[GameState, int, str]] = [(root, -1, "")]
-    frontier: list[tuple[float, int, int, int]] = [(0.0, 0, 0, 0)]
-    nodes = 0
-    while frontier:
-        index = heapq.heappop(frontier)[3]
-        if nodes >= max_nodes:
-            return Solution(Status.UNKNOWN, (), nodes, max_nodes)
-        nodes += 1
-        state = tree[index][0]
-        for rank, (move, child) in enumerate(rules.children(state)):
-            if child.won:
-                line = [move]
-                while index > 0:
-                    line.append(tree[index][2])
-                    index = tree[index][1]
-                return Solution(Status.WON, tuple(reversed(line)), nodes, max_nodes)
-            key = rules.key(child)
-            if key in seen:
-                continue
-            seen.add(key)
-            if rules.dead(child):
-                continue
-            heapq.heappush(frontier, (rules.score(child), -nodes, -rank, len(tree)))
-            tree.append((child, index, move))
-    return Solution(Status.UNWINNABLE, (), nodes, max_nodes)
-
-
 class _Rules:
-    """What the search needs of a variant: a canonical key, the moves of a position with the
-    position each leads to (best first), a dead-end test, and for best-first search a score."""
+    """What the depth-first search needs of a variant: a canonical key, the moves of a
+    position with the position each leads to (best first), and a dead-end test."""
 
     def __init__(self, prunings: frozenset[Pruning]) -> None:
         self.prunings = prunings
@@ -201,9 +170,6 @@ class _Rules:
 
     def dead(self, st: GameState) -> bool:
         return False
-
-    def score(self, st: GameState) -> float:
-        return 0.0
 
 
 def _may_go_on(b: str, a: str) -> bool:
@@ -233,31 +199,85 @@ def _put(piles: Tableau, j: int, pile: tuple[str, ...]) -> Tableau:
     return (*piles[:j], pile, *piles[j + 1 :])
 
 
-class _Swiss(_Rules):
-    """RULES.md, "Swiss". Moves and their positions are generated here rather than through
-    legal_moves and apply_move (a test checks they are the same): the search spends most of its
-    time here. Order: foundation moves, moves that uncover a card or empty a pile, waste to
-    tableau, deal, shuffles between piles, foundation cards back to the tableau."""
+# A Swiss position inside the search: tableau, cards left in the stock (the root's stock cut
+# to that length, since Swiss deals from one pass only), waste, foundations, the number of
+# foundation cards, and the number of tableau cards lying on a card that does not take them.
+Node = tuple[Tableau, int, tuple[str, ...], Tableau, int, int]
 
-    def __init__(self, prunings: frozenset[Pruning]) -> None:
-        super().__init__(prunings)
+
+class _Swiss:
+    """RULES.md, "Swiss", searched best first. Positions are plain tuples and their moves are
+    generated here, not through legal_moves and apply_move (a test checks they agree): the
+    search spends most of its time here, and a GameState per position costs twice as much.
+    Move order, for ties: foundation moves, moves that uncover a card or empty a pile, waste
+    to tableau, deal, shuffles between piles, foundation cards back to the tableau."""
+
+    def __init__(self, root: GameState, prunings: frozenset[Pruning]) -> None:
+        self.root = root
+        self.stock: tuple[str, ...] = tuple(c for c in root.stock if c is not None)
         self.symmetry = Pruning.PILE_SYMMETRY in prunings
 
-    def key(self, st: GameState) -> Hashable:
-        tab = tuple(sorted(st.tableau)) if self.symmetry else st.tableau
-        f = st.foundations
-        return (tab, len(st.stock), st.waste, len(f[0]), len(f[1]), len(f[2]), len(f[3]))
+    def node(self, st: GameState) -> Node:
+        """The search's form of a position of this search's deal."""
+        breaks = sum(
+            1 for p in st.tableau for k in range(1, len(p)) if p[k] not in _TAKES[p[k - 1]]
+        )
+        fnd = st.foundations
+        return (st.tableau, len(st.stock), st.waste, fnd, st.foundation_count, breaks)
 
-    def children(self, st: GameState) -> Iterator[tuple[str, GameState]]:
-        return iter([(mv, child) for _, mv, child in sorted(self.scored_children(st))])
+    def state(self, node: Node, moves_made: int = 0) -> GameState:
+        """The GameState of a node (for tests: the search itself never builds one)."""
+        tab, stock, waste, fnd, _, _ = node
+        return GameState("swiss", tab, (), self.stock[:stock], waste, fnd, 0, moves_made)
 
-    def scored_children(self, st: GameState) -> list[tuple[int, str, GameState]]:
-        """Every legal move (less PILE_SYMMETRY's duplicates) with its order and position."""
-        if st.resigned or st.won:
-            return []
-        tab, stock, waste, fnd = st.tableau, st.stock, st.waste, st.foundations
-        made = st.moves_made + 1
-        out: list[tuple[int, str, GameState]] = []
+    def key(self, node: Node) -> Hashable:
+        tab, stock, waste, f = node[0], node[1], node[2], node[3]
+        if self.symmetry:
+            tab = tuple(sorted(tab))
+        return (tab, stock, waste, len(f[0]), len(f[1]), len(f[2]), len(f[3]))
+
+    @staticmethod
+    def score(node: Node) -> float:
+        """How far from a win a position looks (lower is expanded first): foundation cards
+        gained, cards buried under a card that does not take them, the waste's depth."""
+        return -W_FOUND * node[4] + W_BREAK * node[5] + W_WASTE * len(node[2])
+
+    def search(self, max_nodes: int) -> Solution:
+        """The lowest-scoring position generated is expanded next; among equals, the children
+        of the latest expansion, later moves in move order first (which won more deals)."""
+        if self.root.resigned:
+            return Solution(Status.UNWINNABLE, (), 0, max_nodes)
+        root = self.node(self.root)
+        seen: set[Hashable] = {self.key(root)}
+        # Per node: the node, the node it came from and the move that led here.
+        tree: list[tuple[Node, int, str]] = [(root, -1, "")]
+        frontier: list[tuple[float, int, int, int]] = [(0.0, 0, 0, 0)]
+        nodes = 0
+        while frontier:
+            index = heapq.heappop(frontier)[3]
+            if nodes >= max_nodes:
+                return Solution(Status.UNKNOWN, (), nodes, max_nodes)
+            nodes += 1
+            for order, (_, move, child) in enumerate(self.children(tree[index][0])):
+                if child[4] == 52:
+                    line = [move]
+                    while index > 0:
+                        line.append(tree[index][2])
+                        index = tree[index][1]
+                    return Solution(Status.WON, tuple(reversed(line)), nodes, max_nodes)
+                key = self.key(child)
+                if key in seen:
+                    continue
+                seen.add(key)
+                heapq.heappush(frontier, (self.score(child), -nodes, -order, len(tree)))
+                tree.append((child, index, move))
+        return Solution(Status.UNWINNABLE, (), nodes, max_nodes)
+
+    def children(self, node: Node) -> list[tuple[int, str, Node]]:
+        """Every legal move (less PILE_SYMMETRY's duplicates) with its rank in move order and
+        the position it leads to, sorted by rank."""
+        tab, stock, waste, fnd, found, breaks = node
+        out: list[tuple[int, str, Node]] = []
         takes = [_TAKES[p[-1] if p else None] for p in tab]
         wanted = {_SWISS_NEXT[s][len(fnd[s])]: s for s in range(4)}
         empty = [j for j in range(9) if not tab[j]]
@@ -265,45 +285,45 @@ class _Swiss(_Rules):
         skip = set(empty[1:]) if self.symmetry else set()
         targets = [j for j in range(9) if j not in skip]
 
-        def state(piles: Tableau, stk: tuple[str | None, ...], w: tuple[str, ...],
-                  f: Tableau) -> GameState:  # fmt: skip
-            return GameState("swiss", piles, (), stk, w, f, 0, made)
-
         def build(card: str) -> Tableau:
             s = wanted[card]
             return _put(fnd, s, (*fnd[s], card))
 
         if stock:
-            card = stock[-1]
-            assert card is not None
-            out.append((3, "d", state(tab, stock[:-1], (*waste, card), fnd)))
+            out.append((3, "d", (tab, stock - 1, (*waste, self.stock[stock - 1]), fnd, found,
+                                 breaks)))  # fmt: skip
         if waste:
             card, rest = waste[-1], waste[:-1]
             if card in wanted:
-                out.append((0, "wf", state(tab, stock, rest, build(card))))
+                out.append((0, "wf", (tab, stock, rest, build(card), found + 1, breaks)))
             for j in targets:
                 if card in takes[j]:
-                    out.append((2, _WT[j], state(_put(tab, j, (*tab[j], card)), stock, rest, fnd)))
+                    piles = _put(tab, j, (*tab[j], card))
+                    out.append((2, _WT[j], (piles, stock, rest, fnd, found, breaks)))
         for s in range(4):
             if fnd[s]:
                 card = fnd[s][-1]
                 back = _put(fnd, s, fnd[s][:-1])
                 for j in targets:
                     if card in takes[j]:
-                        out.append((5, _FT[s][j], state(_put(tab, j, (*tab[j], card)), stock,
-                                                        waste, back)))  # fmt: skip
+                        piles = _put(tab, j, (*tab[j], card))
+                        out.append((5, _FT[s][j], (piles, stock, waste, back, found - 1, breaks)))
         for i in range(9):
             pile = tab[i]
             if not pile:
                 continue
-            if pile[-1] in wanted:
-                out.append((0, _TF[i], state(_put(tab, i, pile[:-1]), stock, waste,
-                                             build(pile[-1]))))  # fmt: skip
+            top = pile[-1]
+            if top in wanted:
+                lost = 1 if len(pile) > 1 and top not in _TAKES[pile[-2]] else 0
+                piles = _put(tab, i, pile[:-1])
+                out.append((0, _TF[i], (piles, stock, waste, build(top), found + 1,
+                                        breaks - lost)))  # fmt: skip
             k = len(pile) - 1
             while True:
                 bottom = pile[k]
                 whole = k == 0
                 uncovers = whole or bottom not in _TAKES[pile[k - 1]]
+                after = breaks - (0 if whole or not uncovers else 1)
                 for j in targets:
                     if j == i or bottom not in takes[j]:
                         continue
@@ -311,23 +331,13 @@ class _Swiss(_Rules):
                         continue  # a whole pile to an empty one: the piles swapped
                     piles = _put(_put(tab, i, pile[:k]), j, tab[j] + pile[k:])
                     name = _TT[i][j][len(pile) - k - 1]
-                    out.append((1 if uncovers else 4, name, state(piles, stock, waste, fnd)))
+                    out.append((1 if uncovers else 4, name, (piles, stock, waste, fnd, found,
+                                                             after)))  # fmt: skip
                 if uncovers:
                     break
                 k -= 1
+        out.sort()
         return out
-
-    def score(self, st: GameState) -> float:
-        """How far from a win a position looks (lower is expanded first): foundation cards
-        gained, cards buried under a card that does not take them, the waste's depth."""
-        f = st.foundations
-        breaks = 0
-        for pile in st.tableau:
-            for k in range(1, len(pile)):
-                if pile[k] not in _TAKES[pile[k - 1]]:
-                    breaks += 1
-        found = len(f[0]) + len(f[1]) + len(f[2]) + len(f[3])
-        return -W_FOUND * found + W_BREAK * breaks + W_WASTE * len(st.waste)
 
 
 class _Quadrennial(_Rules):

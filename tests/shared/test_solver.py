@@ -315,15 +315,18 @@ def test_swiss_children_are_the_rules_moves_and_positions() -> None:
     """With PILE_SYMMETRY off the solver's generator yields exactly legal_moves, each with
     apply_move's position; with it on, only moves whose position is another move's or the
     position itself, piles permuted, are left out (RULES.md, Swiss)."""
-    plain = _Swiss(frozenset())
-    pruned = _Swiss(ALL_PRUNINGS)
     for state in swiss_positions():
-        children = dict(plain.children(state))
+        plain = _Swiss(state, frozenset())
+        node = plain.node(state)
+        children = {move: child for _, move, child in plain.children(node)}
         assert set(children) == shared.legal_moves(state), state
         for move, child in children.items():
-            assert child == apply_move(state, move), (state, move)
-        kept = dict(pruned.children(state))
+            after = apply_move(state, move)
+            assert plain.state(child, state.moves_made + 1) == after, (state, move)
+            assert child == plain.node(after), (state, move)  # its counts kept right too
+        pruned = _Swiss(state, ALL_PRUNINGS)
+        kept = {move: child for _, move, child in pruned.children(node)}
         assert set(kept) <= set(children)
-        kept_keys = {pruned.key(child) for child in kept.values()} | {pruned.key(state)}
+        kept_keys = {pruned.key(child) for child in kept.values()} | {pruned.key(node)}
         for move in set(children) - set(kept):
             assert pruned.key(children[move]) in kept_keys, (state, move)
