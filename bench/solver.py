@@ -23,7 +23,7 @@ from shared.variants import VARIANTS
 
 # Budgets chosen so seeds 1..1,000 take a few minutes per variant on one core of the 2-core
 # machine the figures in docs/winnability.md come from.
-DEFAULT_MAX_NODES = {"swiss": 5_000, "quadrennial": 20_000}
+DEFAULT_MAX_NODES = {"swiss": 5_000, "quadrennial": 100_000}
 QUICK_SEEDS = 10
 QUICK_MAX_NODES = 1_000
 
