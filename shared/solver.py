@@ -157,7 +157,7 @@ def _depth_first(root: GameState, rules: _Rules, max_nodes: int) -> Solution:
 
 class _Rules:
     """What the depth-first search needs of a variant: a canonical key, the moves of a
-    position with the position each leads to (best first), and a dead-end test."""
+    position with the position each leads to (most promising first), and a dead-end test."""
 
     def __init__(self, prunings: frozenset[Pruning]) -> None:
         self.prunings = prunings
