@@ -12,6 +12,7 @@ from typing import Any
 
 from client.app import App, now_ms
 from client.cli import Output
+from client.hint import hint_command
 from client.play import play_loop, update_status
 from client.session import Session
 from shared.deal import deal_deck
@@ -131,6 +132,6 @@ async def play_offline(args: Any, output: Output, script: list[str] | None) -> i
 
     _after()
     async with app:
-        await play_loop(app, _Driver())
+        await play_loop(app, _Driver(), extra=hint_command(app, lambda: game.state))
     app.final_screen()
     return 0

@@ -28,6 +28,7 @@ from shared.game import (
 from shared.moves import parse_move
 from shared.notation import Move, format_move, parse_canonical
 from shared.render import card_text, render_board
+from shared.solver import Solution, solve
 from shared.state import GameState
 from shared.variants import QUADRENNIAL, SWISS, VARIANTS, UnknownVariant
 from shared.views import (
@@ -56,6 +57,7 @@ __all__ = [
     "IllegalMove",
     "Move",
     "PublicView",
+    "Solution",
     "UnknownVariant",
     "apply_move",
     "apply_move_revealing",
@@ -83,6 +85,7 @@ __all__ = [
     "render_board",
     "resign",
     "resign_event",
+    "solve",
     "start_event",
     "validate_deck",
 ]

@@ -26,6 +26,7 @@ CASES = {
     "load": ("load.json", {"machine", "versions", "scenarios", "targets"}),
     "capacity": ("capacity.json", {"machine", "versions", "result", "targets"}),
     "recovery": ("recovery.json", {"machine", "versions", "restart", "empty_start", "targets"}),
+    "solver": ("solver.json", {"machine", "quick", "variants"}),
 }
 
 Quick = Callable[[str], dict[str, Any]]
@@ -93,3 +94,11 @@ def test_recovery_sees_every_room_and_game_rebuilt(quick: Quick) -> None:
     report = quick("recovery")
     assert report["restart"]["rooms_listed"] == report["rooms"]
     assert report["restart"]["games_seen_complete"] == report["games"]
+
+
+def test_solver_gives_every_deal_one_verdict(quick: Quick) -> None:
+    report = quick("solver")
+    assert set(report["variants"]) == {"swiss", "quadrennial"}
+    for result in report["variants"].values():
+        assert sum(result["counts"].values()) == result["seeds"] == len(result["deals"])
+        assert all(d["nodes"] <= result["max_nodes"] for d in result["deals"])

@@ -28,6 +28,8 @@ REQUIRED = {
     "public_fold_event",
     "public_legal_moves",
     "render_board",
+    "solve",
+    "Solution",
 }
 
 

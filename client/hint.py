@@ -1,0 +1,54 @@
+"""`hint` in solo practice: the solver's next move from the player's position, budgeted.
+
+Offline only: the client holds the whole position there (in a race it sees no stock, and a
+hint would be an unfair aid). The search runs in a thread so the screen keeps refreshing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from client.app import App
+from client.commands import Command, Kind
+from shared import GameState, Solution, solve
+
+HINT_MAX_NODES = 20_000
+"""Positions the solver may expand per hint: about a second of search in Swiss."""
+
+
+def hint_text(solution: Solution) -> str:
+    """What the player reads for the solver's answer."""
+    if solution.status == "won":
+        if solution.next_move is None:
+            return "Hint: the game is won."
+        return (
+            f"Hint: {solution.next_move} (a win in {len(solution.moves)} moves from here, "
+            f"found in {solution.nodes:,} nodes)"
+        )
+    if solution.status == "unwinnable":
+        return "Hint: no move wins from here (the solver searched every line); try undo."
+    return f"Hint: no winning line found within {solution.max_nodes:,} nodes."
+
+
+def is_hint(command: Command) -> bool:
+    """`hint` is read as a word the core would reject as a move; the hook takes it first."""
+    return command.kind is Kind.MOVE and command.text.lower() == "hint"
+
+
+def hint_command(
+    app: App, position: Callable[[], GameState], *, max_nodes: int = HINT_MAX_NODES
+) -> Callable[[Command], Awaitable[bool]]:
+    """A play_loop `extra` handler answering `hint` for the position `position()` returns."""
+
+    async def handle(command: Command) -> bool:
+        if not is_hint(command):
+            return False
+        state = position()
+        solution = await asyncio.to_thread(solve, state, max_nodes=max_nodes)
+        text = hint_text(solution)
+        app.session.say(text)
+        app.log(text)
+        return True
+
+    return handle

@@ -1,0 +1,65 @@
+"""`hint` offline: the solver's next move, or why there is none (client/hint.py)."""
+
+from __future__ import annotations
+
+import re
+
+from client.commands import Command, Kind, parse_command
+from client.hint import HINT_MAX_NODES, hint_text, is_hint
+from shared import apply_move, new_game, solve
+from shared.solver import Solution, Status
+from tests.client.pty_driver import finish, spawn, type_line
+
+
+def test_hint_text_for_each_verdict() -> None:
+    won = Solution(Status.WON, ("r3f", "d"), 57, 1000)
+    assert hint_text(won) == "Hint: r3f (a win in 2 moves from here, found in 57 nodes)"
+    assert hint_text(Solution(Status.WON, (), 0, 1000)) == "Hint: the game is won."
+    lost = hint_text(Solution(Status.UNWINNABLE, (), 12, 1000))
+    assert lost.startswith("Hint: no move wins from here")
+    unknown = Solution(Status.UNKNOWN, (), 20_000, 20_000)
+    assert hint_text(unknown) == "Hint: no winning line found within 20,000 nodes."
+
+
+def test_hint_is_the_word_hint_only() -> None:
+    assert is_hint(parse_command("hint"))
+    assert is_hint(parse_command("  HINT "))
+    assert not is_hint(parse_command("hint me"))
+    assert not is_hint(Command(Kind.MOVES, "moves"))
+
+
+def test_offline_hint_shows_the_solvers_move_and_it_plays() -> None:
+    """Quadrennial seed 1: the hint is the solver's first move; typing it plays it, and the
+    next hint is the solver's move from there."""
+    start = new_game("quadrennial", seed=1)
+    first = solve(start, max_nodes=HINT_MAX_NODES).next_move
+    assert first is not None
+    second = solve(apply_move(start, first), max_nodes=HINT_MAX_NODES).next_move
+    child = spawn("play", "--offline", "--seed", "1", "--variant", "quadrennial", "--no-color")
+    try:
+        child.expect("Your move")
+        type_line(child, "hint")
+        child.expect(re.escape(f"Hint: {first} (a win in "))
+        type_line(child, first)
+        child.expect(re.escape(f"played {first}"))
+        type_line(child, "hint")
+        child.expect(re.escape(f"Hint: {second} (a win in "))
+        type_line(child, "quit")
+        assert finish(child) == 0
+    finally:
+        child.close(force=True)
+
+
+def test_offline_hint_says_when_the_budget_ran_out() -> None:
+    """Swiss seed 3 is not solved within the hint budget (bench.solver leaves it unknown)."""
+    assert solve(new_game("swiss", seed=3), max_nodes=HINT_MAX_NODES).status == "unknown"
+    child = spawn("play", "--offline", "--seed", "3", "--no-color")
+    try:
+        child.expect("Your move")
+        type_line(child, "hint")
+        child.expect(re.escape(f"no winning line found within {HINT_MAX_NODES:,} nodes"))
+        child.expect("Stock: 27")  # the board is still there
+        type_line(child, "quit")
+        assert finish(child) == 0
+    finally:
+        child.close(force=True)
