@@ -12,7 +12,7 @@ from typing import Any
 
 from client.app import App, now_ms
 from client.cli import Output
-from client.play import play_loop, update_status
+from client.play import Outcome, play_loop, refused_line, update_status
 from client.session import Session
 from shared.deal import deal_deck
 from shared.errors import ClientError
@@ -25,12 +25,21 @@ def random_seed() -> int:
     return secrets.randbelow(1_000_000_000)
 
 
+INT64 = range(-(2**63), 2**63)
+
+
 def seed_value(seed: str | None) -> int | str:
-    """A seed typed on the command line: an integer when it looks like one."""
+    """A seed typed on the command line: an integer when it looks like one and fits the
+    protocol's 64-bit integers, else its text; canonical_seed deals 42 and "42" alike."""
     if seed is None:
         return random_seed()
     text = seed.strip()
-    return int(text) if text.lstrip("-").isdigit() else text
+    if not text:
+        raise ClientError("a seed cannot be empty: give a number or a word", code="bad_seed")
+    if text.lstrip("-").isdigit():
+        number = int(text)
+        return number if number in INT64 else str(number)
+    return text
 
 
 class LocalGame:
@@ -99,11 +108,37 @@ def title_for(variant: str, seed: int | str, where: str) -> str:
 
 
 async def play_offline(args: Any, output: Output, script: list[str] | None) -> int:
-    """`solitaire play --offline`: a local game until quit, end of input or end of script."""
+    """`solitaire play --offline`: local games until quit, end of input or end of script; `new`
+    deals another."""
     seed = seed_value(args.seed)
     session = Session(title=title_for(args.variant, seed, "offline"), color=output.color)
     app = App(session, output, script=script)
-    game = LocalGame(args.variant, seed, clock=app.clock, on_event=app.emit)
+    app.variant = args.variant
+    app.next_steps = "Next: 'new' for another deal, 'replay' to see this game again, 'quit'."
+    async with app:
+        while True:
+            outcome = await _one_game(app, args.variant, seed)
+            if outcome is not Outcome.NEW:
+                break
+            seed = random_seed()
+            session.title = title_for(args.variant, seed, "offline")
+            session.clear_messages()
+            session.say(f"A new deal: seed {seed}.")
+    app.final_screen()
+    return exit_status(app)
+
+
+def exit_status(app: App) -> int:
+    """0, or 3 when a script had a move refused (cli.EXIT_CODES)."""
+    if app.scripted and app.refused:
+        app.log(refused_line(app.refused))
+        return 3
+    return 0
+
+
+async def _one_game(app: App, variant: str, seed: int | str) -> Outcome:
+    session = app.session
+    game = LocalGame(variant, seed, clock=app.clock, on_event=app.emit)
     app.emit(public_event(game.start))
     session.clock_start_ms = game.started_at
 
@@ -124,13 +159,13 @@ async def play_offline(args: Any, output: Output, script: list[str] | None) -> i
             game.undo()
             _after()
 
+        def events(self) -> list[dict[str, Any]]:
+            return game.public_events()
+
     def _after() -> None:
         session.view = game.view
         session.clock_end_ms = app.clock() if game.view.over else None
         update_status(app, game.view)
 
     _after()
-    async with app:
-        await play_loop(app, _Driver())
-    app.final_screen()
-    return 0
+    return await play_loop(app, _Driver())

@@ -29,6 +29,18 @@ def replay_views(events: list[dict[str, Any]]) -> list[Any]:
     return views
 
 
+def step_label(event: dict[str, Any]) -> str:
+    """What a replay step shows happening, in words."""
+    kind = event.get("type")
+    if kind == "game_started":
+        return "the deal"
+    if kind == "moved":
+        return str(event.get("move"))
+    if kind == "resigned":
+        return "left the race: away too long" if event.get("reason") == "abandoned" else "resigned"
+    return str(kind).replace("_", " ")
+
+
 class Replay:
     """A position in a replay, moved by steps."""
 
@@ -47,9 +59,8 @@ class Replay:
         session = self.app.session
         session.view = self.views[self.pos]
         event = self.events[self.pos]
-        what = event.get("move") if event.get("type") == "moved" else event.get("type")
         done = game_status(session.view, who="The player")
-        session.status = f"Replay: step {self.pos}/{self.last} ({what})" + (
+        session.status = f"Replay: step {self.pos}/{self.last} ({step_label(event)})" + (
             f". {done}" if done and self.pos == self.last else ""
         )
         self.app.emit(event)
