@@ -26,7 +26,7 @@ from client.screen import Racer, RacerState
 from client.seats import RACE, SOLO, Seat, SeatStore, state_dir
 from client.session import Session, game_status, ranked
 from client.terminal import write_lines
-from client.text import cards_as_shown, plural
+from client.text import cards_as_shown, cut, ljust, plural
 from shared.errors import ArenaError, ClientError
 from shared.views import public_fold_event
 
@@ -458,18 +458,22 @@ class RoomClient:
         self.session.racers = ranked(racers)
 
     def show_watched(self) -> None:
-        """The watched board(s): the focused player, or everyone stacked. A spectator's title
-        names the focused player; a racer's boards are labelled, theirs included."""
+        """The watched board(s): the focused player's, or everyone's in panel order, each
+        labelled with its panel number and name, so it is always clear whose board it is."""
+        self.refresh_panel()
+        order = list(self.session.racers)
+        players = sorted(
+            self.room.get("players", []),
+            key=lambda p: order.index(p["player"]) if p["player"] in order else len(order),
+        )
         boards = []
-        for player in self.room.get("players", []):
+        for player in players:
             pid = player["player"]
             if self.focus is not None and pid != self.focus:
                 continue
             track = self.games.get(pid)
             if track is not None and track.view is not None:
-                number = (
-                    list(self.session.racers).index(pid) + 1 if pid in self.session.racers else 0
-                )
+                number = order.index(pid) + 1 if pid in order else 0
                 label = (f"{number}. " if number else "") + player["name"]
                 boards.append((label + (" (you)" if pid == self.me else ""), track.view))
         self.session.boards = tuple(boards)

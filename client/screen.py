@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from client import board as boards
-from client.text import char_width, cut, plural, strip_ansi, width
+from client.text import char_width, cut, plural, strip_ansi
+from client.text import width as display_width
 
 __all__ = [
     "Racer",
@@ -42,12 +43,12 @@ NAME_COLUMNS = 10
 
 def visible_width(text: str) -> int:
     """Columns a line takes on the terminal, ANSI sequences excluded, wide characters as two."""
-    return width(text)
+    return display_width(text)
 
 
 def fit(text: str, columns: int) -> str:
     """Cut a plain or coloured line to ``columns`` columns, keeping escape sequences intact."""
-    if width(text) <= columns:
+    if display_width(text) <= columns:
         return text
     from client.text import _ANSI
 
@@ -72,7 +73,7 @@ def fit(text: str, columns: int) -> str:
 
 def pad(text: str, columns: int) -> str:
     """Pad a (possibly coloured) line with spaces to ``columns`` columns."""
-    return text + " " * max(0, columns - width(text))
+    return text + " " * max(0, columns - display_width(text))
 
 
 def format_clock(ms: int | None) -> str:
@@ -182,7 +183,7 @@ def _header(screen: Screen, columns: int, color: bool) -> str:
     if screen.clock is not None:
         right_parts.append(f"clock {screen.clock}")
     right = "  ".join(right_parts)
-    room = columns - width(right) - (1 if right else 0)
+    room = columns - display_width(right) - (1 if right else 0)
     title = cut(screen.title, max(0, room), ellipsis="…")
     line = pad(_paint(title, BOLD, color), room) + (" " + right if right else "")
     return fit(line, columns)
@@ -297,7 +298,7 @@ def compose(
     area = columns - GAP - PANEL_WIDTH if side else columns
     left = [fit(line, area) for line in body_left]
     if side:
-        left_width = max((width(line) for line in left), default=0)
+        left_width = max((display_width(line) for line in left), default=0)
         for i in range(max(len(left), len(panel))):
             lhs = left[i] if i < len(left) else ""
             rhs = panel[i] if i < len(panel) else ""

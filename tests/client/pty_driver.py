@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -42,3 +43,9 @@ def finish(child: pexpect.spawn) -> int | None:
     finally:
         child.close(force=True)
     return child.exitstatus
+
+
+def words(text: str) -> str:
+    """A pattern for ``text`` as the screen wraps it: any break between words is allowed."""
+    gap = r"(?:\s|\x1b\[K)+"
+    return gap.join(re.escape(word) for word in text.split())
