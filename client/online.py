@@ -794,7 +794,7 @@ async def play_online(args: Any, output: Output, script: list[str] | None) -> in
     """`solitaire play`: a room of one on the server, started at once; after a crash or Ctrl-C
     the same command takes the game back (the seat's token is on disk)."""
     store = seat_store()
-    seat = store.latest(args.server, SOLO, _now()) if args.seed is None else None
+    seat = store.latest(args.server, args.name, SOLO, _now()) if args.seed is None else None
     app, client = await _connected(
         args, output, script, _title("solo", args.variant, None), resume=seat, solo=True
     )
@@ -815,27 +815,27 @@ async def play_online(args: Any, output: Output, script: list[str] | None) -> in
                     _keep_seat(client, store, args, SOLO)
                     update_status(app, client.my_view)
                 else:
-                    store.forget(args.server, seat.room)
+                    store.forget(args.server, seat.room, args.name)
                     await conn.request({"type": "leave"}, expect="left", wait=5.0)
             elif seat is not None:
-                store.forget(args.server, seat.room)
+                store.forget(args.server, seat.room, args.name)
             while True:
                 if not back:
                     await _new_solo_game(client, app, args, store)
                 back = False
                 outcome = await _play_room(client, app, race=False, wait_for_results=False)
                 if client.my_view is not None and client.my_view.over:
-                    store.forget(args.server, client.room_id or "")
+                    store.forget(args.server, client.room_id or "", args.name)
                 if outcome is not Outcome.NEW or client.interrupted:
                     break
                 with contextlib.suppress(ArenaError, TimeoutError):
                     await conn.request({"type": "leave"}, expect="left", wait=5.0)
-                store.forget(args.server, client.room_id or "")
+                store.forget(args.server, client.room_id or "", args.name)
     finally:
         await conn.close()
     if not client.interrupted:
         if client.room_id and not (client.my_view is not None and client.my_view.over):
-            store.forget(args.server, client.room_id)
+            store.forget(args.server, client.room_id, args.name)
         app.final_screen()
         return exit_status(app)
     write_lines(app.out, [_left_note(client, SOLO)])
@@ -893,7 +893,7 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
     `race join CODE` again after a crash or Ctrl-C takes the seat back."""
     creating = args.race_command == "create"
     store = seat_store()
-    seat = None if creating else store.load(args.server, args.code, _now())
+    seat = None if creating else store.load(args.server, args.code, args.name, _now())
     app, client = await _connected(
         args, output, script, _title("race", args.variant, None), resume=seat
     )
@@ -964,7 +964,7 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
         write_lines(app.out, [_left_note(client, RACE)])
         return 130
     if client.room_id:
-        store.forget(args.server, client.room_id)
+        store.forget(args.server, client.room_id, args.name)
     if client.ranking is not None and app.scripted and not output.json:
         for rank in client.ranking:
             app.log(f"{rank['place']}. {rank['name']} {rank['status']} {rank['foundation']}")

@@ -190,7 +190,9 @@ def _header(screen: Screen, columns: int, color: bool) -> str:
 
 
 def _label(label: str, view: Any) -> str:
-    return f"== {label} — {plural(view.moves_made, 'move')} =="
+    state = boards.game_state_word(view)
+    done = "" if state == "playing" else f", {state}"
+    return f"== {label} — {plural(view.moves_made, 'move')}{done} =="
 
 
 def _boards_full(items: Sequence[tuple[str, Any]], color: bool, rows: int | None) -> list[str]:
