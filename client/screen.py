@@ -208,7 +208,7 @@ def _boards_full(items: Sequence[tuple[str, Any]], color: bool, rows: int | None
     return out
 
 
-MORE_HINT = "type a racer's number or name to see that board alone"
+MORE_HINT = "type a racer's number to see it"
 
 
 def _fit_boards(items: Sequence[tuple[str, Any]], rows: int, color: bool) -> list[str] | None:
@@ -286,7 +286,8 @@ def compose(
         body_left = _boards_full(screen.boards, color, None)
     else:
         need_columns = max(board_columns + (GAP + PANEL_WIDTH if panel else 0), 20)
-        fixed = 2 + len(status) + len(error) + 1  # header, blank line, status, error, prompt
+        # Header, blank line, status, error, the prompt, and the newest message if any.
+        fixed = 2 + len(status) + len(error) + 1 + min(1, len(messages))
         rows = height - fixed
         body = _fit_boards(screen.boards, rows, color)
         need_rows = fixed + max(_min_rows(screen.boards), len(panel))

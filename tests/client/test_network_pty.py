@@ -191,7 +191,9 @@ def test_scripted_game_then_rooms_then_replay_stepping(server: ServerProcess) ->
         stdin="d\n7 1\nt1f\nresign\n",
         status=3,  # a scripted move was refused
     )
-    assert "d\n7 1 -> t7t1\nt1f: rejected: J♥ cannot go to its foundation, which takes a Two\n" in out
+    assert (
+        "d\n7 1 -> t7t1\nt1f: rejected: J♥ cannot go to its foundation, which takes a Two\n" in out
+    )
     assert out.rstrip().endswith("1 scripted move refused")
     assert "\nresigned\n" in out
     code = CODE.search(out).group(1)

@@ -52,7 +52,9 @@ def test_offline_game_in_a_terminal() -> None:
         child.expect(re.escape("Resign this game? Type 'y' to resign"))
         type_line(child, "y")
         child.expect("You resigned")
-        child.expect(words("Next: 'new' for another deal, 'replay' to see this game again, 'quit'."))
+        child.expect(
+            words("Next: 'new' for another deal, 'replay' to see this game again, 'quit'.")
+        )
         type_line(child, "quit")
         assert finish(child) == 0
     finally:
