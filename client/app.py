@@ -152,13 +152,13 @@ class App:
         if self.script is not None:
             if self._script_pos >= len(self.script):
                 return None
-            line = self.script[self._script_pos]
+            scripted = self.script[self._script_pos]
             self._script_pos += 1
-            return line
+            return scripted
         assert self._reader is not None
         while True:
             self.display.flush()
-            line = await self._reader.readline()
+            line: str | None = await self._reader.readline()
             pager = self.session.pager
             if pager is None or line is None:
                 return line

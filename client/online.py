@@ -419,6 +419,10 @@ class RoomClient:
         track = self.games.get(self.me or "")
         return track.version if track else 0
 
+    def _server_ms(self, local_ms: int) -> int:
+        offset = self.conn.clock_offset_ms if self.conn is not None else 0
+        return local_ms + offset
+
     def _local(self, server_ms: int | None) -> int | None:
         if server_ms is None:
             return None
@@ -447,7 +451,7 @@ class RoomClient:
                 moves=info.get("moves", 0),
                 state=state,
                 finished_ms=(
-                    self._local(finished_at) - started
+                    finished_at - self._server_ms(started)
                     if finished_at is not None and started is not None
                     else None
                 ),
@@ -723,7 +727,15 @@ async def _connected(  # type: ignore[no-untyped-def]
     app = App(session, output, script=script)
     app.variant = getattr(args, "variant", None)
     client = RoomClient(app, **kw)
+    if resume is not None:
+        # Known before the `welcome`: the server sends the room and the game right after it.
+        client.me, client.room_id = resume.player, resume.room
     await client.connect(args.server, args.name, resume=resume.token if resume else None)
+    if resume is not None and not _resumed(client, resume):
+        client.me = client.room_id = None
+        client.games.clear()
+        client.progress.clear()
+        client.room = {}
     return app, client
 
 

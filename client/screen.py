@@ -292,9 +292,11 @@ def compose(
         body = _fit_boards(screen.boards, rows, color)
         need_rows = fixed + max(_min_rows(screen.boards), len(panel))
         if body is None or columns < need_columns or len(panel) > rows:
-            return [
-                fit(line, columns) for line in too_small(columns, height, need_columns, need_rows)
-            ]
+            notice = too_small(columns, height, need_columns, need_rows)
+            # What was said last still shows (a question to answer, say), room permitting.
+            last = error or (_wrap(screen.messages[-1], columns) if screen.messages else [])
+            lines = (notice + last)[: max(1, height - 1)]
+            return [fit(line, columns) for line in lines]
         body_left = body
         side = bool(panel)
     lines = [header]

@@ -3,7 +3,8 @@ or Ctrl-C, within the server's grace (docs/protocol.md, "Resuming").
 
 One small JSON file per (server, room, name) in the XDG state directory
 (`$XDG_STATE_HOME/solitaire/`, else `~/.local/state/solitaire/`), the directory mode 0700 and
-each file 0600: a token is as good as the seat. Files are written whole and renamed into place, so a crash never leaves half a file.
+each file 0600: a token is as good as the seat. Files are written whole and renamed into place,
+so a crash never leaves half a file.
 """
 
 from __future__ import annotations

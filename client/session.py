@@ -26,12 +26,28 @@ class Pager:
         self.top = 0
 
     def _wrapped(self, columns: int) -> list[str]:
+        """The text reflowed to the window: paragraphs and list items wrapped, blank lines kept."""
         out: list[str] = []
+        paragraph: list[str] = []
+
+        def flush() -> None:
+            if paragraph:
+                text = " ".join(paragraph)
+                indent = "  " if text.startswith("- ") else ""
+                out.extend(textwrap.wrap(text, width=max(10, columns), subsequent_indent=indent))
+                paragraph.clear()
+
         for raw in self.text.splitlines():
-            indent = len(raw) - len(raw.lstrip(" -"))
-            out.extend(
-                textwrap.wrap(raw, width=max(10, columns), subsequent_indent=" " * indent) or [""]
-            )
+            line = raw.strip()
+            if not line:
+                flush()
+                out.append("")
+            elif line.startswith("- ") or line.isupper():
+                flush()
+                paragraph.append(line)
+            else:
+                paragraph.append(line)
+        flush()
         return out
 
     def _page_rows(self, rows: int) -> int:
