@@ -31,6 +31,7 @@ from shared.errors import ArenaError, ClientError
 from shared.views import public_fold_event
 
 OPEN_SEED = "open seed: the creator knows the deck"
+WINNABLE = "a winnable deal: the server has solved it"
 GRACE_TEXT = "the server's grace (a minute by default)"
 
 _RACER_STATES = {
@@ -344,7 +345,7 @@ class RoomClient:
                 f"{r['place']}. {r['name']} ({r['foundation']})" for r in self.ranking
             )
             self.session.say(f"Results: {places}")
-        for line in fairness_lines(msg, open_seed=self.open_seed):
+        for line in fairness_lines(msg, open_seed=self.open_seed and not self.solo):
             self.session.say(line)
         self.finished.set()
 
@@ -843,6 +844,7 @@ async def play_online(args: Any, output: Output, script: list[str] | None) -> in
                 with contextlib.suppress(ArenaError, TimeoutError):
                     await conn.request({"type": "leave"}, expect="left", wait=5.0)
                 store.forget(args.server, client.room_id or "", args.name)
+                args.seed = None  # 'new' is a new deal: a fresh secret seed
     finally:
         await conn.close()
     if not client.interrupted:
@@ -962,10 +964,14 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
             _keep_seat(client, store, args, RACE)
             variant = client.room.get("variant", args.variant)
             app.variant = variant
+            notes = []
             if client.open_seed and OPEN_SEED not in client.lobby_hint:
-                client.lobby_hint += f" ({OPEN_SEED}.)"
-                if client.room.get("status") == "lobby":
-                    app.session.status = client.lobby_hint
+                notes.append(f" ({OPEN_SEED}.)")
+            if client.room.get("winnable") and WINNABLE not in client.lobby_hint:
+                notes.append(f" ({WINNABLE}.)")
+            client.lobby_hint += "".join(notes)
+            if notes and client.room.get("status") == "lobby":
+                app.session.status = client.lobby_hint
             app.session.title = _title("race", variant, code, open_seed=client.open_seed)
             client.refresh_panel()
             app.refresh()
