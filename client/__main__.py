@@ -62,6 +62,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(_run(args, output, script))
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`| head`): nothing more to say, and nobody to say it to.
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        return 141
     except TimeoutError:
         return _fail("the server did not answer in time", 1)
     except OSError as error:

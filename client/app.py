@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import shutil
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -125,6 +126,10 @@ class App:
         if self._reader is not None:
             self._reader.start()
         self._ticker = asyncio.create_task(self._tick())
+        if self.output.tty and not self.scripted:
+            # A resized window is redrawn at once, laid out for its new size.
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                asyncio.get_running_loop().add_signal_handler(signal.SIGWINCH, self.display.reset)
         self.refresh()
         return self
 
@@ -135,6 +140,8 @@ class App:
                 await self._ticker
         if self._reader is not None:
             self._reader.stop()
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGWINCH)
         self.display.close()
 
     async def _tick(self) -> None:

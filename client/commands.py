@@ -29,6 +29,7 @@ class Kind(enum.Enum):
     NEW = "new"
     REPLAY = "replay"
     YES = "yes"
+    HINT = "hint"
 
 
 _KEYWORDS: dict[str, Kind] = {
@@ -56,6 +57,8 @@ _KEYWORDS: dict[str, Kind] = {
     "? rules": Kind.RULES,
     "new": Kind.NEW,
     "replay": Kind.REPLAY,
+    "hint": Kind.HINT,
+    "h": Kind.HINT,
     "y": Kind.YES,
     "yes": Kind.YES,
 }
@@ -90,7 +93,8 @@ def parse_command(line: str, *, replay: bool = False) -> Command:
 
 
 _HELP_COMMANDS = (
-    "Commands: moves (the legal moves now), help rules (how to play), resign, quit; "
+    "Commands: moves (the legal moves now), hint (one worth trying), help rules (how to play), "
+    "resign, quit; "
     "start (in a race lobby); undo (offline); in a race once your game is done: watch (every "
     "racer), watch NAME or watch N (one racer, by name or panel number), back or me (your board)."
 )

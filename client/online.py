@@ -217,7 +217,10 @@ class RoomClient:
             return
         since = player.get("away_since")
         local = self._local(since) if isinstance(since, int) else None
-        away[pid] = min(local if local is not None else now, now) if pid not in away else away[pid]
+        if local is not None:
+            away[pid] = min(local, now)
+        else:
+            away.setdefault(pid, now)
 
     def _on_joined(self, msg: dict[str, Any]) -> None:
         self.room_id = msg["room"]
@@ -959,6 +962,14 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
                 try:
                     await conn.request({"type": "join", "room": code}, expect="joined")
                 except RequestFailed as error:
+                    if seat is not None and error.code == "wrong_status":
+                        store.forget(args.server, code, args.name)
+                        raise ClientError(
+                            f"your seat in room {code} is gone: you were away longer than the "
+                            f"server's grace and were resigned ('solitaire watch {code}' "
+                            "watches the race)",
+                            code="seat_gone",
+                        ) from None
                     raise _room_error(code, error) from None
                 await client.wait_for(lambda: bool(client.room), 15.0)
             _keep_seat(client, store, args, RACE)

@@ -154,6 +154,14 @@ async def _handle(app: App, driver: Driver, command: Command) -> None:
         session.say(text)
         app.log(text)
         return
+    if command.kind is Kind.HINT:
+        if view is None:
+            session.error = "No game yet."
+            return
+        text = hint_text(view)
+        session.say(text)
+        app.log(text)
+        return
     if command.kind is Kind.RESIGN:
         try:
             await driver.resign()
@@ -185,6 +193,35 @@ async def _handle(app: App, driver: Driver, command: Command) -> None:
         _reject(app, command.text, ClientError("there is nothing to confirm"))
         return
     await play_move(app, driver, command.text)
+
+
+def hint(view: Any) -> str | None:
+    """A legal move worth trying: a card to a foundation first, then a tableau move, then the
+    waste onto a pile, then dealing or redealing; never a foundation card back down."""
+    from shared.views import public_legal_moves
+
+    legal = public_legal_moves(view)
+
+    def rank(move: str) -> tuple[int, str]:
+        if move.endswith("f"):
+            return (0, move)
+        if move.startswith("t"):
+            return (1, move)
+        if move.startswith("w"):
+            return (2, move)
+        if move in ("d", "redeal"):
+            return (3, move)
+        return (4, move)  # fc/fd/fh/fs back to a pile: rarely what helps
+
+    return min(legal, key=rank) if legal else None
+
+
+def hint_text(view: Any) -> str:
+    """The hint as a sentence."""
+    move = hint(view)
+    if move is None:
+        return "Hint: no move is left."
+    return f"Hint: try {move} ('moves' lists every legal move)."
 
 
 async def _replay_here(app: App, driver: Driver) -> None:

@@ -49,6 +49,13 @@ class Display:
         if self._enabled and self._in_place:
             self._write(HOME + CLEAR)
 
+    def reset(self) -> None:
+        """The window changed size: clear it and draw the whole frame again."""
+        if self._enabled and self._in_place:
+            self._write(HOME + CLEAR)
+            self._last = None
+            self.invalidate()
+
     def invalidate(self) -> None:
         """Ask for a redraw; many calls within one frame interval cost a single redraw."""
         if not self._enabled or self._pending is not None:

@@ -95,6 +95,24 @@ def test_the_offline_game_fits_every_window(variant: str, columns: int, rows: in
         child.close(force=True)
 
 
+def test_a_resized_window_is_laid_out_again() -> None:
+    child = spawn("play", "--offline", "--seed", "7", "--no-color", columns=80, rows=24)
+    term = Term(child, 80, 24)
+    try:
+        term.wait(r"Your move")
+        child.setwinsize(12, 40)
+        term.screen.resize(12, 40)
+        term.wait(r"Window too small")
+        child.setwinsize(24, 80)
+        term.screen.resize(24, 80)
+        text = term.wait(r"t9")
+        assert "Window too small" not in text
+        term.type("hint")
+        term.wait(r"Hint: try \S+ \('moves' lists every legal move\)\.")
+    finally:
+        child.close(force=True)
+
+
 def test_help_rules_pages_through_the_rules_of_this_game() -> None:
     child = spawn(
         "play", "--offline", "--seed", "3", "--variant", "quadrennial", "--no-color", rows=24
