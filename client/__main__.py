@@ -35,7 +35,10 @@ async def _run(args: Any, output: Any, script: list[str] | None) -> int:
 def _rules(args: Any) -> int:
     from client.rules import plain, rules_for
 
-    sys.stdout.write(plain(rules_for(args.game)))
+    from client.text import can_encode, to_ascii
+
+    text = plain(rules_for(args.game))
+    sys.stdout.write(text if can_encode(sys.stdout.encoding) else to_ascii(text))
     return 0
 
 
