@@ -180,6 +180,8 @@ class RoomClient:
             handler(msg)
         self.game_changed.set()
         self.refresh_panel()
+        if (self.spectator or self.watching_others) and self.session.boards:
+            self.show_watched()  # the boards follow the panel's order and numbers
         self.app.refresh()
 
     def _on_room(self, msg: dict[str, Any]) -> None:

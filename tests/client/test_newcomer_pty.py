@@ -5,6 +5,7 @@ line and a documented exit status (cli.EXIT_CODES)."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -399,3 +400,52 @@ def test_serve_says_where_to_connect_and_a_busy_port_is_one_line(tmp_path: Path)
         first.wait(timeout=30)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", port))  # the first server is gone, its port free again
+
+
+def test_a_spectator_watches_4_racers_at_80x24(server: ServerProcess, tmp_path: Path) -> None:
+    """Four scripted racers, one spectator in an 80x24 terminal: every board fits, labelled
+    with the racer's number and name, the title stays on the first row, the results show."""
+    script = tmp_path / "bot.moves"
+    script.write_text("d\nd\nresign\n")
+    common = ["--server", server.url, "--seed", "1", "--moves", str(script)]
+    creator = subprocess.Popen(
+        [sys.executable, "-m", "client", "race", "create", "--name", "ann", "--players", "4",
+         "--countdown", "1", *common],
+        stdout=subprocess.PIPE, text=True, cwd=str(ROOT),
+    )  # fmt: skip
+    bots: list[subprocess.Popen[str]] = [creator]
+    watcher = None
+    try:
+        assert creator.stdout is not None
+        code = creator.stdout.readline().split()[-1]
+        watcher = spawn("watch", code, "--server", server.url, "--no-color", columns=80, rows=24)
+        term = Term(watcher, 80, 24)
+        term.wait(r"Waiting for the race to start")
+        for name in ("bob", "山田太郎", "dörte"):
+            bots.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "client", "race", "join", code, "--name", name, *common],
+                    stdout=subprocess.DEVNULL,
+                    cwd=str(ROOT),
+                )
+            )
+        text = term.wait(r"Results: 1\.", timeout=60)
+        shown = term.lines()
+        assert shown[0].startswith(f"Solitaire Arena - watching room {code}")
+        # Each board carries its racer's number in the panel, so typing it picks that board.
+        rows = [re.search(r"\s([1-4])\s+(\S+)\s+0\s+2 resigned$", row) for row in shown]
+        panel = {m.group(2): m.group(1) for m in rows if m}
+        assert set(panel) == {"ann", "bob", "山田太郎", "dörte"}
+        for name, number in panel.items():
+            assert re.search(rf"^{number}\. {name}: 0/52, 2 moves", text, re.MULTILINE), name
+        assert "Race over: every game is done." in " ".join(text.split())
+        for bot in bots:
+            assert bot.wait(timeout=60) == 0
+        term.type("quit")
+        assert finish(watcher) == 0
+    finally:
+        for bot in bots:
+            if bot.poll() is None:
+                bot.kill()
+        if watcher is not None:
+            watcher.close(force=True)
