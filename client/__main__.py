@@ -34,7 +34,6 @@ async def _run(args: Any, output: Any, script: list[str] | None) -> int:
 
 def _rules(args: Any) -> int:
     from client.rules import plain, rules_for
-
     from client.text import can_encode, to_ascii
 
     text = plain(rules_for(args.game))
