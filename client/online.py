@@ -1037,7 +1037,10 @@ async def watch_online(args: Any, output: Output, script: list[str] | None) -> i
     return 0
 
 
-WATCH_HELP = "Type a racer's number or name to follow one, 'all' for everyone, 'quit' to leave."
+WATCH_HELP = (
+    "Type a racer's number or name to follow one, 'all' for everyone, 'help rules' for the "
+    "rules, 'quit' to leave."
+)
 
 
 async def _watch_loop(client: RoomClient, app: App) -> None:
@@ -1057,6 +1060,16 @@ async def _watch_loop(client: RoomClient, app: App) -> None:
         if not word:
             continue
         app.session.error = None
+        if command.kind is Kind.HELP:
+            app.session.say(WATCH_HELP)
+            app.refresh()
+            continue
+        if command.kind is Kind.RULES:
+            from client.rules import plain, rules_for
+
+            variant = client.room.get("variant")
+            app.page(f"The rules of {str(variant).capitalize()}", plain(rules_for(variant)))
+            continue
         if word.lower() == "all":
             client.focus = None
         else:
