@@ -24,7 +24,7 @@ async def _run(args: Any, output: Any, script: list[str] | None) -> int:
 
         return await play_offline(args, output, script)
     if args.command == "replay" and args.offline:
-        from client.replay import replay_offline
+        from client.offline import replay_offline
 
         return await replay_offline(args, output, script)
     from client.online import run_online

@@ -245,6 +245,8 @@ def resolve_output(
     )
 
 
-def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None):
+def parse_args(
+    argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
+) -> argparse.Namespace:
     """Parse ``argv`` (default: the process's) into a namespace."""
     return build_parser(env).parse_args(argv)

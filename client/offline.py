@@ -15,7 +15,7 @@ from client.cli import Output
 from client.play import Outcome, play_loop, refused_line, update_status
 from client.session import Session
 from shared.deal import deal_deck
-from shared.errors import ClientError
+from shared.errors import ArenaError, ClientError
 from shared.events import fold_event, move_event, resign_event, start_event
 from shared.views import public_event, public_view
 
@@ -169,3 +169,25 @@ async def _one_game(app: App, variant: str, seed: int | str) -> Outcome:
 
     _after()
     return await play_loop(app, _Driver())
+
+
+async def replay_offline(args: Any, output: Output, script: list[str] | None) -> int:
+    """`solitaire replay --offline --seed S --moves FILE`: the deal and moves, replayed locally."""
+    from client.replay import run_replay
+    from shared.moves import parse_move
+
+    if args.seed is None or script is None:
+        raise ClientError("an offline replay needs --seed and --moves FILE")
+    seed = seed_value(args.seed)
+    game = LocalGame(args.variant, seed, clock=lambda: 0)
+    for line in script:
+        try:
+            await game.move(parse_move(line, game.view))
+        except ArenaError as error:
+            raise ClientError(f"move {game.view.moves_made + 1} ({line}): {error.reason}") from None
+    session = Session(title=title_for(args.variant, seed, "replay"), color=output.color)
+    # The moves came from --moves; the replay itself is driven by the prompt or --speed.
+    app = App(session, output, script=[] if args.speed is None and output.json else None)
+    async with app:
+        await run_replay(app, game.public_events(), args.speed)
+    return 0

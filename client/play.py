@@ -107,7 +107,7 @@ async def play_loop(app: App, driver: Driver, *, extra: Extra | None = None) -> 
                 app.refresh()
                 continue
             session.say("Kept playing.")
-            if command.kind is Kind.YES or command.text in ("n", "no"):
+            if command.text in ("n", "no"):
                 app.refresh()
                 continue
         if command.kind in (Kind.QUIT, Kind.RESIGN) and live(driver.view) and not app.scripted:

@@ -10,10 +10,9 @@ import contextlib
 from typing import Any
 
 from client.app import App
-from client.cli import Output
 from client.commands import REPLAY_HELP_TEXT, Kind, parse_command
-from client.session import Session, game_status
-from shared.errors import ArenaError, ClientError
+from client.session import game_status
+from shared.errors import ClientError
 from shared.views import public_fold_event
 
 
@@ -130,26 +129,3 @@ async def _read_until_quit(app: App) -> None:
             await asyncio.Event().wait()
         if parse_command(line or "", replay=True).kind is Kind.QUIT:
             return
-
-
-async def replay_offline(args: Any, output: Output, script: list[str] | None) -> int:
-    """`solitaire replay --offline --seed S --moves FILE`: the deal and moves, replayed locally."""
-    from client.offline import LocalGame, seed_value, title_for
-
-    if args.seed is None or script is None:
-        raise ClientError("an offline replay needs --seed and --moves FILE")
-    seed = seed_value(args.seed)
-    game = LocalGame(args.variant, seed, clock=lambda: 0)
-    for line in script:
-        from shared.moves import parse_move
-
-        try:
-            await game.move(parse_move(line, game.view))
-        except ArenaError as error:
-            raise ClientError(f"move {game.view.moves_made + 1} ({line}): {error.reason}") from None
-    session = Session(title=title_for(args.variant, seed, "replay"), color=output.color)
-    # The moves came from --moves; the replay itself is driven by the prompt or --speed.
-    app = App(session, output, script=[] if args.speed is None and output.json else None)
-    async with app:
-        await run_replay(app, game.public_events(), args.speed)
-    return 0

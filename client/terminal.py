@@ -15,7 +15,7 @@ import termios
 import threading
 import tty
 from collections.abc import Callable, Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 from client.screen import CLEAR, ERASE_LINE, HOME, frame_bytes
 
@@ -112,7 +112,7 @@ class LineReader:
         self._stream = sys.stdin if stream is None else stream
         self._display = display
         self._queue: asyncio.Queue[str | None] = asyncio.Queue()
-        self._saved: list | None = None  # type: ignore[type-arg]
+        self._saved: list[Any] | None = None
         self._fd: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
