@@ -323,7 +323,12 @@ class RoomClient:
         if self.watching_others:
             self.show_watched()
         if player == self.me:
-            self.session.view = self.games[player].view
+            track = self.games[player]
+            self.session.view = track.view
+            if track.view is not None and track.view.over and self.session.clock_end_ms is None:
+                # My clock stops with my game, not when the race ends.
+                at = track.events[-1].get("at") if track.events else None
+                self.session.clock_end_ms = self._local(at) if isinstance(at, int) else None
             if self.started.is_set() and not self.finished.is_set():
                 mine = self.progress.get(player, {}).get("status")
                 if mine not in _DONE:

@@ -198,8 +198,12 @@ def test_scripted_game_then_rooms_then_replay_stepping(server: ServerProcess) ->
     assert "\nresigned\n" in out
     code = CODE.search(out).group(1)
     rooms = run_client("rooms", "--server", server.url)
-    # The racers' names are there once the server sends them (room_summary.names).
-    assert re.search(rf"^{code}\s+swiss\s+finished\s+solo\s+\d+\s+(cat|-)$", rooms, re.MULTILINE)
+    # Who played, and that the room's seed was chosen (--seed 1), so its deck was known.
+    line = (
+        rf"^{code}\s+swiss\s+finished\s+solo\s+\d+\s+cat"
+        r"  \(open seed: the creator knows the deck\)$"
+    )
+    assert re.search(line, rooms, re.MULTILINE)
     replay = spawn("replay", code, "--server", server.url, "--no-color")
     try:
         replay.expect("replay of cat")
