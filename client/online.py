@@ -935,6 +935,9 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
                 back = True  # in the room again, whether the game is still on or not
                 if not await _take_seat_back(client, app, seat):
                     app.session.say(f"Back in room {seat.room}: your game there is over.")
+                    if client.my_view is not None and not client.finished.is_set():
+                        mine = client.progress.get(seat.player or "", {})
+                        app.session.status = client.done_status(mine)
                 code = seat.room
                 if client.room.get("status") == "lobby":
                     client.lobby_hint = f"Room {code}: waiting for the race to start..."

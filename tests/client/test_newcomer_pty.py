@@ -316,7 +316,8 @@ def test_ctrl_c_in_a_race_keeps_the_seat_and_join_takes_it_back(
         bob.expect(f"Left room {code} without resigning")
         bob.expect(f"solitaire race join {code}")
         assert finish(bob) == 130
-        ann.expect(r"bob\s+0\s+1 (away|playing)")  # bob is still in the race
+        ann.expect(r"bob\s+0\s+1 away")  # bob is still in the race, away
+        ann.expect(r"bob — disconnected 0:0\d")
         bob = spawn("race", "join", code, "--name", "bob", *common)
         bob.expect(r"\b1 move\b")  # bob's own game, where he left it
         bob.expect(f"Took your seat back in room {code}: the game goes on")
@@ -449,3 +450,27 @@ def test_a_spectator_watches_4_racers_at_80x24(server: ServerProcess, tmp_path: 
                 bot.kill()
         if watcher is not None:
             watcher.close(force=True)
+
+
+def test_away_past_the_grace_the_server_resigns_and_join_says_so(tmp_path: Path) -> None:
+    server = ServerProcess(log_path=tmp_path / "server.log", extra_args=["--abandon-grace-s", "1"])
+    server.start()
+    common = ("--server", server.url, "--seed", "1", "--no-color")
+    ann = spawn("race", "create", "--name", "ann", "--players", "2", "--countdown", "0", *common)
+    bob = None
+    try:
+        ann.expect(r"Room ([a-z0-9]+): join with")
+        code = ann.match.group(1)
+        bob = spawn("race", "join", code, "--name", "bob", *common)
+        bob.expect("Your move")
+        bob.sendintr()
+        assert finish(bob) == 130
+        ann.expect("bob resigned with 0 cards on the foundations.")  # by the server, after 1 s
+        bob = spawn("race", "join", code, "--name", "bob", *common)
+        bob.expect("You resigned with 0 cards on the foundations. Waiting for the others")
+        bob.expect(f"Back in room {code}: your game there is over.")
+    finally:
+        ann.close(force=True)
+        if bob is not None:
+            bob.close(force=True)
+        server.stop()
