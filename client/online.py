@@ -15,7 +15,7 @@ import signal
 from dataclasses import dataclass, field
 from typing import Any
 
-from client.app import App
+from client.app import App, now_ms
 from client.cli import Output
 from client.commands import WATCH_FIRST, Command, Kind, confirm_texts, parse_command
 from client.connection import Connection, RequestFailed, State
@@ -817,7 +817,7 @@ async def play_online(args: Any, output: Output, script: list[str] | None) -> in
     """`solitaire play`: a room of one on the server, started at once; after a crash or Ctrl-C
     the same command takes the game back (the seat's token is on disk)."""
     store = seat_store()
-    seat = store.latest(args.server, args.name, SOLO, _now()) if args.seed is None else None
+    seat = store.latest(args.server, args.name, SOLO, now_ms()) if args.seed is None else None
     app, client = await _connected(
         args, output, script, _title("solo", args.variant, None), resume=seat, solo=True
     )
@@ -890,12 +890,6 @@ async def _new_solo_game(client: RoomClient, app: App, args: Any, store: SeatSto
     update_status(app, client.my_view)
 
 
-def _now() -> int:
-    from client.app import now_ms
-
-    return now_ms()
-
-
 def _room_error(code: str, error: ArenaError) -> ArenaError:
     """A refused `join` said once, in words a player can act on."""
     if error.code == "no_such_room":
@@ -917,7 +911,7 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
     `race join CODE` again after a crash or Ctrl-C takes the seat back."""
     creating = args.race_command == "create"
     store = seat_store()
-    seat = None if creating else store.load(args.server, args.code, args.name, _now())
+    seat = None if creating else store.load(args.server, args.code, args.name, now_ms())
     app, client = await _connected(
         args, output, script, _title("race", args.variant, None), resume=seat
     )
