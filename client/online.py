@@ -531,6 +531,11 @@ class ServerDriver:
     def view(self) -> Any:
         return self.client.my_view
 
+    @property
+    def lost(self) -> bool:
+        """The server forgot the game: quitting gives nothing up."""
+        return self.client.lost
+
     def events(self) -> list[dict[str, Any]]:
         track = self.client.games.get(self.client.me or "")
         return list(track.events) if track else []

@@ -110,7 +110,8 @@ async def play_loop(app: App, driver: Driver, *, extra: Extra | None = None) -> 
             if command.text in ("n", "no"):
                 app.refresh()
                 continue
-        if command.kind in (Kind.QUIT, Kind.RESIGN) and live(driver.view) and not app.scripted:
+        at_stake = live(driver.view) and not getattr(driver, "lost", False)
+        if command.kind in (Kind.QUIT, Kind.RESIGN) and at_stake and not app.scripted:
             confirming = command.kind
             session.say(app.confirm_texts[command.kind])
             app.refresh()

@@ -474,3 +474,25 @@ def test_away_past_the_grace_the_server_resigns_and_join_says_so(tmp_path: Path)
         if bob is not None:
             bob.close(force=True)
         server.stop()
+
+
+def test_an_in_memory_server_restart_says_the_game_was_lost(tmp_path: Path) -> None:
+    server = ServerProcess(log_path=tmp_path / "server.log")
+    server.start()
+    ann = spawn("play", "--server", server.url, "--seed", "1", "--name", "ann", "--no-color")
+    try:
+        ann.expect("Your move")
+        server.kill()
+        ann.expect("Connection lost: reconnecting")
+        server.start()  # the same port, an empty memory store
+        ann.expect("The server restarted and lost this game")
+        ann.expect("Reconnected, but the game was lost.")
+        ann.send("d\r")
+        ann.expect("d: this game was lost when the server restarted")
+        index = ann.expect(["no seat", r"> \x1b\[K"])
+        assert index == 1
+        ann.send("quit\r")
+        assert finish(ann) == 0
+    finally:
+        ann.close(force=True)
+        server.stop()
