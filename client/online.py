@@ -231,8 +231,8 @@ class RoomClient:
 
     def _on_countdown(self, msg: dict[str, Any]) -> None:
         self._countdown(msg["go_at"])
-        if not self.solo:
-            seconds = max(0, msg["go_at"] - msg["at"]) // 1000
+        seconds = -(-max(0, msg["go_at"] - msg["at"]) // 1000)
+        if not self.solo and seconds > 0:
             self.session.say(f"The race starts in {plural(seconds, 'second')}.")
 
     def _countdown(self, go_at: int) -> None:

@@ -94,8 +94,9 @@ def test_race_create_and_join_race_to_results(server: ServerProcess) -> None:
         for racer in (ann, bob):
             racer.expect("The race starts in 1 second.")
         for racer in (ann, bob):
-            racer.expect("Go! The race has started")
+            # One frame: the status line (the move hint) above the messages (Go!).
             racer.expect("Your move")
+            racer.expect("Go! The race has started")
         type_line(ann, "d")
         ann.expect("Waste: 3♣")
         bob.expect(r"ann\s+0\s+1 playing")  # ann's progress on bob's panel: 0 cards, 1 move
@@ -328,8 +329,9 @@ def test_a_racer_who_resigned_watches_another_live(server: ServerProcess) -> Non
         code = ann.match.group(1)
         bob = spawn("race", "join", code, "--name", "bob", *common)
         for racer in (ann, bob):
-            racer.expect("Go! The race has started")
+            # One frame: the status line (the move hint) above the messages (Go!).
             racer.expect("Your move")
+            racer.expect("Go! The race has started")
         type_line(ann, "watch bob")
         ann.expect("watch: finish or resign your game to watch the others")
         type_line(bob, "d")
