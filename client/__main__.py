@@ -1,24 +1,30 @@
-"""Entry point of the `solitaire` command: parse the command line and run the chosen mode."""
+"""Entry point of the `solitaire` command: parse the command line and run the chosen mode.
+
+Every failure a user can cause ends in one line on stderr and an exit status (cli.EXIT_CODES),
+never a traceback.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from client.cli import parse_args, resolve_output
 from client.terminal import read_script
-from shared.errors import ArenaError
+from shared.errors import ArenaError, ServerError
 
 
-async def _run(args, output, script) -> int:  # type: ignore[no-untyped-def]
+async def _run(args: Any, output: Any, script: list[str] | None) -> int:
     if args.command == "play" and args.offline:
         from client.offline import play_offline
 
         return await play_offline(args, output, script)
     if args.command == "replay" and args.offline:
-        from client.replay import replay_offline
+        from client.offline import replay_offline
 
         return await replay_offline(args, output, script)
     from client.online import run_online
@@ -26,10 +32,30 @@ async def _run(args, output, script) -> int:  # type: ignore[no-untyped-def]
     return await run_online(args, output, script)
 
 
+def _rules(args: Any) -> int:
+    from client.rules import plain, rules_for
+    from client.text import can_encode, to_ascii
+
+    text = plain(rules_for(args.game))
+    sys.stdout.write(text if can_encode(sys.stdout.encoding) else to_ascii(text))
+    return 0
+
+
+def _fail(text: str, status: int) -> int:
+    print(f"solitaire: {text}", file=sys.stderr)
+    return status
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `solitaire`; returns the process exit code."""
+    for stream in (sys.stdout, sys.stderr):
+        # A terminal that cannot show a character gets '?', not a UnicodeEncodeError.
+        with contextlib.suppress(AttributeError, ValueError):
+            stream.reconfigure(errors="replace")  # type: ignore[union-attr]
     env = os.environ
     args = parse_args(argv, env)
+    if args.command == "rules":
+        return _rules(args)
     output = resolve_output(args, env)
     script = None
     try:
@@ -38,15 +64,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(_run(args, output, script))
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`| head`): nothing more to say, and nobody to say it to.
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        return 141
     except TimeoutError:
-        print("solitaire: the server did not answer in time", file=sys.stderr)
-        return 1
+        return _fail("the server did not answer in time", 1)
     except OSError as error:
-        print(f"solitaire: {error}", file=sys.stderr)
-        return 1
+        return _fail(error.strerror or str(error), 2 if args.moves else 1)
+    except ServerError as error:
+        return _fail(error.reason, 1)
     except ArenaError as error:
-        print(f"solitaire: {error.reason}", file=sys.stderr)
-        return 2
+        return _fail(error.reason, 2)
 
 
 if __name__ == "__main__":

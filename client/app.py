@@ -10,15 +10,18 @@ import asyncio
 import contextlib
 import json
 import shutil
+import signal
 import sys
 import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
 from client.cli import Output
+from client.commands import confirm_texts
 from client.screen import compose, strip_ansi
-from client.session import Session
+from client.session import Pager, Session
 from client.terminal import Display, LineReader, write_lines
+from client.text import to_ascii
 
 
 def now_ms() -> int:
@@ -36,9 +39,28 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
-def json_line(event: dict[str, Any]) -> str:
-    """One event as a compact JSON line."""
-    return json.dumps(event, default=_json_default, separators=(",", ":"), ensure_ascii=False)
+def json_line(event: dict[str, Any], *, ascii_only: bool = False) -> str:
+    """One event as a compact JSON line (escaped to ASCII for a terminal that needs it)."""
+    return json.dumps(event, default=_json_default, separators=(",", ":"), ensure_ascii=ascii_only)
+
+
+class AsciiOut:
+    """A stream for a terminal that cannot show Unicode: suits as letters, marks spelt out."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(to_ascii(text))
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def isatty(self) -> bool:
+        return self._stream.isatty()
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
 
 
 class App:
@@ -58,7 +80,9 @@ class App:
         self.session = session
         self.output = output
         self.script = script
-        self.out = sys.stdout if out is None else out
+        self.out: Any = sys.stdout if out is None else out
+        if output.ascii:
+            self.out = AsciiOut(self.out)
         self.clock = clock
         self.scripted = script is not None
         # Scripted and JSON runs print lines, not screens: bots read them, and they stay short.
@@ -70,25 +94,42 @@ class App:
         )
         self.display.prompt = prompt
         self._reader = None if self.scripted else LineReader(self.display, stdin)
+        self.variant: str | None = None
+        # Said when a game ends, after how it ended: what the player can type next.
+        self.next_steps = "Type 'quit' to leave."
+        self.confirm_texts = confirm_texts(online=False, race=False)
+        self.refused = 0  # moves and commands refused, for a script's exit status
         self._ticker: asyncio.Task[None] | None = None
         self._script_pos = 0
 
     def _frame(self) -> list[str]:
+        screen = self.session.screen(self.clock())
         if not self.output.tty:
-            return compose(self.session.screen(self.clock()), color=self.output.color)
+            return compose(screen, color=self.output.color)
         size = shutil.get_terminal_size((80, 24))
-        return compose(
-            self.session.screen(self.clock()),
-            color=self.output.color,
-            width=min(80, size.columns),
-            height=size.lines,
-        )
+        if self.session.pager is not None:
+            return self.session.pager.lines(size.columns, size.lines)
+        return compose(screen, color=self.output.color, width=size.columns, height=size.lines)
+
+    def page(self, title: str, text: str) -> None:
+        """Show a long text (the rules) over the board, a page at a time; scripted and
+        non-terminal runs print it whole."""
+        if self.scripted or not self.output.tty:
+            if not self.output.json:
+                write_lines(self.out, [title, *text.splitlines()])
+            return
+        self.session.pager = Pager(title, text)
+        self.refresh()
 
     async def __aenter__(self) -> App:
         self.display.start()
         if self._reader is not None:
             self._reader.start()
         self._ticker = asyncio.create_task(self._tick())
+        if self.output.tty and not self.scripted:
+            # A resized window is redrawn at once, laid out for its new size.
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                asyncio.get_running_loop().add_signal_handler(signal.SIGWINCH, self.display.reset)
         self.refresh()
         return self
 
@@ -99,6 +140,8 @@ class App:
                 await self._ticker
         if self._reader is not None:
             self._reader.stop()
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGWINCH)
         self.display.close()
 
     async def _tick(self) -> None:
@@ -116,17 +159,30 @@ class App:
         if self.script is not None:
             if self._script_pos >= len(self.script):
                 return None
-            line = self.script[self._script_pos]
+            scripted = self.script[self._script_pos]
             self._script_pos += 1
-            return line
+            return scripted
         assert self._reader is not None
-        self.display.flush()
-        return await self._reader.readline()
+        while True:
+            self.display.flush()
+            line: str | None = await self._reader.readline()
+            pager = self.session.pager
+            if pager is None or line is None:
+                return line
+            size = shutil.get_terminal_size((80, 24))
+            if line.strip() == "" and pager.advance(size.columns, size.lines):
+                self.refresh()
+                continue
+            self.session.pager = None
+            self.refresh()
+            if line.strip().lower() in ("", "q"):
+                continue
+            return line
 
     def emit(self, event: dict[str, Any]) -> None:
         """An event for --json output (ignored otherwise)."""
         if self.output.json:
-            write_lines(self.out, [json_line(event)])
+            write_lines(self.out, [json_line(event, ascii_only=self.output.ascii)])
 
     def log(self, text: str) -> None:
         """A result line for scripted (non-JSON) runs; interactive runs show messages instead."""

@@ -12,9 +12,32 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
+from client.text import can_encode
+from shared.protocol import MAX_SEED_LEN
+
 DEFAULT_SERVER = "ws://127.0.0.1:8765"
 VARIANTS = ("swiss", "quadrennial")
 _COMMON_TITLE = "common options:"
+
+
+def _seed(text: str) -> str:
+    """A seed as typed: any non-empty text of at most 64 characters (an integer or a word)."""
+    stripped = text.strip()
+    if not stripped:
+        raise argparse.ArgumentTypeError("a seed cannot be empty: give a number or a word")
+    if len(stripped) > MAX_SEED_LEN:
+        raise argparse.ArgumentTypeError(
+            f"a seed is at most {MAX_SEED_LEN} characters, not {len(stripped)}"
+        )
+    return stripped
+
+
+def _room_code(text: str) -> str:
+    """Room codes are case-insensitive: the server's are lower case."""
+    code = text.strip().lower()
+    if not code:
+        raise argparse.ArgumentTypeError("a room code cannot be empty")
+    return code
 
 
 def _positive_float(text: str) -> float:
@@ -41,7 +64,9 @@ def _common_parent(env: Mapping[str, str]) -> argparse.ArgumentParser:
     group.add_argument(
         "--variant", choices=VARIANTS, default="swiss", help="the game (default: %(default)s)"
     )
-    group.add_argument("--seed", default=None, help="the deal's seed (default: a random one)")
+    group.add_argument(
+        "--seed", type=_seed, default=None, help="the deal's seed (default: a random one)"
+    )
     group.add_argument(
         "--no-color",
         action="store_true",
@@ -65,7 +90,20 @@ def _epilog(common: argparse.ArgumentParser) -> str:
     text = common.format_help()
     options = text[text.index(_COMMON_TITLE) :].rstrip()
     options = options.replace(_COMMON_TITLE, "common options (every COMMAND takes them):", 1)
-    return options + "\n\nsolitaire COMMAND --help shows every option of a command."
+    return (
+        options
+        + "\n\nsolitaire COMMAND --help shows every option of a command."
+        + "\n\n"
+        + EXIT_CODES
+    )
+
+
+EXIT_CODES = """exit status:
+  0    done: every scripted move was played (or an interactive game ended)
+  1    the server could not be reached, or went away for good
+  2    a bad command line or request (unknown room, bad seed, ...)
+  3    --moves: at least one scripted move was refused (illegal, or not a move)
+  130  interrupted (Ctrl-C); in a race your seat is kept for the server's grace"""
 
 
 def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
@@ -122,7 +160,7 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         help="join a race room by its code",
         description="Join a race room by its code and play when it starts.",
     )
-    join.add_argument("code", metavar="CODE", help="the room code")
+    join.add_argument("code", metavar="CODE", type=_room_code, help="the room code")
 
     sub.add_parser(
         "rooms",
@@ -137,7 +175,7 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         help="watch a room live",
         description="Watch every racer of a room live, or one of them with --player.",
     )
-    watch.add_argument("code", metavar="CODE", help="the room code")
+    watch.add_argument("code", metavar="CODE", type=_room_code, help="the room code")
     watch.add_argument("--player", default=None, metavar="NAME", help="watch only this racer")
 
     replay = sub.add_parser(
@@ -149,7 +187,9 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
             "--variant/--seed and --moves. Step with n/p (next/previous), or play at --speed."
         ),
     )
-    replay.add_argument("code", metavar="CODE", nargs="?", default=None, help="the room code")
+    replay.add_argument(
+        "code", metavar="CODE", nargs="?", type=_room_code, default=None, help="the room code"
+    )
     replay.add_argument("--player", default=None, metavar="NAME", help="whose game to replay")
     replay.add_argument(
         "--speed",
@@ -163,6 +203,17 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         action="store_true",
         help="replay locally: the deal from --variant/--seed, the moves from --moves",
     )
+    rules = sub.add_parser(
+        "rules",
+        help="how to play Swiss and Quadrennial",
+        description="The rules of the two games, as the server applies them.",
+    )
+    rules.add_argument(
+        "game", nargs="?", choices=VARIANTS, default=None, help="one game only (default: both)"
+    )
+    rules.add_argument("--no-color", action="store_true", help=argparse.SUPPRESS)
+    rules.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    rules.set_defaults(moves=None)
     return parser
 
 
@@ -173,6 +224,7 @@ class Output:
     color: bool
     tty: bool
     json: bool
+    ascii: bool = False
 
 
 def resolve_output(
@@ -185,9 +237,16 @@ def resolve_output(
     except (AttributeError, ValueError):
         tty = False
     no_color = bool(args.no_color) or bool(env.get("NO_COLOR")) or env.get("TERM") == "dumb"
-    return Output(color=tty and not no_color and not args.json, tty=tty, json=bool(args.json))
+    return Output(
+        color=tty and not no_color and not args.json,
+        tty=tty,
+        json=bool(args.json),
+        ascii=not can_encode(getattr(stdout, "encoding", None)),
+    )
 
 
-def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None):
+def parse_args(
+    argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
+) -> argparse.Namespace:
     """Parse ``argv`` (default: the process's) into a namespace."""
     return build_parser(env).parse_args(argv)

@@ -25,6 +25,11 @@ class Kind(enum.Enum):
     PREVIOUS = "previous"
     WATCH = "watch"
     BACK = "back"
+    RULES = "rules"
+    NEW = "new"
+    REPLAY = "replay"
+    YES = "yes"
+    HINT = "hint"
 
 
 _KEYWORDS: dict[str, Kind] = {
@@ -47,6 +52,15 @@ _KEYWORDS: dict[str, Kind] = {
     "b": Kind.PREVIOUS,
     "back": Kind.BACK,
     "me": Kind.BACK,
+    "rules": Kind.RULES,
+    "help rules": Kind.RULES,
+    "? rules": Kind.RULES,
+    "new": Kind.NEW,
+    "replay": Kind.REPLAY,
+    "hint": Kind.HINT,
+    "h": Kind.HINT,
+    "y": Kind.YES,
+    "yes": Kind.YES,
 }
 
 # Words that only mean something in some modes; elsewhere they are read as (probably bad) moves.
@@ -78,14 +92,71 @@ def parse_command(line: str, *, replay: bool = False) -> Command:
     return Command(kind, text.lower())
 
 
-HELP_TEXT = (
-    "Moves: d deal, redeal (Quadrennial), t3t5 / 3 5 pile to pile, t3t5x4 a run of 4, "
-    "t3f / 3f to a foundation, wf / w f waste to foundation, wt7 waste to pile, fst2 foundation "
-    "back to a pile, r5f reserve to foundation. Commands: moves (legal moves), help, resign, quit; "
+_HELP_COMMANDS = (
+    "Commands: moves (the legal moves now), hint (one worth trying), help rules (how to play), "
+    "resign, quit; "
     "start (in a race lobby); undo (offline); in a race once your game is done: watch (every "
-    "racer), watch NAME or watch N (one racer, by name or panel line), back or me (your board)."
+    "racer), watch NAME or watch N (one racer, by name or panel number), back or me (your board)."
 )
+HELP_TEXTS = {
+    "swiss": (
+        "Moves: d deals a card; t3t5 or 3 5 moves t3's top card onto t5, t3t5x4 a run of 4; "
+        "t3f or 3f puts t3's top card on its foundation; wf the waste's top card, wt7 onto t7; "
+        "fst2 takes the spades foundation's top card back onto t2. " + _HELP_COMMANDS
+    ),
+    "quadrennial": (
+        "Moves: d deals a card; r5f or 5 puts r5's card on its foundation; wf the waste's top "
+        "card; redeal turns the waste over once the stock is empty (twice per game). "
+        + _HELP_COMMANDS
+    ),
+}
+HELP_TEXT = HELP_TEXTS["swiss"]
+
+PROMPT_HINTS = {
+    "swiss": "Your move: e.g. 3 5, 3f, wf or d; 'moves' lists them, 'help rules' explains.",
+    "quadrennial": "Your move: e.g. 5 (r5 to its foundation), wf, d or redeal; 'moves' lists "
+    "them, 'help rules' explains.",
+}
+
+# Input the core reads badly: a bare foundation with no pile. What to type instead.
+BARE_F_HINTS = {
+    "swiss": "'f' alone is not a move: 3f puts t3's top card on its foundation, wf the waste's, "
+    "and fst2 takes the spades foundation's top card back onto t2.",
+    "quadrennial": "'f' alone is not a move: 5f (or 5) puts r5's card on its foundation, wf the "
+    "waste's top card.",
+}
+
+
+def help_text(variant: str | None) -> str:
+    """The in-game help for a variant (both variants' moves when unknown yet)."""
+    return HELP_TEXTS.get(variant or "swiss", HELP_TEXT)
+
+
+def prompt_hint(variant: str | None) -> str:
+    """The status line while a game is on: the moves of this variant."""
+    return PROMPT_HINTS.get(variant or "swiss", PROMPT_HINTS["swiss"])
+
 
 WATCH_FIRST = "finish or resign your game to watch the others"
 
-REPLAY_HELP_TEXT = "Replay: n (or Enter) next move, p previous move, q quit."
+REPLAY_HELP_TEXT = "Replay: n (or Enter) next move, p previous move, a number jumps there, q quit."
+
+
+def confirm_texts(*, online: bool, race: bool) -> dict[Kind, str]:
+    """What `quit` and `resign` ask before they end a live game."""
+    if online:
+        quit_text = (
+            "Quit now and you resign this game"
+            + (": the race goes on without you" if race else "")
+            + ". Type 'y' to quit and resign, anything else to keep playing."
+            + (" (Ctrl-C leaves without resigning: your seat is kept for a while.)" if race else "")
+        )
+    else:
+        quit_text = (
+            "Quit now and this game is gone (offline games are not saved). Type 'y' to quit, "
+            "anything else to keep playing."
+        )
+    return {
+        Kind.QUIT: quit_text,
+        Kind.RESIGN: "Resign this game? Type 'y' to resign, anything else to keep playing.",
+    }

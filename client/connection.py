@@ -1,9 +1,12 @@
 """The client's one WebSocket connection: handshake, requests, moves, and reconnecting.
 
 The connection survives drops: it reconnects with exponential backoff and jitter, says `hello`
-again with the resume token it was given (kept in memory only), and re-sends the moves that were
-never answered with their original ids, which the server answers without applying them twice
-(docs/protocol.md, "Moves"). Everything the server sends goes to one ``on_message`` callback.
+again with the resume token it was given (the seat store keeps it on disk, so a new process can
+take the seat back too), and re-sends the moves that were never answered with their original
+ids, which the server answers without applying them twice (docs/protocol.md, "Moves"). It paces
+itself to the rate limit the server advertises and retries what the server refused as
+`rate_limited`. Everything the server sends goes to one ``on_message`` callback, the messages of
+a `batch` one by one.
 """
 
 from __future__ import annotations
@@ -18,14 +21,18 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import msgpack
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from shared.errors import ArenaError, ClientError, ProtocolError, ServerError
-from shared.protocol import MAX_NAME_LEN, PROTOCOL_VERSION, decode, encode, validate
+from shared.protocol import MAX_NAME_LEN, PROTOCOL_VERSION, BadFrame, decode, encode, validate
 
 # Close codes after which reconnecting cannot help (docs/protocol.md, "Limits and close codes").
 FATAL_CLOSE_CODES = {4000: "unsupported protocol version", 4001: "seat taken by another connection"}
+
+
+RATE_LIMIT_RETRIES = 8
 
 
 class ConnectionLost(ServerError):
@@ -66,6 +73,56 @@ class Backoff:
 
 
 Connector = Callable[[str], Awaitable[ClientConnection]]
+BATCH = "batch"
+
+
+def decode_frame(frame: bytes | bytearray | memoryview | str) -> list[dict[str, Any]]:
+    """The messages of one frame: one, or a `batch`'s in order (each checked as if alone)."""
+    if isinstance(frame, (bytes, bytearray, memoryview)):
+        try:
+            raw = msgpack.unpackb(bytes(frame), raw=False, strict_map_key=True, use_list=True)
+        except Exception:  # msgpack raises a family of unrelated exceptions for bad bytes
+            raw = None
+        if isinstance(raw, dict) and raw.get("type") == BATCH:
+            inner = raw.get("messages")
+            if not isinstance(inner, list):
+                raise BadFrame("a batch needs a list of messages")
+            out = []
+            for item in inner:
+                try:
+                    out.append(validate(item))
+                except ProtocolError:
+                    continue  # one message a newer server added: skip it, keep the rest
+            return out
+    return [decode(frame)]
+
+
+class Pacer:
+    """A token bucket a little under the server's advertised rate, so a script never trips it."""
+
+    def __init__(self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic):
+        self.rate = max(0.1, rate)
+        self.burst = max(1, burst)
+        self._clock = clock
+        self._tokens = float(self.burst)
+        self._at = clock()
+
+    def wait_s(self) -> float:
+        """Take a token; how long to wait first (0 when one is there)."""
+        now = self._clock()
+        self._tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
+        self._at = now
+        self._tokens -= 1
+        return 0.0 if self._tokens >= 0 else -self._tokens / self.rate
+
+    @classmethod
+    def from_limits(cls, limits: Mapping[str, Any]) -> Pacer | None:
+        rate = limits.get("messages_per_second")
+        if not isinstance(rate, (int, float)) or rate <= 0:
+            return None
+        burst = limits.get("burst")
+        # Keep a margin: pings, and the server's bucket started earlier than ours.
+        return cls(rate * 0.8, max(1, int(burst) // 2 if isinstance(burst, int) else 1))
 
 
 async def _default_connect(url: str) -> ClientConnection:
@@ -87,6 +144,8 @@ class Connection:
         backoff: Backoff | None = None,
         first_attempts: int = 3,
         give_up_after: float = 120.0,
+        resume: str | None = None,
+        on_token: Callable[[str, dict[str, Any]], None] | None = None,
     ) -> None:
         self.url = url
         self.name = (name.strip() or "player")[:MAX_NAME_LEN]
@@ -98,7 +157,11 @@ class Connection:
         self._first_attempts = first_attempts
         self._give_up_after = give_up_after
         self.session: str | None = None
-        self._token: str | None = None  # private: never logged, never written anywhere
+        # Private: never logged; written only to the seat store (mode 0600) via ``on_token``.
+        self._token: str | None = resume
+        self._on_token = on_token
+        self.resuming_from_disk = resume is not None
+        self._pacer: Pacer | None = None
         self.resumed = False
         self.welcome: dict[str, Any] = {}
         self.clock_offset_ms = 0
@@ -111,7 +174,9 @@ class Connection:
         self._failed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._refs = itertools.count(1)
-        self._move_ids = itertools.count(1)
+        # Unique across runs too: a seat taken back by a new process must not reuse an id the
+        # server already answered (a reused id is `id_reused`). Microseconds stay below 2**53.
+        self._move_ids = itertools.count(time.time_ns() // 1000)
         self._requests: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._moves: dict[int | str, tuple[dict[str, Any], asyncio.Future[dict[str, Any]]]] = {}
         self._pings: dict[int, int] = {}
@@ -230,6 +295,10 @@ class Connection:
         self.session = msg["session"]
         self._token = msg["token"]
         self.resumed = bool(msg["resumed"])
+        self.resuming_from_disk = self.resuming_from_disk and self.resumed
+        self._pacer = Pacer.from_limits(msg.get("limits") or {})
+        if self._on_token is not None:
+            self._on_token(self._token, msg)
         if was_resuming and not self.resumed:
             # The seat is gone (expired, or a server without durable storage): moves in flight
             # can never be answered.
@@ -246,17 +315,16 @@ class Connection:
                 asyncio.create_task(result)  # noqa: RUF006 - it only sends requests
         async for frame in ws:
             try:
-                msg = decode(frame)
+                messages = decode_frame(frame)
             except ProtocolError:
                 continue  # a newer server's message type: ignore it rather than drop the game
-            if msg["type"] != "batch":
-                self._dispatch(msg)
-                continue
-            for inner in msg["messages"]:  # several messages of one server tick, in order
-                try:
-                    self._dispatch(validate(inner))
-                except ProtocolError:
-                    continue
+            for message in messages:
+                self._dispatch(message)
+
+    @property
+    def resume_token(self) -> str | None:
+        """The token that takes this seat back (for the seat store only)."""
+        return self._token
 
     def _ping_ref(self) -> int:
         ref = next(self._refs)
@@ -309,9 +377,16 @@ class Connection:
             waiter.cancel()
             raise self._failure or ConnectionLost("the connection is closed")
 
+    async def _pace(self) -> None:
+        if self._pacer is not None:
+            delay = self._pacer.wait_s()
+            if delay > 0:
+                await asyncio.sleep(delay)
+
     async def send(self, msg: Mapping[str, Any]) -> None:
         """Send a message that needs no answer (waits while reconnecting)."""
         await self._wait_ready()
+        await self._pace()
         await self._send_raw(msg)
 
     async def request(
@@ -319,37 +394,57 @@ class Connection:
     ) -> dict[str, Any]:
         """Send with a fresh ``ref`` and return the answer; RequestFailed for an ``error``.
 
-        ``expect`` names the answer's type, so an answer missing its ``ref`` is still matched."""
+        ``expect`` names the answer's type, so an answer missing its ``ref`` is still matched.
+        A `rate_limited` refusal is retried after a pause (the server did not process it)."""
+        for attempt in range(RATE_LIMIT_RETRIES + 1):
+            answer = await self._request_once(msg, expect, wait)
+            if answer["type"] != "error" or answer["code"] != "rate_limited":
+                break
+            if attempt < RATE_LIMIT_RETRIES:
+                await asyncio.sleep(self._backoff.delay(attempt + 1))
+        if answer["type"] == "error":
+            raise RequestFailed(answer["reason"], code=answer["code"])
+        return answer
+
+    async def _request_once(
+        self, msg: Mapping[str, Any], expect: str | None, wait: float
+    ) -> dict[str, Any]:
         await self._wait_ready()
         ref = next(self._refs)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._requests[ref] = future
         if expect is not None:
             self._expecting.setdefault(expect, []).append(ref)
+        await self._pace()
         await self._send_raw({**msg, "ref": ref})
         try:
-            answer = await asyncio.wait_for(future, wait)
+            return await asyncio.wait_for(future, wait)
         finally:
             self._requests.pop(ref, None)
             if expect is not None and ref in self._expecting.get(expect, []):
                 self._expecting[expect].remove(ref)
-        if answer["type"] == "error":
-            raise RequestFailed(answer["reason"], code=answer["code"])
-        return answer
 
     async def move(self, move: str, *, player: str | None = None) -> dict[str, Any]:
         """Send a move with a new client move id; the ``ack``, or MoveRejected with the reason.
 
-        Survives reconnects: an unanswered move is sent again with the same id."""
+        Survives reconnects: an unanswered move is sent again with the same id; so is one the
+        server refused as `rate_limited` (it was not processed), after a pause."""
         await self._wait_ready()
         move_id = next(self._move_ids)
         msg: dict[str, Any] = {"type": "move", "id": move_id, "move": move}
         if player is not None:
             msg["player"] = player
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._moves[move_id] = (msg, future)
-        await self._send_raw(msg)
-        answer = await future
+        for attempt in range(RATE_LIMIT_RETRIES + 1):
+            future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+            self._moves[move_id] = (msg, future)
+            await self._pace()
+            await self._send_raw(msg)
+            answer = await future
+            if answer["type"] != "reject" or answer["code"] != "rate_limited":
+                break
+            if attempt < RATE_LIMIT_RETRIES:
+                await asyncio.sleep(self._backoff.delay(attempt + 1))
+                await self._wait_ready()
         if answer["type"] == "reject":
             raise MoveRejected(answer["reason"], code=answer["code"])
         return answer

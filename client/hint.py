@@ -32,8 +32,8 @@ def hint_text(solution: Solution) -> str:
 
 
 def is_hint(command: Command) -> bool:
-    """`hint` is read as a word the core would reject as a move; the hook takes it first."""
-    return command.kind is Kind.MOVE and command.text.lower() == "hint"
+    """`hint` at the prompt; offline the hook answers it before the public-view heuristic."""
+    return command.kind is Kind.HINT
 
 
 def hint_command(

@@ -10,10 +10,9 @@ import contextlib
 from typing import Any
 
 from client.app import App
-from client.cli import Output
 from client.commands import REPLAY_HELP_TEXT, Kind, parse_command
-from client.session import Session, game_status
-from shared.errors import ArenaError, ClientError
+from client.session import game_status
+from shared.errors import ClientError
 from shared.views import public_fold_event
 
 
@@ -27,6 +26,18 @@ def replay_views(events: list[dict[str, Any]]) -> list[Any]:
     if not views:
         raise ClientError("this game has no events to replay", code="empty_replay")
     return views
+
+
+def step_label(event: dict[str, Any]) -> str:
+    """What a replay step shows happening, in words."""
+    kind = event.get("type")
+    if kind == "game_started":
+        return "the deal"
+    if kind == "moved":
+        return str(event.get("move"))
+    if kind == "resigned":
+        return "left the race: away too long" if event.get("reason") == "abandoned" else "resigned"
+    return str(kind).replace("_", " ")
 
 
 class Replay:
@@ -47,9 +58,8 @@ class Replay:
         session = self.app.session
         session.view = self.views[self.pos]
         event = self.events[self.pos]
-        what = event.get("move") if event.get("type") == "moved" else event.get("type")
         done = game_status(session.view, who="The player")
-        session.status = f"Replay: step {self.pos}/{self.last} ({what})" + (
+        session.status = f"Replay: step {self.pos}/{self.last} ({step_label(event)})" + (
             f". {done}" if done and self.pos == self.last else ""
         )
         self.app.emit(event)
@@ -119,26 +129,3 @@ async def _read_until_quit(app: App) -> None:
             await asyncio.Event().wait()
         if parse_command(line or "", replay=True).kind is Kind.QUIT:
             return
-
-
-async def replay_offline(args: Any, output: Output, script: list[str] | None) -> int:
-    """`solitaire replay --offline --seed S --moves FILE`: the deal and moves, replayed locally."""
-    from client.offline import LocalGame, seed_value, title_for
-
-    if args.seed is None or script is None:
-        raise ClientError("an offline replay needs --seed and --moves FILE")
-    seed = seed_value(args.seed)
-    game = LocalGame(args.variant, seed, clock=lambda: 0)
-    for line in script:
-        from shared.moves import parse_move
-
-        try:
-            await game.move(parse_move(line, game.view))
-        except ArenaError as error:
-            raise ClientError(f"move {game.view.moves_made + 1} ({line}): {error.reason}") from None
-    session = Session(title=title_for(args.variant, seed, "replay"), color=output.color)
-    # The moves came from --moves; the replay itself is driven by the prompt or --speed.
-    app = App(session, output, script=[] if args.speed is None and output.json else None)
-    async with app:
-        await run_replay(app, game.public_events(), args.speed)
-    return 0

@@ -1,61 +1,79 @@
-"""The whole screen as a pure function: board, race panel, clock, status line and messages.
+"""The whole screen as a pure function: boards, race panel, clock, status line and messages.
 
-`shared.render_board` draws the board itself; this module places it with everything around it
-in at most 80 columns, so every frame can be tested as a fixed-width string.
+A frame always fits the terminal it is given: tall piles are compressed, many boards drawn
+compact, old messages dropped; when even that cannot fit, the frame says how big the window must
+be instead of cutting things off. The race panel always sits right of the board.
 """
 
 from __future__ import annotations
 
 import enum
-import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+from client import board as boards
+from client.text import char_width, cut, plural, strip_ansi
+from client.text import width as display_width
+
+__all__ = [
+    "Racer",
+    "RacerState",
+    "Screen",
+    "compose",
+    "fit",
+    "format_clock",
+    "frame_bytes",
+    "strip_ansi",
+    "visible_width",
+]
 
 WIDTH = 80
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-
 BOLD = "\x1b[1m"
 DIM = "\x1b[2m"
 RED = "\x1b[31m"
 GREEN = "\x1b[32m"
 YELLOW = "\x1b[33m"
 RESET = "\x1b[0m"
+PANEL_WIDTH = 32
+GAP = 2
+NAME_COLUMNS = 10
 
 
 def visible_width(text: str) -> int:
-    """Columns a line takes on the terminal, ANSI sequences excluded."""
-    return len(_ANSI.sub("", text))
+    """Columns a line takes on the terminal, ANSI sequences excluded, wide characters as two."""
+    return display_width(text)
 
 
-def strip_ansi(text: str) -> str:
-    """The text without ANSI sequences."""
-    return _ANSI.sub("", text)
-
-
-def fit(text: str, width: int) -> str:
-    """Cut a plain or coloured line to ``width`` columns, keeping escape sequences intact."""
-    if visible_width(text) <= width:
+def fit(text: str, columns: int) -> str:
+    """Cut a plain or coloured line to ``columns`` columns, keeping escape sequences intact."""
+    if display_width(text) <= columns:
         return text
+    from client.text import _ANSI
+
     out: list[str] = []
-    columns = 0
+    used = 0
     pos = 0
-    while pos < len(text) and columns < width:
+    while pos < len(text):
         match = _ANSI.match(text, pos)
         if match:
             out.append(match.group())
             pos = match.end()
             continue
+        step = char_width(text[pos])
+        if used + step > columns:
+            break
         out.append(text[pos])
-        columns += 1
+        used += step
         pos += 1
-    cut = "".join(out)
-    return cut + RESET if "\x1b[" in cut else cut
+    result = "".join(out)
+    return result + RESET if "\x1b[" in result else result
 
 
-def pad(text: str, width: int) -> str:
-    """Pad a (possibly coloured) line with spaces to ``width`` columns."""
-    return text + " " * max(0, width - visible_width(text))
+def pad(text: str, columns: int) -> str:
+    """Pad a (possibly coloured) line with spaces to ``columns`` columns."""
+    return text + " " * max(0, columns - display_width(text))
 
 
 def format_clock(ms: int | None) -> str:
@@ -70,6 +88,12 @@ def format_clock(ms: int | None) -> str:
     return f"{minutes:02d}:{secs:02d}"
 
 
+def format_away(ms: int) -> str:
+    """How long a racer has been away: 0:12, 1:05."""
+    seconds = max(0, ms) // 1000
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
 class RacerState(enum.Enum):
     """Where a racer stands, as the race panel shows it."""
 
@@ -79,11 +103,12 @@ class RacerState(enum.Enum):
     OVER = "stuck"
     RESIGNED = "resigned"
     LEFT = "left"
+    TIME_UP = "time up"
 
 
 @dataclass(frozen=True)
 class Racer:
-    """One line of the race panel."""
+    """One line of the race panel; ``place`` is the number shown (and typed to watch them)."""
 
     name: str
     cards: int = 0
@@ -92,14 +117,18 @@ class Racer:
     finished_ms: int | None = None
     rank: int | None = None
     me: bool = False
+    place: int | None = None
+    away_ms: int | None = None
+    reached_ms: int | None = None
 
 
 @dataclass(frozen=True)
 class Screen:
-    """Everything one frame shows; the client builds one per change and composes it."""
+    """Everything one frame shows. ``boards``: (label, view) pairs; one unlabelled board is the
+    player's own."""
 
     title: str
-    board: str | None = None
+    boards: tuple[tuple[str, Any], ...] = ()
     clock: str | None = None
     moves: int | None = None
     racers: tuple[Racer, ...] = ()
@@ -109,35 +138,28 @@ class Screen:
     error: str | None = None
 
 
-PANEL_WIDTH = 29
-GAP = 2
-_SPACES = re.compile(r" {4,}")
-
-
-def squeeze(line: str, width: int) -> str:
-    """Shorten a line wider than ``width`` by narrowing its long runs of spaces."""
-    if visible_width(line) <= width:
-        return line
-    return _SPACES.sub("   ", line)
-
-
 def _paint(text: str, code: str, color: bool) -> str:
     return f"{code}{text}{RESET}" if color and text else text
 
 
 def render_panel(racers: Sequence[Racer], *, title: str, color: bool) -> list[str]:
-    """The race panel: one line per racer with rank, cards on foundations, moves and state."""
-    lines = [_paint(fit(title, PANEL_WIDTH), BOLD, color)]
-    lines.append(f"{'#':>2} {'name':<8} {'fnd':>3} {'mvs':>4} state")
-    for racer in racers:
-        rank = f"{racer.rank:>2}" if racer.rank is not None else " -"
-        name = racer.name if len(racer.name) <= 7 else racer.name[:6] + "~"
-        name = ("*" if racer.me else " ") + name
+    """The race panel: number, name, cards on foundations, moves and state, in ranking order;
+    then a line for each racer who is away."""
+    lines = [_paint(cut(title, PANEL_WIDTH), BOLD, color)]
+    lines.append(f"{'#':>2}  {'name':<{NAME_COLUMNS}} {'fnd':>3} {'mvs':>4} state")
+    for i, racer in enumerate(racers, 1):
+        number = racer.rank if racer.rank is not None else (racer.place or i)
+        name = ("*" if racer.me else " ") + cut(racer.name, NAME_COLUMNS, ellipsis="…")
         if racer.state is RacerState.WON and racer.finished_ms is not None:
             state = format_clock(racer.finished_ms)
+        elif racer.away_ms is not None and racer.state is RacerState.PLAYING:
+            state = "away"
         else:
             state = racer.state.value
-        line = fit(f"{rank} {name:<8} {racer.cards:>3} {racer.moves:>4} {state}", PANEL_WIDTH)
+        text = (
+            f"{number:>2} {pad(name, NAME_COLUMNS + 1)} {racer.cards:>3} {racer.moves:>4} {state}"
+        )
+        line = fit(text, PANEL_WIDTH)
         if racer.state is RacerState.WON:
             line = _paint(line, GREEN, color)
         elif racer.state in (RacerState.RESIGNED, RacerState.LEFT, RacerState.OVER):
@@ -145,20 +167,95 @@ def render_panel(racers: Sequence[Racer], *, title: str, color: bool) -> list[st
         elif racer.me:
             line = _paint(line, BOLD, color)
         lines.append(line)
+    for racer in racers:
+        if racer.away_ms is not None and racer.state is RacerState.PLAYING:
+            away = (
+                f"{cut(racer.name, 14, ellipsis='…')} — disconnected {format_away(racer.away_ms)}"
+            )
+            lines.append(_paint(fit(away, PANEL_WIDTH), YELLOW, color))
     return lines
 
 
-def _header(screen: Screen, width: int, color: bool) -> str:
+def _header(screen: Screen, columns: int, color: bool) -> str:
     right_parts = []
     if screen.moves is not None:
-        right_parts.append(f"moves {screen.moves}")
+        right_parts.append(plural(screen.moves, "move"))
     if screen.clock is not None:
         right_parts.append(f"clock {screen.clock}")
     right = "  ".join(right_parts)
-    room = width - len(right) - (1 if right else 0)
-    title = fit(screen.title, max(0, room))
+    room = columns - display_width(right) - (1 if right else 0)
+    title = cut(screen.title, max(0, room), ellipsis="…")
     line = pad(_paint(title, BOLD, color), room) + (" " + right if right else "")
-    return fit(line, width)
+    return fit(line, columns)
+
+
+def _label(label: str, view: Any) -> str:
+    state = boards.game_state_word(view)
+    done = "" if state == "playing" else f", {state}"
+    return f"== {label} — {plural(view.moves_made, 'move')}{done} =="
+
+
+def _boards_full(items: Sequence[tuple[str, Any]], color: bool, rows: int | None) -> list[str]:
+    out: list[str] = []
+    for label, view in items:
+        if label:
+            out.append(_label(label, view))
+        out.extend(
+            boards.render_board(
+                view, color=color, rows=None if rows is None else rows - bool(label)
+            )
+        )
+    return out
+
+
+MORE_HINT = "type a racer's number to see it"
+
+
+def _fit_boards(items: Sequence[tuple[str, Any]], rows: int, color: bool) -> list[str] | None:
+    """The boards in at most ``rows`` rows, or None when they cannot fit at all."""
+    if not items:
+        return []
+    labelled = [int(bool(label)) for label, _ in items]
+    full = sum(boards.full_rows(v) + lab for (_, v), lab in zip(items, labelled, strict=True))
+    if full <= rows:
+        return _boards_full(items, color, None)
+    each = rows // len(items)
+    if all(boards.min_rows(v) + lab <= each for (_, v), lab in zip(items, labelled, strict=True)):
+        return _boards_full(items, color, each)
+    if len(items) == 1:
+        return None
+    # Many boards: three lines each, and as many as fit.
+    shown = len(items) if 3 * len(items) <= rows else (rows - 1) // 3
+    if shown < 1:
+        return None
+    out: list[str] = []
+    for label, view in items[:shown]:
+        out.extend(boards.render_compact(label or "you", view, color=color))
+    if shown < len(items):
+        out.append(f"+{len(items) - shown} more: {MORE_HINT}")
+    return out
+
+
+def _min_rows(items: Sequence[tuple[str, Any]]) -> int:
+    if not items:
+        return 0
+    if len(items) == 1:
+        label, view = items[0]
+        return boards.min_rows(view) + bool(label)
+    return 4  # one compact board and the "more" line
+
+
+def _board_width(items: Sequence[tuple[str, Any]]) -> int:
+    return max((boards.board_width(view) for _, view in items), default=0)
+
+
+def too_small(columns: int, rows: int, need_columns: int, need_rows: int) -> list[str]:
+    """The frame in a window too small to show the game: what size it needs."""
+    text = (
+        f"Window too small: needs at least {need_columns}x{need_rows}, this one is "
+        f"{columns}x{rows}. Make it bigger, or type 'quit'."
+    )
+    return textwrap.wrap(text, width=max(10, columns))[: max(1, rows - 1)]
 
 
 def compose(
@@ -166,48 +263,67 @@ def compose(
 ) -> list[str]:
     """The frame's lines, none wider than ``width`` columns, no trailing spaces.
 
-    With ``height``, old messages and then the bottom of the board give way so the frame and a
-    prompt line fit: a frame taller than the terminal would scroll and break in-place redraws.
+    With ``height`` the frame and a prompt line fit in ``height`` rows: boards compress, old
+    messages go, and a window too small for the game gets a notice saying the size it needs.
     """
-    lines = [_header(screen, width, color)]
-    board = screen.board.split("\n") if screen.board else []
-    while board and not board[-1].strip():
-        board.pop()
+    columns = width
+    header = _header(screen, columns, color)
     panel = (
         render_panel(screen.racers, title=screen.panel_title, color=color) if screen.racers else []
     )
-    room = width - GAP - PANEL_WIDTH
-    squeezed = [squeeze(line, room) for line in board]
-    board_width = max((visible_width(line) for line in squeezed), default=0)
-    if panel and board and board_width <= room:
-        rows = max(len(squeezed), len(panel))
-        for i in range(rows):
-            left = squeezed[i] if i < len(squeezed) else ""
-            right = panel[i] if i < len(panel) else ""
-            lines.append(pad(left, board_width) + " " * GAP + right if right else left)
+    status = [
+        _paint(line, YELLOW, color)
+        for line in textwrap.wrap(screen.status, width=columns, break_on_hyphens=False)
+    ]
+    messages = [line for m in screen.messages for line in _wrap(m, columns)]
+    error = [
+        _paint(line, RED, color)
+        for line in textwrap.wrap(screen.error or "", width=columns, break_on_hyphens=False)
+    ]
+    board_columns = _board_width(screen.boards)
+    side = bool(panel) and (board_columns == 0 or board_columns + GAP + PANEL_WIDTH <= columns)
+    if height is None:
+        body_left = _boards_full(screen.boards, color, None)
     else:
-        lines.extend(board)
+        need_columns = max(board_columns + (GAP + PANEL_WIDTH if panel else 0), 20)
+        # Header, blank line, status, error, the prompt, and the newest message if any.
+        fixed = 2 + len(status) + len(error) + 1 + min(1, len(messages))
+        rows = height - fixed
+        body = _fit_boards(screen.boards, rows, color)
+        need_rows = fixed + max(_min_rows(screen.boards), len(panel))
+        if body is None or columns < need_columns or len(panel) > rows:
+            notice = too_small(columns, height, need_columns, need_rows)
+            # What was said last still shows (a question to answer, say), room permitting.
+            last = error or (_wrap(screen.messages[-1], columns) if screen.messages else [])
+            lines = (notice + last)[: max(1, height - 1)]
+            return [fit(line, columns) for line in lines]
+        body_left = body
+        side = bool(panel)
+    lines = [header]
+    area = columns - GAP - PANEL_WIDTH if side else columns
+    left = [fit(line, area) for line in body_left]
+    if side:
+        left_width = max((display_width(line) for line in left), default=0)
+        for i in range(max(len(left), len(panel))):
+            lhs = left[i] if i < len(left) else ""
+            rhs = panel[i] if i < len(panel) else ""
+            lines.append(pad(lhs, left_width) + " " * GAP + rhs if rhs else lhs)
+    else:
+        lines.extend(left)
         if panel:
-            if board:
+            if left:
                 lines.append("")
             lines.extend(panel)
     lines.append("")
-    tail = []
-    if screen.status:
-        tail.extend(
-            _paint(line, YELLOW, color) for line in textwrap.wrap(screen.status, width=width)
-        )
-    messages = [fit(message, width) for message in screen.messages]
-    error = [_paint(line, RED, color) for line in textwrap.wrap(screen.error or "", width=width)]
     if height is not None:
-        spare = height - 1 - len(lines) - len(tail) - len(error)
-        messages = (
-            messages[max(0, len(messages) - max(0, spare)) :] if spare < len(messages) else messages
-        )
-        if spare < 0:
-            lines = lines[: max(1, len(lines) + spare)]
-    lines.extend(tail + messages + error)
-    return [fit(line, width).rstrip() for line in lines]
+        spare = height - 1 - len(lines) - len(status) - len(error)
+        messages = messages[len(messages) - max(0, spare) :] if spare < len(messages) else messages
+    lines.extend(status + messages + error)
+    return [fit(line, columns).rstrip() for line in lines]
+
+
+def _wrap(text: str, columns: int) -> list[str]:
+    return textwrap.wrap(text, width=columns, break_on_hyphens=False) or [""]
 
 
 # Cursor home, then each line followed by erase-to-end-of-line: the frame overwrites the last one

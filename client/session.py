@@ -8,12 +8,73 @@ from __future__ import annotations
 
 import textwrap
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from client.screen import Racer, Screen, format_clock
+from client.screen import Racer, RacerState, Screen, fit, format_clock
+from client.text import plural
 
 MESSAGE_LINES = 6
+
+
+class Pager:
+    """A long text shown over the board a page at a time (Enter: next page, q: close)."""
+
+    def __init__(self, title: str, text: str) -> None:
+        self.title = title
+        self.text = text
+        self.top = 0
+
+    def _wrapped(self, columns: int) -> list[str]:
+        """The text reflowed to the window: paragraphs and list items wrapped, blank lines kept."""
+        out: list[str] = []
+        paragraph: list[str] = []
+
+        def flush() -> None:
+            if paragraph:
+                text = " ".join(paragraph)
+                indent = "  " if text.startswith("- ") else ""
+                out.extend(textwrap.wrap(text, width=max(10, columns), subsequent_indent=indent))
+                paragraph.clear()
+
+        for raw in self.text.splitlines():
+            line = raw.strip()
+            if not line:
+                flush()
+                out.append("")
+            elif line.startswith("- ") or line.isupper():
+                flush()
+                paragraph.append(line)
+            else:
+                paragraph.append(line)
+        flush()
+        return out
+
+    def _page_rows(self, rows: int) -> int:
+        return max(1, rows - 3)  # the title, the hint and the prompt
+
+    def lines(self, columns: int, rows: int) -> list[str]:
+        """This page's frame."""
+        text = self._wrapped(columns)
+        size = self._page_rows(rows)
+        page = text[self.top : self.top + size]
+        end = self.top + len(page)
+        more = end < len(text)
+        hint = (
+            f"-- lines {self.top + 1}-{end} of {len(text)}: Enter for more, q to close --"
+            if more
+            else "-- the end: Enter or q to close; then type a move --"
+        )
+        return [fit(line, columns) for line in (self.title, *page, hint)]
+
+    def advance(self, columns: int, rows: int) -> bool:
+        """The next page; False at the last one (the pager then closes)."""
+        total = len(self._wrapped(columns))
+        size = self._page_rows(rows)
+        if self.top + size >= total:
+            return False
+        self.top += size
+        return True
 
 
 @dataclass
@@ -34,36 +95,25 @@ class Session:
     show_board: bool = True
     boards: tuple[tuple[str, Any], ...] = ()
     countdown_to_ms: int | None = None
-    _board_cache: tuple[Any, bool, str] | None = None
+    # When each away racer's connection went, on this client's clock (the panel counts it up).
+    away_since: dict[str, int] = field(default_factory=dict)
+    pager: Pager | None = None
 
-    def say(self, text: str, width: int = 80) -> None:
-        """Add a message below the board, wrapped to the screen's width."""
-        for line in textwrap.wrap(text, width=width) or [""]:
-            self.messages.append(line)
+    def say(self, text: str) -> None:
+        """Add a message below the board (the screen wraps it to its width)."""
+        self.messages.append(text)
 
     def clear_messages(self) -> None:
         """Forget old messages, e.g. after a successful move."""
         self.messages.clear()
 
-    def board_text(self) -> str | None:
-        """The rendered board (or boards, each under its label), re-rendered only on change."""
-        if self.boards and self.show_board:
-            from shared import render_board
-
-            return "\n".join(
-                f"== {label} ==\n" + render_board(view, color=self.color)
-                for label, view in self.boards
-            )
-        if self.view is None or not self.show_board:
-            return None
-        cached = self._board_cache
-        if cached is not None and cached[0] is self.view and cached[1] == self.color:
-            return cached[2]
-        from shared import render_board
-
-        text = render_board(self.view, color=self.color)
-        self._board_cache = (self.view, self.color, text)
-        return text
+    def shown_boards(self) -> tuple[tuple[str, Any], ...]:
+        """The boards on screen: the watched ones, each labelled, or the player's own."""
+        if not self.show_board:
+            return ()
+        if self.boards:
+            return self.boards
+        return (("", self.view),) if self.view is not None else ()
 
     def clock_text(self, now_ms: int) -> str | None:
         """Elapsed time since the start, or time left when the race has a limit."""
@@ -81,12 +131,16 @@ class Session:
         if self.countdown_to_ms is not None and now_ms < self.countdown_to_ms:
             seconds = -(-(self.countdown_to_ms - now_ms) // 1000)
             status = f"Get ready: the race starts in {seconds}..."
+        racers = tuple(
+            replace(r, away_ms=now_ms - self.away_since[key]) if key in self.away_since else r
+            for key, r in self.racers.items()
+        )
         return Screen(
             title=self.title,
-            board=self.board_text(),
+            boards=self.shown_boards(),
             clock=self.clock_text(now_ms),
-            moves=None,
-            racers=tuple(self.racers.values()),
+            moves=self.view.moves_made if self.view is not None and not self.boards else None,
+            racers=racers,
             panel_title=self.panel_title,
             status=status,
             messages=tuple(self.messages),
@@ -95,27 +149,33 @@ class Session:
 
 
 def ranked(racers: dict[str, Racer]) -> dict[str, Racer]:
-    """Racers in race order: finished by time, then by cards on foundations (DESIGN.md)."""
+    """Racers in ranking order (DESIGN.md, "Rooms and races"): finished players by finish time,
+    the rest by cards on foundations, then by when they reached that count; a racer still
+    playing before one who stopped at the same count. Each gets its number, ``place``."""
 
-    def key(item: tuple[str, Racer]) -> tuple[int, int, int, str]:
+    def key(item: tuple[str, Racer]) -> tuple[int, int, int, int, str]:
         racer = item[1]
         if racer.rank is not None:
-            return (0, racer.rank, 0, item[0])
-        if racer.finished_ms is not None:
-            return (1, racer.finished_ms, 0, item[0])
-        return (2, -racer.cards, racer.moves, item[0])
+            return (0, racer.rank, 0, 0, racer.name)
+        if racer.state is RacerState.WON and racer.finished_ms is not None:
+            return (1, racer.finished_ms, 0, 0, racer.name)
+        reached = racer.reached_ms if racer.reached_ms is not None else 2**62
+        stopped = racer.state not in (RacerState.PLAYING, RacerState.WAITING)
+        return (2, -racer.cards, reached, int(stopped), racer.name)
 
-    return dict(sorted(racers.items(), key=key))
+    order = sorted(racers.items(), key=key)
+    return {pid: replace(racer, place=i) for i, (pid, racer) in enumerate(order, 1)}
 
 
 def game_status(view: Any, *, who: str = "You") -> str:
     """One line saying how a game stands, from its public view."""
     if view is None:
         return ""
+    cards = plural(view.foundation_count, "card")
     if getattr(view, "won", False):
-        return f"{who} won in {view.moves_made} moves!"
+        return f"{who} won in {plural(view.moves_made, 'move')}!"
     if getattr(view, "resigned", False):
-        return f"{who} resigned with {view.foundation_count} cards on the foundations."
+        return f"{who} resigned with {cards} on the foundations."
     if getattr(view, "over", False):
-        return f"No legal move left: game over with {view.foundation_count} cards on foundations."
+        return f"No legal move left: game over with {cards} on the foundations."
     return ""

@@ -15,7 +15,7 @@ import termios
 import threading
 import tty
 from collections.abc import Callable, Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 from client.screen import CLEAR, ERASE_LINE, HOME, frame_bytes
 
@@ -48,6 +48,13 @@ class Display:
         """Clear the terminal once; later frames overwrite in place."""
         if self._enabled and self._in_place:
             self._write(HOME + CLEAR)
+
+    def reset(self) -> None:
+        """The window changed size: clear it and draw the whole frame again."""
+        if self._enabled and self._in_place:
+            self._write(HOME + CLEAR)
+            self._last = None
+            self.invalidate()
 
     def invalidate(self) -> None:
         """Ask for a redraw; many calls within one frame interval cost a single redraw."""
@@ -105,7 +112,7 @@ class LineReader:
         self._stream = sys.stdin if stream is None else stream
         self._display = display
         self._queue: asyncio.Queue[str | None] = asyncio.Queue()
-        self._saved: list | None = None  # type: ignore[type-arg]
+        self._saved: list[Any] | None = None
         self._fd: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -59,8 +60,19 @@ def loop_factory(choice: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
 def main(argv: Sequence[str] | None = None) -> int:
     config = parse_config(argv)
     configure_logging(config.log_format, config.log_level)
-    with asyncio.Runner(loop_factory=loop_factory(config.loop)) as runner:
-        runner.run(serve(config))
+    try:
+        with asyncio.Runner(loop_factory=loop_factory(config.loop)) as runner:
+            runner.run(serve(config))
+    except OSError as error:
+        if error.errno != errno.EADDRINUSE:
+            raise
+        # A second server on a busy port: one line, not a traceback.
+        print(
+            f"solitaire-server: cannot listen on {config.host}:{config.port}: the address is "
+            "already in use (another server running? choose another --port)",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

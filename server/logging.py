@@ -1,7 +1,8 @@
 """Structured logs (JSON or console) with room, game and player on every line.
 
-The connection handler binds ``room``, ``game`` and ``player`` as contextvars; a processor puts
-them (None when unknown) on every line, so one grep follows a game across the whole log.
+The connection handler binds ``room``, ``game`` and ``player`` as contextvars, so one grep follows
+a game across the whole log; a field that is not set (None) is left off the line rather than
+printed as ``game=None``.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ CONTEXT_KEYS = ("room", "game", "player")
 
 
 def _context_keys(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> Any:
-    """Every line names its room, game and player, even when they are not known (None)."""
+    """A line names its room, game and player when they are known, and omits them when not."""
     for key in CONTEXT_KEYS:
-        event.setdefault(key, None)
+        if key in event and event[key] is None:
+            del event[key]
     return event
 
 

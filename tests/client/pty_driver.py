@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
+import time
 from pathlib import Path
 
 import pexpect
+import pyte
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 15
@@ -42,3 +45,50 @@ def finish(child: pexpect.spawn) -> int | None:
     finally:
         child.close(force=True)
     return child.exitstatus
+
+
+def words(text: str) -> str:
+    """A pattern for ``text`` as the screen wraps it: any break between words is allowed."""
+    gap = r"(?:\s|\x1b\[K)+"
+    return gap.join(re.escape(word) for word in text.split())
+
+
+class Term:
+    """What a person sees in the pseudo-terminal: the child's output played into a terminal
+    emulator (pyte) of the same size."""
+
+    def __init__(self, child: pexpect.spawn, columns: int, rows: int) -> None:
+        self.child = child
+        self.screen = pyte.Screen(columns, rows)
+        self.stream = pyte.Stream(self.screen)
+
+    def pump(self, wait: float = 0.05) -> bool:
+        """Feed what the child wrote so far; False once it has exited."""
+        try:
+            while True:
+                self.stream.feed(self.child.read_nonblocking(65536, timeout=wait))
+        except pexpect.TIMEOUT:
+            return True
+        except pexpect.EOF:
+            return False
+
+    def lines(self) -> list[str]:
+        """The screen's rows, trailing spaces removed."""
+        return [row.rstrip() for row in self.screen.display]
+
+    def text(self) -> str:
+        return "\n".join(self.lines())
+
+    def wait(self, pattern: str, timeout: float = TIMEOUT) -> str:
+        """Until the screen shows ``pattern`` (a regex); the screen's text then."""
+        deadline = time.monotonic() + timeout
+        while True:
+            alive = self.pump()
+            text = self.text()
+            if re.search(pattern, text):
+                return text
+            if not alive or time.monotonic() > deadline:
+                raise AssertionError(f"the screen never showed {pattern!r}:\n{text}")
+
+    def type(self, text: str) -> None:
+        type_line(self.child, text)

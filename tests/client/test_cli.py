@@ -107,7 +107,11 @@ def test_top_level_help_ends_with_the_common_options() -> None:
     for option in COMMON:
         assert f"  {option}" in epilog, option
     assert "--variant {swiss,quadrennial}" in epilog
-    assert out.rstrip().endswith("solitaire COMMAND --help shows every option of a command.")
+    assert "solitaire COMMAND --help shows every option of a command." in epilog
+    # The exit statuses close the help, so a script writer finds them.
+    assert out.rstrip().endswith("in a race your seat is kept for the server's grace")
+    for status in ("0 ", "1 ", "2 ", "3 ", "130 "):
+        assert f"\n  {status}" in out
 
 
 def test_top_level_help_shows_the_environment_defaults() -> None:

@@ -5,10 +5,19 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import msgpack
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
-from client.connection import Backoff, Connection, ConnectionLost, MoveRejected, State
+from client.connection import (
+    Backoff,
+    Connection,
+    ConnectionLost,
+    MoveRejected,
+    Pacer,
+    State,
+    decode_frame,
+)
 from shared.protocol import decode, encode
 
 FAST = Backoff(base=0.01, factor=2.0, cap=0.05)
@@ -23,6 +32,9 @@ class FakeServer:
         self.drop_on_move: int | None = None
         self.version = 1
         self.answered: dict[Any, dict[str, Any]] = {}
+        self.rate_limit_first = 0  # refuse this many move frames as `rate_limited` first
+        self.batch = False  # answer list_rooms inside a `batch` frame, among other messages
+        self.limits: dict[str, Any] = {}
 
     async def handler(self, ws: ServerConnection) -> None:
         async for frame in ws:
@@ -41,12 +53,22 @@ class FakeServer:
                             "resumed": resumed,
                             "room": "r1" if resumed else None,
                             "server": "fake",
-                            "limits": {},
+                            "limits": self.limits,
                         }
                     )
                 )
             elif kind == "ping":
                 await ws.send(encode({"type": "pong", "at": 1_000, "ref": msg["ref"]}))
+            elif kind == "list_rooms" and self.batch:
+                # Several messages coalesced into one frame, one of a type this client does
+                # not know (a newer server's): it is skipped, the rest handled in order.
+                inner = [
+                    {"type": "left", "room": "r1"},
+                    {"type": "surprise", "x": 1},
+                    {"type": "rooms", "rooms": [], "ref": msg["ref"]},
+                    {"type": "pong", "at": 5},
+                ]
+                await ws.send(msgpack.packb({"type": "batch", "messages": inner}))
             elif kind == "list_rooms":
                 await ws.send(encode({"type": "rooms", "rooms": [], "ref": msg["ref"]}))
             elif kind == "join":
@@ -63,6 +85,16 @@ class FakeServer:
                     ws.transport.abort()
                     return
                 answer = self.answered.get(msg["id"])
+                if self.rate_limit_first > 0:
+                    self.rate_limit_first -= 1
+                    answer = {
+                        "type": "reject",
+                        "id": msg["id"],
+                        "code": "rate_limited",
+                        "reason": "too many messages: slow down",
+                    }
+                    await ws.send(encode(answer))
+                    continue
                 if answer is None:
                     if msg["move"] == "t1f":
                         answer = {
@@ -122,7 +154,11 @@ async def test_moves_get_their_ack_or_the_servers_reason(fake) -> None:
             await conn.move("t1f")
         assert rejected.value.reason == "no foundation takes QS"
         assert rejected.value.code == "illegal_move"
-        assert [m["id"] for m in server.moves] == [1, 2]
+        first = server.moves[0]["id"]
+        # Ids run on from a per-run start, so a seat taken back by a new process never
+        # reuses one the server already answered.
+        assert [m["id"] for m in server.moves] == [first, first + 1]
+        assert first > 10**15
     finally:
         await conn.close()
 
@@ -136,7 +172,8 @@ async def test_a_dropped_connection_resumes_and_resends_the_unanswered_move(fake
         server.drop_on_move = 2
         ack = await asyncio.wait_for(conn.move("t3t5"), 15)
         assert ack["version"] == 3
-        assert [m["id"] for m in server.moves] == [1, 2, 2]  # the same id, sent again
+        first = server.moves[0]["id"]
+        assert [m["id"] for m in server.moves] == [first, first + 1, first + 1]  # sent again
         assert server.hellos[1]["resume"] == "token-1"
         assert conn.resumed
         assert conn.reconnects == 1
@@ -164,3 +201,85 @@ def test_backoff_grows_exponentially_with_jitter_and_a_cap() -> None:
     assert backoff.delay(10, lambda: 1.0) == 4.0
     assert backoff.delay(10, lambda: 0.0) == 2.0  # jitter: between half and all of it
     assert backoff.delay(1, lambda: 0.0) == 0.25
+
+
+async def test_a_batch_frame_is_handled_message_by_message_in_order(fake) -> None:
+    server, url = fake
+    server.batch = True
+    messages: list[dict[str, Any]] = []
+    conn = await connected(url, messages)
+    try:
+        answer = await conn.request({"type": "list_rooms"}, expect="rooms")
+        assert answer["rooms"] == []
+        kinds = [m["type"] for m in messages]
+        assert kinds[-3:] == ["left", "rooms", "pong"]  # the unknown one skipped
+    finally:
+        await conn.close()
+
+
+def test_decode_frame_unpacks_a_batch_and_checks_each_message() -> None:
+    frame = msgpack.packb(
+        {
+            "type": "batch",
+            "messages": [
+                {"type": "progress", "room": "r", "player": "p", "status": "playing",
+                 "foundation": 1, "moves": 2, "finished_at": None, "reached_at": 5},
+                {"type": "progress", "room": "r"},  # a broken one: left out
+                {"type": "left", "room": "r"},
+            ],
+        }
+    )  # fmt: skip
+    assert [m["type"] for m in decode_frame(frame)] == ["progress", "left"]
+    assert decode_frame(encode({"type": "left", "room": "r"})) == [{"type": "left", "room": "r"}]
+
+
+async def test_a_rate_limited_move_is_sent_again_with_its_id_until_played(fake) -> None:
+    server, url = fake
+    server.rate_limit_first = 2
+    conn = await connected(url)
+    try:
+        ack = await asyncio.wait_for(conn.move("d"), 15)
+        assert ack["type"] == "ack"
+        ids = [m["id"] for m in server.moves]
+        assert len(ids) == 3
+        assert len(set(ids)) == 1  # not processed, so the same move id each time
+    finally:
+        await conn.close()
+
+
+def test_the_pacer_stays_under_the_advertised_rate() -> None:
+    now = [0.0]
+    pacer = Pacer.from_limits({"messages_per_second": 20, "burst": 40})
+    assert pacer is not None
+    pacer._clock = lambda: now[0]
+    pacer._at = 0.0
+    waits = []
+    for _ in range(100):
+        wait = pacer.wait_s()
+        waits.append(wait)
+        now[0] += wait
+    assert waits[:20] == [0.0] * 20  # half the burst goes at once
+    assert now[0] >= (100 - 20) / 16 - 1e-9  # then 80% of 20 per second
+    assert Pacer.from_limits({}) is None  # an old server advertises nothing: no pacing
+
+
+async def test_a_token_from_disk_takes_the_seat_back_and_each_new_token_is_reported(fake) -> None:
+    server, url = fake
+    tokens: list[str] = []
+    conn = Connection(
+        url,
+        "ann",
+        on_message=lambda m: None,
+        backoff=FAST,
+        resume="token-1",
+        on_token=lambda token, welcome: tokens.append(token),
+    )
+    await conn.start()
+    try:
+        assert server.hellos[0]["resume"] == "token-1"
+        assert conn.resumed
+        assert conn.resuming_from_disk
+        assert tokens == ["token-1"]
+        assert conn.resume_token == "token-1"
+    finally:
+        await conn.close()

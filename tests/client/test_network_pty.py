@@ -12,7 +12,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.client.pty_driver import ROOT, finish, spawn, type_line
+from tests.client.pty_driver import ROOT, finish, spawn, type_line, words
 from tests.support.server_process import ServerProcess
 
 CODE = re.compile(r"room ([a-z0-9]+)")
@@ -40,7 +40,7 @@ def test_play_on_a_server_while_someone_watches(server: ServerProcess) -> None:
         ann.expect("> ")
         watcher = spawn("watch", code, "--server", server.url, "--no-color")
         watcher.expect("watching room " + code)
-        watcher.expect("== ann ==")
+        watcher.expect("== 1. ann — 0 moves ==")  # whose board it is, numbered as in the panel
         watcher.expect("Stock: 27")
         type_line(ann, "d")
         ann.expect("Waste: 3♣")
@@ -50,11 +50,13 @@ def test_play_on_a_server_while_someone_watches(server: ServerProcess) -> None:
         ann.expect("cannot go to its foundation")  # the server's reason, board kept
         type_line(ann, "7 1")
         ann.expect("7 1 -> t7t1")
-        ann.expect("moves 2")
-        watcher.expect("moves 2")
+        ann.expect("2 moves")
+        watcher.expect("ann — 2 moves")
         type_line(ann, "resign")
+        ann.expect(re.escape("Resign this game? Type 'y' to resign"))
+        type_line(ann, "y")
         ann.expect("You resigned")
-        watcher.expect("Resigned")
+        watcher.expect("ann — 2 moves, resigned")
         type_line(ann, "quit")
         assert finish(ann) == 0
         type_line(watcher, "quit")
@@ -90,10 +92,11 @@ def test_race_create_and_join_race_to_results(server: ServerProcess) -> None:
         ann.expect("bob")  # bob appears in ann's race panel
         type_line(ann, "start")
         for racer in (ann, bob):
-            racer.expect("Countdown started")
+            racer.expect("The race starts in 1 second.")
         for racer in (ann, bob):
-            racer.expect("Go! The race has started")
+            # One frame: the status line (the move hint) above the messages (Go!).
             racer.expect("Your move")
+            racer.expect("Go! The race has started")
         type_line(ann, "d")
         ann.expect("Waste: 3♣")
         bob.expect(r"ann\s+0\s+1 playing")  # ann's progress on bob's panel: 0 cards, 1 move
@@ -101,13 +104,15 @@ def test_race_create_and_join_race_to_results(server: ServerProcess) -> None:
         bob.expect("7 1 -> t7t1")
         ann.expect(r"bob\s+0\s+1 playing")
         type_line(ann, "resign")
+        type_line(ann, "y")
         ann.expect("Waiting for the others")
-        bob.expect("ann resigned with 0 cards")
+        bob.expect("ann resigned with 0 cards on the foundations.")
         type_line(bob, "resign")
+        type_line(bob, "yes")
         for racer in (ann, bob):
             racer.expect("Race over: every game is done")
             racer.expect("Results: 1. ")
-            racer.expect("matches the commitment")
+            racer.expect(words("Fair deal: the seed revealed now (1) is the one the server locked"))
         type_line(ann, "quit")
         type_line(bob, "quit")
         assert finish(ann) == 0
@@ -130,21 +135,23 @@ def test_a_killed_server_comes_back_and_the_game_goes_on(fresh_redis, tmp_path: 
         ann.expect("Waste: 3♣")
         ann.expect("> ")
         watcher = spawn("watch", code, "--server", server.url, "--no-color")
-        watcher.expect("moves 1")
+        watcher.expect("ann — 1 move ==")
         server.kill()  # SIGKILL: no goodbye, the TCP connection just dies
         ann.expect("Connection lost: reconnecting")
         type_line(ann, "7 1")  # typed while the server is down: sent once it is back
         server.start()  # the same port and the same Redis
         ann.expect("Reconnected: the game goes on")
         ann.expect("7 1 -> t7t1")
-        ann.expect("moves 2")
+        ann.expect("2 moves")
         type_line(ann, "d")
-        ann.expect("moves 3")
+        ann.expect("3 moves")
         watcher.expect("Reconnected")
-        watcher.expect("moves 3")  # the spectator joined again and follows on
+        watcher.expect("ann — 3 moves")  # the spectator joined again and follows on
         type_line(ann, "t1f")
         ann.expect("cannot go to its foundation")
         type_line(ann, "quit")
+        ann.expect("Quit now and you resign this game")
+        type_line(ann, "y")
         assert finish(ann) == 0
         type_line(watcher, "quit")
         assert finish(watcher) == 0
@@ -155,8 +162,9 @@ def test_a_killed_server_comes_back_and_the_game_goes_on(fresh_redis, tmp_path: 
         server.stop()
 
 
-def run_client(*args: str, stdin: str = "", timeout: float = 30) -> str:
-    """Run `python -m client ARGS` without a terminal (scripted use) and return stdout."""
+def run_client(*args: str, stdin: str = "", timeout: float = 30, status: int = 0) -> str:
+    """Run `python -m client ARGS` without a terminal (scripted use), check its exit status
+    and return stdout."""
     result = subprocess.run(
         [sys.executable, "-m", "client", *args],
         input=stdin,
@@ -166,7 +174,7 @@ def run_client(*args: str, stdin: str = "", timeout: float = 30) -> str:
         cwd=str(ROOT),
         check=False,
     )
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == status, (result.returncode, result.stderr, result.stdout)
     return result.stdout
 
 
@@ -182,17 +190,26 @@ def test_scripted_game_then_rooms_then_replay_stepping(server: ServerProcess) ->
         "--moves",
         "-",
         stdin="d\n7 1\nt1f\nresign\n",
+        status=3,  # a scripted move was refused
     )
-    assert "d\n7 1 -> t7t1\nt1f: rejected: " in out
+    assert (
+        "d\n7 1 -> t7t1\nt1f: rejected: J♥ cannot go to its foundation, which takes a Two\n" in out
+    )
+    assert out.rstrip().endswith("1 scripted move refused")
     assert "\nresigned\n" in out
     code = CODE.search(out).group(1)
     rooms = run_client("rooms", "--server", server.url)
-    assert re.search(rf"^{code}\s+swiss\s+finished\s+1/1", rooms, re.MULTILINE)
+    # Who played, and that the room's seed was chosen (--seed 1), so its deck was known.
+    line = (
+        rf"^{code}\s+swiss\s+finished\s+solo\s+\d+\s+cat"
+        r"  \(open seed: the creator knows the deck\)$"
+    )
+    assert re.search(line, rooms, re.MULTILINE)
     replay = spawn("replay", code, "--server", server.url, "--no-color")
     try:
         replay.expect("replay of cat")
         replay.expect("Stock: 27")
-        replay.expect(r"step 0/3 \(game_started\)")
+        replay.expect(r"step 0/3 \(the deal\)")
         type_line(replay, "n")
         replay.expect("Waste: 3♣")
         replay.expect(r"step 1/3 \(d\)")
@@ -285,7 +302,8 @@ def test_watch_one_player_and_scripted_race(server: ServerProcess, tmp_path: Pat
         # Fair spectating holds the bot's two dealt cards back while ann, still playing, has
         # not turned them; once she resigns they are released.
         type_line(ann, "resign")
-        watcher.expect("moves 2")  # the bot's script ran
+        type_line(ann, "y")
+        watcher.expect("bot — 2 moves")  # the bot's script ran
         assert bot.wait(timeout=30) == 0  # the bot waits for the results, then exits
         assert bot.stdout is not None
         out = bot.stdout.read()
@@ -311,32 +329,34 @@ def test_a_racer_who_resigned_watches_another_live(server: ServerProcess) -> Non
         code = ann.match.group(1)
         bob = spawn("race", "join", code, "--name", "bob", *common)
         for racer in (ann, bob):
-            racer.expect("Go! The race has started")
+            # One frame: the status line (the move hint) above the messages (Go!).
             racer.expect("Your move")
+            racer.expect("Go! The race has started")
         type_line(ann, "watch bob")
         ann.expect("watch: finish or resign your game to watch the others")
         type_line(bob, "d")
-        bob.expect("moves 1")
+        bob.expect(r"\b1 move\b")
         type_line(ann, "resign")
+        type_line(ann, "y")
         ann.expect("Waiting for the others")  # the status line, wrapped: words one by one
         ann.expect("'watch'")
         ann.expect("'back'")
         type_line(ann, "watch bob")
-        ann.expect("== bob ==")
-        ann.expect("moves 1")  # bob's board: ann's own shows moves 0
+        ann.expect(r"== \d\. bob — 1 move ==")  # bob's board: ann's own has 0 moves
         ann.expect("Watching bob live")
         type_line(bob, "7 1")
         bob.expect("7 1 -> t7t1")
-        ann.expect("moves 2")  # bob's move, as it happens
+        ann.expect("bob — 2 moves")  # bob's move, as it happens
         type_line(bob, "d")
-        bob.expect("moves 3")
-        ann.expect("moves 3")
+        bob.expect("3 moves")
+        ann.expect("bob — 3 moves")
         type_line(ann, "back")
         ann.expect("Back to your board")
         type_line(ann, "watch")  # every racer, stacked
-        ann.expect(r"== ann \(you\) ==")
-        ann.expect("== bob ==")
+        ann.expect(r"== \d\. bob — 3 moves ==")
+        ann.expect(r"== \d\. ann \(you\) — 0 moves, resigned ==")
         type_line(bob, "resign")
+        type_line(bob, "y")
         for racer in (ann, bob):
             racer.expect("Race over: every game is done")
             racer.expect("Results: 1. ")

@@ -8,7 +8,7 @@ import pexpect
 import pytest
 
 from shared import IllegalMove, apply_move, new_game, parse_move, public_view
-from tests.client.pty_driver import finish, spawn, type_line
+from tests.client.pty_driver import finish, spawn, type_line, words
 
 
 def reason_of(variant: str, seed: int, moves: list[str], text: str) -> str:
@@ -34,18 +34,27 @@ def test_offline_game_in_a_terminal() -> None:
         child.expect("Stock: 26")
         child.expect("Waste: 3♣")
         type_line(child, "t1f")
-        child.expect(re.escape("t1f: " + reason_of("swiss", 1, ["d"], "t1f")))
+        # The core's reason, with the card as the board shows it and the move said once.
+        assert reason_of("swiss", 1, ["d"], "t1f") == (
+            "t1f: QS cannot go to its foundation, which takes a Two"
+        )
+        child.expect(re.escape("t1f: Q♠ cannot go to its foundation, which takes a Two"))
         child.expect("Stock: 26")  # the board is still there, unchanged
         type_line(child, "7 1")  # the friendly form of t7t1
         child.expect("7 1 -> t7t1")
-        child.expect("moves 2")
+        child.expect("2 moves")
         type_line(child, "undo")
         child.expect("Took back the last move")
-        child.expect("moves 1")
+        child.expect(r"\b1 move\b")
         type_line(child, "help")
-        child.expect("Commands: moves")
+        child.expect("Moves: d deals a card")
         type_line(child, "resign")
+        child.expect(re.escape("Resign this game? Type 'y' to resign"))
+        type_line(child, "y")
         child.expect("You resigned")
+        child.expect(
+            words("Next: 'new' for another deal, 'replay' to see this game again, 'quit'.")
+        )
         type_line(child, "quit")
         assert finish(child) == 0
     finally:
@@ -58,6 +67,8 @@ def test_offline_colour_and_no_color() -> None:
         child.expect("Quadrennial")
         child.expect("\x1b\\[31m")  # red cards in colour on a terminal
         type_line(child, "q")
+        child.expect(re.escape("Quit now and this game is gone"))
+        type_line(child, "y")
         assert finish(child) == 0
     finally:
         child.close(force=True)
@@ -67,6 +78,7 @@ def test_offline_colour_and_no_color() -> None:
         index = child.expect(["\x1b\\[31m", "Your move"])
         assert index == 1
         type_line(child, "quit")
+        type_line(child, "y")
         assert finish(child) == 0
     finally:
         child.close(force=True)
@@ -89,14 +101,14 @@ def test_offline_replay_steps_both_ways(tmp_path) -> None:
     child = spawn("replay", "--offline", "--seed", "1", "--moves", str(moves), "--no-color")
     try:
         child.expect("Stock: 27")
-        child.expect(r"step 0/2 \(game_started\)")
+        child.expect(r"step 0/2 \(the deal\)")
         type_line(child, "n")
         child.expect(r"step 1/2 \(d\)")
         type_line(child, "n")
-        child.expect("moves 2")
+        child.expect("2 moves")
         child.expect(r"step 2/2 \(t7t1\)")
         type_line(child, "p")
-        child.expect("moves 1")
+        child.expect(r"\b1 move\b")
         child.expect(r"step 1/2 \(d\)")
         type_line(child, "p")
         type_line(child, "p")

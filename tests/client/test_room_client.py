@@ -151,7 +151,10 @@ def test_a_race_from_lobby_to_results_as_a_player() -> None:
     text = screen_text(app)
     assert "Race over: every game is done." in text
     assert "Results: 1. bob (3), 2. ann (0)" in text
-    assert "matches the commitment" in text
+    assert (
+        "Fair deal: the seed revealed now (1) is the one the server locked in before the start."
+        in " ".join(text.split())
+    )
     assert [r.rank for r in app.session.racers.values()] == [1, 2]
     assert app.session.clock_text(99_999) == "00:03"  # stopped at the finish
     assert out.getvalue().count("\n") == 10  # every message went out as a JSON line
@@ -170,7 +173,7 @@ async def test_a_gap_in_a_watched_game_asks_for_a_fresh_snapshot() -> None:
     client.on_message(
         {"type": "game", "room": ROOM, "player": "pa", "version": 2, "events": events[:2]}
     )
-    assert app.session.boards[0][0] == "ann"
+    assert app.session.boards[0][0] == "1. ann"  # numbered as in the panel
     assert app.session.boards[0][1].moves_made == 1
     client.on_message(
         {"type": "game_event", "room": ROOM, "player": "pa", "version": 4, "event": events[2]}
@@ -288,13 +291,12 @@ async def test_watching_one_racer_follows_their_moves_then_back_shows_mine() -> 
     assert client.watching_others
     assert client.focus == "pb"
     text = screen_text(app)
-    assert "== bob ==" in text
-    assert "moves 2" in text
+    assert "== 1. bob — 2 moves ==" in text
     assert app.session.status.startswith("Watching bob live")
     client.on_message(
         {"type": "game_event", "room": ROOM, "player": "pb", "version": 4, "event": bob[3]}
     )
-    assert "moves 3" in screen_text(app)  # bob's next move, live
+    assert "== 1. bob — 3 moves ==" in screen_text(app)  # bob's next move, live
     assert app.session.boards[0][1].moves_made == 3
     await _watch_command(client, app, parse_command("back"))
     assert not client.watching_others
@@ -302,12 +304,12 @@ async def test_watching_one_racer_follows_their_moves_then_back_shows_mine() -> 
     assert app.session.status.startswith("You resigned")
     text = screen_text(app)
     assert "Back to your board." in text
-    assert "== bob ==" not in text
-    assert "moves 1" in text
+    assert "bob —" not in text
+    assert "1 move " in text  # my own count, in the header
     client.on_message(
         {"type": "game_event", "room": ROOM, "player": "pb", "version": 5, "event": bob[3]}
     )  # bob's events still arrive (the server keeps sending them): they do not take over
-    assert "moves 1" in screen_text(app)
+    assert "1 move " in screen_text(app)
 
 
 async def test_watch_everyone_by_number_and_case_insensitive_name() -> None:
@@ -317,11 +319,11 @@ async def test_watch_everyone_by_number_and_case_insensitive_name() -> None:
     assert list(app.session.racers) == ["pb", "pa"]
     await _watch_command(client, app, parse_command("watch"))
     assert conn.sent[-1] == {"type": "watch", "room": ROOM}
-    assert [label for label, _ in app.session.boards] == ["ann (you)", "bob"]
+    assert [label for label, _ in app.session.boards] == ["1. bob", "2. ann (you)"]
     assert client.focus is None
     await _watch_command(client, app, parse_command("watch 1"))
     assert conn.sent[-1]["player"] == "pb"
-    assert [label for label, _ in app.session.boards] == ["bob"]
+    assert [label for label, _ in app.session.boards] == ["1. bob"]
     await _watch_command(client, app, parse_command("watch all"))
     assert len(app.session.boards) == 2
     await _watch_command(client, app, parse_command("watch BOB"))

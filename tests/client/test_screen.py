@@ -1,8 +1,17 @@
-"""The screen as a pure function: fixed-width frames for both variants, with and without colour."""
+"""The screen as a pure function, read back through a terminal emulator (pyte) as a person sees
+it: every frame fits its window (80x24, 100x40, 40x12), tall piles keep their playable cards in
+view, the race panel stays right of the board, and names line up by display width."""
 
 from __future__ import annotations
 
+import re
+
+import pyte
+import pytest
+
+from client.board import render_board, render_compact
 from client.screen import (
+    PANEL_WIDTH,
     Racer,
     RacerState,
     Screen,
@@ -10,227 +19,317 @@ from client.screen import (
     fit,
     format_clock,
     frame_bytes,
+    render_panel,
     strip_ansi,
     visible_width,
 )
-from shared import apply_move, new_game, public_view, render_board
+from client.text import card_text
+from shared import apply_move, new_game, public_view
+from shared.cards import IS_RED
+from shared.views import PublicView
 
-# Boards as shared.render_board drew them (swiss seed 1 after "d", quadrennial seed 7), fixed
-# here so these tests pin the screen layer; the board itself is the core's, tested there.
-SWISS_BOARD = (
-    "Swiss solitaire                                                         moves 1\n"
-    "Stock: 26 cards   Waste: 3♣ (1 card)\n"
-    "Foundations: ♣ --    ♦ --    ♥ --    ♠ --    (0/52)\n"
-    "\n"
-    "  t1   t2   t3   t4   t5   t6   t7   t8   t9\n"
-    "  Q♠   9♥   6♣   4♠   5♦   9♠   7♠   2♥   7♥\n"
-    "       Q♦   Q♣   K♠   8♣   10♠  8♦   4♦\n"
-    "            K♦   2♦   K♣   K♥   J♥\n"
-    "                 9♣   6♥   3♠\n"
-    "                      5♠\n"
-)
-R, X = "\x1b[31m", "\x1b[0m"
-SWISS_BOARD_COLOR = (
-    SWISS_BOARD.replace("9♥", f"{R}9♥{X}")
-    .replace("5♦", f"{R}5♦{X}")
-    .replace("2♥", f"{R}2♥{X}")
-    .replace("7♥", f"{R}7♥{X}")
-    .replace("Q♦", f"{R}Q♦{X}")
-    .replace("8♦", f"{R}8♦{X}")
-    .replace("4♦", f"{R}4♦{X}")
-    .replace("K♦", f"{R}K♦{X}")
-    .replace("2♦", f"{R}2♦{X}")
-    .replace("K♥", f"{R}K♥{X}")
-    .replace("J♥", f"{R}J♥{X}")
-    .replace("6♥", f"{R}6♥{X}")
-)
-QUAD_BOARD = (
-    "Quadrennial solitaire                                                   moves 0\n"
-    "Stock: 44 cards   Waste: empty   Redeals left: 2\n"
-    "Foundations: ♣ --    ♦ --    ♥ --    ♠ --    (0/52)\n"
-    "\n"
-    "  r1   r2   r3   r4   r5   r6   r7   r8\n"
-    "  8♥   2♦   10♣  4♥   8♦   5♥   9♠   7♥\n"
-)
-QUAD_BOARD_COLOR = QUAD_BOARD.replace(
-    "  8♥   2♦   10♣  4♥   8♦   5♥   9♠   7♥",
-    f"  {R}8♥{X}   {R}2♦{X}   10♣  {R}4♥{X}   {R}8♦{X}   {R}5♥{X}   9♠   {R}7♥{X}",
-)
+SIZES = [(80, 24), (100, 40), (40, 12)]
+
+
+def on_terminal(lines: list[str], columns: int, rows: int) -> list[str]:
+    """The frame drawn in place, as the client draws it, on a terminal of that size."""
+    screen = pyte.Screen(columns, rows)
+    pyte.Stream(screen).feed(frame_bytes(lines, "> "))
+    return [row.rstrip() for row in screen.display]
+
+
+def swiss_after_d() -> PublicView:
+    return public_view(apply_move(new_game("swiss", seed=1), "d"))
+
+
+def quadrennial() -> PublicView:
+    return public_view(new_game("quadrennial", seed=7))
 
 
 RACERS = (
     Racer("ann", 12, 40, RacerState.PLAYING, me=True),
-    Racer("bob", 52, 130, RacerState.WON, finished_ms=125_000, rank=1),
+    Racer("bob", 52, 130, RacerState.WON, finished_ms=125_000),
     Racer("carolinemaxi", 3, 9, RacerState.RESIGNED),
 )
 
 
-def race_screen(board: str) -> Screen:
-    return Screen(
-        title="Solitaire Arena - Swiss - race - room abc123",
-        board=board,
-        clock="01:05",
-        racers=RACERS,
-        status="Your move",
-        messages=("played d",),
-        error="t1f: not legal",
-    )
+def race_screen(view: PublicView, **extra: object) -> Screen:
+    fields: dict[str, object] = {
+        "title": f"Solitaire Arena - {view.variant.capitalize()} - race - room abc123",
+        "boards": (("", view),),
+        "clock": "01:05",
+        "moves": view.moves_made,
+        "racers": RACERS,
+        "status": "Your move: e.g. 3 5, 3f, wf or d; 'moves' lists them, 'help rules' explains.",
+        "messages": ("played d",),
+        "error": "t1f: Q♠ cannot go to its foundation, which takes a Two",
+    }
+    fields.update(extra)
+    return Screen(**fields)  # type: ignore[arg-type]
 
 
-SWISS_RACE = """\
-Solitaire Arena - Swiss - race - room abc123                         clock 01:05
-Swiss solitaire   moves 1                        Racers
-Stock: 26 cards   Waste: 3♣ (1 card)              # name     fnd  mvs state
-Foundations: ♣ --   ♦ --   ♥ --   ♠ --   (0/52)   - *ann      12   40 playing
-                                                  1  bob      52  130 02:05
-  t1   t2   t3   t4   t5   t6   t7   t8   t9      -  caroli~   3    9 resigned
-  Q♠   9♥   6♣   4♠   5♦   9♠   7♠   2♥   7♥
+SWISS_RACE_80x24 = """\
+Solitaire Arena - Swiss - race - room abc123                 1 move  clock 01:05
+Stock: 26 cards   Waste: 3♣ (1 card)          Racers
+Foundations: ♣ --   ♦ --   ♥ --   ♠ --  0/52   #  name       fnd  mvs state
+                                               1 *ann         12   40 playing
+  t1   t2   t3   t4   t5   t6   t7   t8   t9   2  bob         52  130 02:05
+  Q♠   9♥   6♣   4♠   5♦   9♠   7♠   2♥   7♥   3  carolinem…   3    9 resigned
        Q♦   Q♣   K♠   8♣   10♠  8♦   4♦
             K♦   2♦   K♣   K♥   J♥
                  9♣   6♥   3♠
                       5♠
 
-Your move
+Your move: e.g. 3 5, 3f, wf or d; 'moves' lists them, 'help rules' explains.
 played d
-t1f: not legal"""
+t1f: Q♠ cannot go to its foundation, which takes a Two
+>"""
 
-
-def test_swiss_race_frame_puts_the_panel_beside_the_board() -> None:
-    lines = compose(race_screen(SWISS_BOARD))
-    assert "\n".join(lines) == SWISS_RACE
-
-
-def test_swiss_race_frame_in_colour_is_the_plain_frame_plus_escapes() -> None:
-    lines = compose(race_screen(SWISS_BOARD_COLOR), color=True)
-    assert [strip_ansi(line) for line in lines] == SWISS_RACE.split("\n")
-    assert lines[0] == (
-        "\x1b[1mSolitaire Arena - Swiss - race - room abc123\x1b[0m"
-        "                         clock 01:05"
-    )
-    assert lines[3].endswith("\x1b[1m - *ann      12   40 playing\x1b[0m")
-    assert lines[4].endswith("\x1b[32m 1  bob      52  130 02:05\x1b[0m")
-    assert lines[5].endswith("\x1b[2m -  caroli~   3    9 resigned\x1b[0m")
-    assert lines[12] == "\x1b[33mYour move\x1b[0m"
-    assert lines[14] == "\x1b[31mt1f: not legal\x1b[0m"
-    assert "3♣ (1 card)" in lines[2]  # clubs are black: no escape around the waste card
-    assert "\x1b[31m9♥\x1b[0m" in lines[6]
-    assert all(visible_width(line) <= 80 for line in lines)
-
-
-QUAD_SOLO = """\
-Solitaire Arena - Quadrennial - seed 7 - offline                     clock 00:00
-Quadrennial solitaire                                                   moves 0
-Stock: 44 cards   Waste: empty   Redeals left: 2
-Foundations: ♣ --    ♦ --    ♥ --    ♠ --    (0/52)
-
+QUAD_SOLO_80x24 = """\
+Solitaire Arena - Quadrennial - solo - room q1              0 moves  clock 00:04
+Stock: 44 cards   Waste: empty
+Foundations: ♣ --   ♦ --   ♥ --   ♠ --  0/52
+Redeals left: 2
   r1   r2   r3   r4   r5   r6   r7   r8
   8♥   2♦   10♣  4♥   8♦   5♥   9♠   7♥
 
-Your move"""
+Your move: e.g. 5 (r5 to its foundation), wf, d or redeal; 'moves' lists them,
+'help rules' explains.
+>"""
 
 
-def quad_screen(board: str) -> Screen:
-    return Screen(
-        title="Solitaire Arena - Quadrennial - seed 7 - offline",
-        board=board,
-        clock="00:00",
-        status="Your move",
-    )
+def test_a_swiss_race_at_80x24_shows_board_panel_status_and_messages() -> None:
+    lines = compose(race_screen(swiss_after_d()), width=80, height=24)
+    shown = on_terminal(lines, 80, 24)
+    assert "\n".join(shown).rstrip() == SWISS_RACE_80x24
 
 
-def test_quadrennial_solo_frame_without_colour() -> None:
-    assert "\n".join(compose(quad_screen(QUAD_BOARD))) == QUAD_SOLO
-
-
-def test_quadrennial_solo_frame_in_colour_paints_red_cards() -> None:
-    lines = compose(quad_screen(QUAD_BOARD_COLOR), color=True)
-    assert [strip_ansi(line) for line in lines] == QUAD_SOLO.split("\n")
-    assert lines[6] == (
-        "  \x1b[31m8♥\x1b[0m   \x1b[31m2♦\x1b[0m   10♣  \x1b[31m4♥\x1b[0m   \x1b[31m8♦\x1b[0m"
-        "   \x1b[31m5♥\x1b[0m   9♠   \x1b[31m7♥\x1b[0m"
-    )
-
-
-QUAD_RACE_BELOW = """\
-Solitaire Arena - Quadrennial                                        clock 00:00
-Quadrennial solitaire                                                   moves 0
-Stock: 44 cards   Waste: empty   Redeals left: 2
-Foundations: ♣ --    ♦ --    ♥ --    ♠ --    (0/52)
-
-  r1   r2   r3   r4   r5   r6   r7   r8
-  8♥   2♦   10♣  4♥   8♦   5♥   9♠   7♥
-
-Racers
- # name     fnd  mvs state
- - *ann      12   40 playing
-
-Go!"""
-
-
-def test_panel_goes_below_a_board_too_wide_to_share_the_line() -> None:
+def test_a_quadrennial_solo_game_at_80x24() -> None:
     screen = Screen(
-        title="Solitaire Arena - Quadrennial",
-        board=QUAD_BOARD,
-        clock="00:00",
-        racers=RACERS[:1],
-        status="Go!",
+        title="Solitaire Arena - Quadrennial - solo - room q1",
+        boards=(("", quadrennial()),),
+        clock="00:04",
+        moves=0,
+        status="Your move: e.g. 5 (r5 to its foundation), wf, d or redeal; 'moves' lists them, "
+        "'help rules' explains.",
     )
-    wide_board = QUAD_BOARD.replace("(0/52)", "(0/52)" + " " * 2 + "x" * 10)
-    lines = compose(screen, width=80)
-    assert lines[1].endswith("Racers")  # fits beside at 80 columns
-    below = compose(
-        Screen(title=screen.title, board=wide_board, clock="00:00", racers=RACERS[:1], status="Go!")
-    )
-    expected = QUAD_RACE_BELOW.replace("(0/52)", "(0/52)  xxxxxxxxxx")
-    assert "\n".join(below) == expected
+    shown = on_terminal(compose(screen, width=80, height=24), 80, 24)
+    assert "\n".join(shown).rstrip() == QUAD_SOLO_80x24
 
 
-def test_height_drops_old_messages_first() -> None:
+@pytest.mark.parametrize(("columns", "rows"), SIZES)
+@pytest.mark.parametrize("variant", ["swiss", "quadrennial"])
+def test_both_variants_fit_or_say_the_size_they_need(variant: str, columns: int, rows: int) -> None:
+    view = swiss_after_d() if variant == "swiss" else quadrennial()
+    lines = compose(race_screen(view), width=columns, height=rows, color=True)
+    assert len(lines) < rows  # the prompt line stays on screen: nothing scrolls
+    assert all(visible_width(line) <= columns for line in lines)
+    shown = on_terminal(lines, columns, rows)
+    if columns >= 80:
+        assert shown[0].startswith(f"Solitaire Arena - {variant.capitalize()}")
+        assert "1 move" in shown[0] or "0 moves" in shown[0]  # the move counter
+        piles = "t9" if variant == "swiss" else "r8"
+        assert any(piles in row for row in shown)
+        assert any("carolinem…" in row for row in shown)  # the panel, beside the board
+        assert any("t1f: Q♠ cannot go" in row for row in shown)  # the last message
+    else:
+        # Not clipped silently: the notice says how big the window must be.
+        text = " ".join(" ".join(shown).split())
+        assert "Window too small: needs at least 79x" in text
+        assert f"this one is {columns}x{rows}" in text
+
+
+def test_colour_changes_nothing_but_the_escapes() -> None:
+    screen = race_screen(swiss_after_d())
+    plain = compose(screen, width=80, height=24)
+    coloured = compose(screen, width=80, height=24, color=True)
+    assert [strip_ansi(line) for line in coloured] == plain
+    assert any("\x1b[31m9♥\x1b[0m" in line for line in coloured)  # red cards are red
+
+
+def tall_pile_view() -> PublicView:
+    """A Swiss board whose t3 holds 42 cards (RULES.md, "Swiss": a run of alternating colours
+    built down around the corner), as `play --offline --seed 156` reaches after 237 moves."""
+    pile = []
+    for i in range(42):
+        block, rank = divmod(i, 13)
+        red = i % 2 == 1
+        suit = ("H" if red else "S") if block < 2 else ("D" if red else "C")
+        pile.append("KQJT98765432A"[rank] + suit)
+    assert len(set(pile)) == 42
+    rest = [c for c in (r + s for s in "CDHS" for r in "A23456789TJQK") if c not in pile]
+    tableau = ((rest[0],), (rest[1], rest[2]), tuple(pile), (rest[3],), (), (rest[4],), (), (), ())
+    return PublicView(
+        variant="swiss",
+        tableau=tableau,
+        reserve=(),
+        stock_count=0,
+        waste=tuple(rest[5:10]),
+        foundations=((), (), (), ()),
+        redeals_left=0,
+        moves_made=237,
+        won=False,
+        over=False,
+        resigned=False,
+    )
+
+
+@pytest.mark.parametrize(("columns", "rows"), [(80, 24), (100, 40)])
+def test_a_42_card_pile_keeps_its_top_cards_in_view(columns: int, rows: int) -> None:
+    view = tall_pile_view()
     screen = Screen(
-        title="t", board="b1\nb2\nb3", status="s", messages=("m1", "m2", "m3"), error="e"
+        title="Solitaire Arena - Swiss - seed 156 - offline",
+        boards=(("", view),),
+        moves=view.moves_made,
+        clock="12:01",
+        status="Your move: e.g. 3 5, 3f, wf or d; 'moves' lists them, 'help rules' explains.",
+        messages=("3 6 -> t3t6",),
     )
-    assert compose(screen) == ["t", "b1", "b2", "b3", "", "s", "m1", "m2", "m3", "e"]
-    assert compose(screen, height=9) == ["t", "b1", "b2", "b3", "", "s", "m3", "e"]
-    assert compose(screen, height=6) == ["t", "b1", "b2", "s", "e"]
+    lines = compose(screen, width=columns, height=rows)
+    shown = on_terminal(lines, columns, rows)
+    assert shown[0].startswith("Solitaire Arena")
+    assert "237 moves" in shown[0]
+    column = [row[10:15].strip() for row in shown]  # t3's cells
+    start = column.index("t3") + 1
+    marker = column[start]
+    assert marker.startswith("…")  # what is left out is counted, above the cards shown
+    cards = []
+    for row, cell in zip(shown[start + 1 :], column[start + 1 :], strict=True):
+        if not cell or row.startswith("…N:"):
+            break
+        cards.append(cell)
+    pile = [card_text(c) for c in view.tableau[2]]
+    assert int(marker[1:]) + len(cards) == 42
+    assert cards == pile[-len(cards) :]  # the tail, in order, down to the playable top card
+    assert len(cards) >= 8
+    text = "\n".join(shown)
+    assert "…N: N more cards lie under the ones shown" in text
+    assert "3 6 -> t3t6" in text  # the last message still shows
+    assert len(lines) < rows
 
 
-def test_every_line_fits_in_the_width() -> None:
-    screen = Screen(title="x" * 100, board="y" * 100, status="z" * 100, messages=("w" * 90,))
-    assert all(visible_width(line) <= 80 for line in compose(screen))
-    assert all(visible_width(line) <= 40 for line in compose(screen, width=40))
+def test_a_compressed_pile_shows_its_last_cards_in_order() -> None:
+    view = tall_pile_view()
+    lines = render_board(view, rows=14)
+    assert len(lines) == 14
+    cells = [line[10:15].strip() for line in lines[4:13]]
+    assert cells[0] == f"…{42 - 8}"
+    assert cells[1:] == [card_text(c) for c in view.tableau[2][-8:]]
 
 
-def test_fit_keeps_escapes_and_resets_colour() -> None:
-    assert fit("\x1b[31mabcdef\x1b[0m", 3) == "\x1b[31mabc\x1b[0m"
-    assert fit("abc", 5) == "abc"
+def racers(n: int) -> tuple[Racer, ...]:
+    names = ["ann", "bob", "山田太郎さん", "dörte🙂"][:n]
+    return tuple(
+        Racer(name, 10 - i, 30 + i, RacerState.PLAYING, me=i == 0, place=i + 1)
+        for i, name in enumerate(names)
+    )
 
 
-def test_format_clock() -> None:
-    assert format_clock(None) == "--:--"
-    assert format_clock(0) == "00:00"
-    assert format_clock(65_999) == "01:05"
-    assert format_clock(3_600_000 + 61_000) == "1:01:01"
-    assert format_clock(-5) == "00:00"
+def watch_all(n: int, **extra: object) -> Screen:
+    view = swiss_after_d()
+    labels = [f"{r.place}. {r.name}" for r in racers(n)]
+    fields: dict[str, object] = {
+        "title": "Solitaire Arena - watching room abc123 - everyone",
+        "boards": tuple((label, view) for label in labels),
+        "clock": "03:10",
+        "racers": racers(n),
+        "status": "Watching live.",
+        "messages": ("Type a racer's number or name to follow one, 'all' for everyone.",),
+    }
+    fields.update(extra)
+    return Screen(**fields)  # type: ignore[arg-type]
 
 
-def test_frame_overwrites_in_place_without_clearing_the_screen() -> None:
-    frame = frame_bytes(["ab", "c"], "> t3")
-    assert frame == "\x1b[Hab\x1b[K\r\nc\x1b[K\r\n> t3\x1b[K\x1b[J"
-    assert "\x1b[2J" not in frame
-
-
-def test_real_boards_of_both_variants_compose_within_80_columns() -> None:
-    views = [
-        public_view(apply_move(new_game("swiss", seed=1), "d")),
-        public_view(new_game("quadrennial", seed=7)),
+def test_watching_4_racers_at_80x24_fits_with_every_board_labelled() -> None:
+    lines = compose(watch_all(4), width=80, height=24)
+    shown = on_terminal(lines, 80, 24)
+    assert shown[0].startswith("Solitaire Arena - watching room abc123")  # no scrolling
+    for label in ("1. ann", "2. bob", "3. 山田太郎さん", "4. dörte🙂"):
+        assert any(row.startswith(label) for row in shown), label
+    # The panel in its one place, right of the boards: its rows start in one column.
+    title_row = next(row for row in shown if row.rstrip().endswith("Racers"))
+    col = title_row.index("Racers")
+    numbered = [
+        row[col : col + 3] for row in shown if row[col : col + 3] in (" 1 ", " 2 ", " 3 ", " 4 ")
     ]
-    for view in views:
-        for color in (False, True):
-            board = render_board(view, color=color)
-            lines = compose(race_screen(board), color=color)
-            assert all(visible_width(line) <= 80 for line in lines)
-            plain = "\n".join(strip_ansi(line) for line in lines)
-            for racer in ("*ann", "bob", "caroli~"):
-                assert racer in plain
-            for row in strip_ansi(board).split("\n")[4:]:
-                assert row.strip() in plain
+    assert numbered == [" 1 ", " 2 ", " 3 ", " 4 "]
+    assert col > 40
+    assert "Watching live." in shown
+
+
+def test_watching_3_racers_at_100x40_shows_every_board_and_the_results() -> None:
+    screen = watch_all(
+        3,
+        status="Race over: time is up.",
+        messages=("Results: 1. ann (10), 2. bob (9), 3. 山田太郎さん (8)",),
+    )
+    lines = compose(screen, width=100, height=40)
+    shown = on_terminal(lines, 100, 40)
+    text = "\n".join(shown)
+    assert shown[0].startswith("Solitaire Arena - watching")
+    for label in ("== 1. ann", "== 2. bob", "== 3. 山田太郎さん"):
+        assert label in text
+    assert "Results: 1. ann (10), 2. bob (9), 3. 山田太郎さん (8)" in text
+    assert len(lines) < 40
+
+
+def test_more_racers_than_fit_are_listed_as_more() -> None:
+    lines = compose(watch_all(4), width=80, height=14)
+    text = "\n".join(lines)
+    assert re.search(r"^\+\d more: type a racer's number to see it", text, re.MULTILINE)
+    assert len(lines) < 14
+
+
+def test_the_panel_lines_up_wide_names_by_display_width() -> None:
+    panel = render_panel(racers(4), title="Racers", color=False)
+    assert all(visible_width(line) <= PANEL_WIDTH for line in panel)
+    # The "fnd" column ends in the same display column on every line, wide names included.
+    ends = {
+        visible_width(line[: line.index(f" {r.cards:>3} ") + 4])
+        for r, line in zip(racers(4), panel[2:], strict=True)
+    }
+    assert len(ends) == 1
+    assert panel[4].startswith(" 3  山田太郎…    8")  # cut to 10 columns, the count lined up
+
+
+def test_an_away_racer_is_shown_with_the_time_away() -> None:
+    away = (Racer("ann", 3, 10, RacerState.PLAYING, away_ms=12_400), Racer("bob", 1, 2))
+    panel = render_panel(away, title="Racers", color=False)
+    assert "ann — disconnected 0:12" in panel
+    assert panel[2].endswith("away")
+
+
+def test_the_panel_numbers_racers_from_the_start() -> None:
+    panel = render_panel(
+        (Racer("ann", 3, 10), Racer("bob", 1, 2, RacerState.RESIGNED)), title="R", color=False
+    )
+    assert panel[2].startswith(" 1  ann")
+    assert panel[3].startswith(" 2  bob")
+
+
+def test_height_drops_old_messages_before_anything_else() -> None:
+    screen = race_screen(swiss_after_d(), messages=("m1", "m2", "m3"))
+    full = compose(screen, width=80)
+    assert "m1" in full
+    assert "m3" in full
+    short = compose(screen, width=80, height=16)
+    assert "m1" not in short
+    assert "m3" in short
+    assert any("t9" in line for line in short)
+
+
+def test_compact_board_is_three_lines_within_the_board_area() -> None:
+    lines = render_compact("2. bob", swiss_after_d())
+    assert lines[0] == "2. bob: 0/52, 1 move, playing"
+    assert lines[1].startswith("  stock 26  waste 3♣")
+    assert lines[2] == "  tops Q♠  Q♦  K♦  9♣  5♠  3♠  J♥  4♦  7♥"
+    assert all(visible_width(line) <= 80 - PANEL_WIDTH - 2 for line in lines)
+
+
+def test_fit_and_clock_helpers() -> None:
+    assert fit("\x1b[31mhello\x1b[0m world", 3) == "\x1b[31mhel\x1b[0m"
+    assert fit("山田太郎", 5) == "山田"
+    assert format_clock(None) == "--:--"
+    assert format_clock(65_000) == "01:05"
+    assert format_clock(3_725_000) == "1:02:05"
+    assert IS_RED["9H"]
