@@ -19,7 +19,13 @@ async def serve(config: Config) -> None:
     """Run until a signal asks to stop, then shut down gracefully."""
     log = get_logger("server")
     store = (
-        open_store(config.redis_url, prefix=config.redis_prefix, retention=config.retention_s)
+        open_store(
+            config.redis_url,
+            prefix=config.redis_prefix,
+            retention=config.retention_s,
+            cluster=config.redis_cluster,
+            ack_after_replicas=config.ack_after_replicas,
+        )
         if config.redis_url
         else open_store(None, retention=config.retention_s)
     )

@@ -1,7 +1,8 @@
 """Every reach into redis-py's internals, in one place, each with a fallback to its public API.
 
 Two measured shortcuts (docs/benchmarks.md) read what redis-py does not promise: an idle pool
-connection taken without the pool's Condition, and a pipeline without response callbacks.
+connection taken without the pool's Condition, and a pipeline without response callbacks; and
+the Cluster store asks the cluster client to read its slot map again after a node broke.
 ``INTERNALS`` lists what each relies on; tests/server/store/test_redis_adapter.py fails loudly
 when an installed redis-py no longer has them, and the store then takes the public path.
 """
@@ -85,7 +86,16 @@ async def refresh_topology(cluster: Any) -> None:
 
 
 def quick_paths_available() -> dict[str, bool]:
-    """Which shortcuts the installed redis-py supports (for the adapter test and the log)."""
+    """Which internals the installed redis-py has (for the adapter test and the log)."""
+    from redis.asyncio.cluster import RedisCluster
+
     pool = QuickPool(max_connections=1)
     pipe = aioredis.Redis(connection_pool=pool).pipeline(transaction=False)
-    return {"BlockingConnectionPool": pool.quick, "Pipeline": _has(pipe, INTERNALS["Pipeline"])}
+    cluster = RedisCluster(host="127.0.0.1", port=1)  # connects on first use only
+    manager = getattr(cluster, "nodes_manager", None)
+    return {
+        "BlockingConnectionPool": pool.quick,
+        "Pipeline": _has(pipe, INTERNALS["Pipeline"]),
+        "RedisCluster": _has(cluster, INTERNALS["RedisCluster"]),
+        "NodesManager": manager is not None and _has(manager, INTERNALS["NodesManager"]),
+    }

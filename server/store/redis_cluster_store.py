@@ -188,7 +188,7 @@ class RedisClusterEventStore(RedisEventStore):
         self, node: Any, keys: list[str], args: list[Any]
     ) -> tuple[int, int, int]:
         async with self.cluster.pipeline() as pipe:
-            pipe.evalsha(self._append.sha, len(keys), *keys, *args)
+            pipe.execute_command("EVALSHA", self._append.sha, len(keys), *keys, *args)
             pipe.execute_command(
                 "WAIT", self.ack_after_replicas, self.ack_timeout_ms, target_nodes=node
             )
@@ -280,6 +280,8 @@ class ClusterSubscription(Subscription):
     those that are not, and reports a gap for what was published meanwhile."""
 
     RECHECK_S = 1.0
+    RETRY_S = 0.2
+    """How soon a channel that found no primary (a failover under way) is tried again."""
 
     def __init__(
         self,
@@ -333,7 +335,6 @@ class ClusterSubscription(Subscription):
         except _UNPLACEABLE as exc:
             _log.warning("wakeups_subscribe_failed", channel=channel, error=str(exc)[:200])
             self._home.pop(channel, None)
-            self._recheck.set()
             return False
         reader.channels.add(channel)
         self._home[channel] = node.name
@@ -382,8 +383,9 @@ class ClusterSubscription(Subscription):
     async def _watch(self) -> None:
         """Keep every followed channel on its slot's current primary; a move is a gap."""
         while not self.closed:
+            unplaced = len(self._home) < len(self.groups)
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.RECHECK_S):
+                async with asyncio.timeout(self.RETRY_S if unplaced else self.RECHECK_S):
                     await self._recheck.wait()
             self._recheck.clear()
             try:
@@ -399,8 +401,9 @@ class ClusterSubscription(Subscription):
         """Move channels whose node broke or no longer owns their slot; True if any moved."""
         async with self._lock:
             broken = [r for r in self._readers.values() if r.broken]
-            if broken:
-                await refresh_topology(self._store.cluster)
+            if broken or len(self._home) < len(self.groups):
+                with contextlib.suppress(*_UNPLACEABLE):
+                    await refresh_topology(self._store.cluster)
             for reader in broken:
                 await self._drop(reader)
             cluster = self._store.cluster
