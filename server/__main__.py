@@ -13,6 +13,7 @@ from server.clock import SystemClock
 from server.config import Config, parse_config
 from server.logging import configure_logging, get_logger
 from server.store import open_store
+from server.workers import run_workers
 
 
 async def serve(config: Config) -> None:
@@ -52,6 +53,8 @@ async def serve(config: Config) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     config = parse_config(argv)
     configure_logging(config.log_format, config.log_level)
+    if config.workers > 1:
+        return run_workers(config, serve)
     asyncio.run(serve(config))
     return 0
 
