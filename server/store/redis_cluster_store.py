@@ -105,8 +105,20 @@ async def patiently(patience: float, attempt: Callable[[], Awaitable[Any]]) -> A
             pause = min(0.5, pause * 2)
 
 
+def startup_nodes(url: str) -> list[tuple[str, int]]:
+    """The nodes a URL names: ``redis://host:port,host:port/0`` lists several, so that a
+    server can start while one of them is down."""
+    netloc = url.split("://", 1)[-1].split("/", 1)[0].rsplit("@", 1)[-1]
+    nodes = []
+    for item in netloc.split(","):
+        host, _, port = item.rpartition(":")
+        nodes.append((host or item, int(port) if port.isdigit() else 6379))
+    return nodes
+
+
 class RedisClusterEventStore(RedisEventStore):
-    """``RedisEventStore`` on a Redis Cluster; ``url`` names any node (the others are found).
+    """``RedisEventStore`` on a Redis Cluster; ``url`` names one node or several (comma
+    separated ``host:port``): the others are found from them.
 
     ``patience`` is how long a command is retried while its slot has no primary (a failover
     takes about two ``cluster-node-timeout``); ``max_connections`` is per node.
@@ -121,12 +133,19 @@ class RedisClusterEventStore(RedisEventStore):
     ) -> Any:
         options = dict(options)
         options.pop("single_connection_client", None)
-        client = _PatientCluster.from_url(
-            url,
-            max_connections=max_connections,
-            retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 3),
-            **options,
-        )
+        retry = Retry(ExponentialBackoff(cap=0.5, base=0.05), 3)
+        nodes = startup_nodes(url)
+        if len(nodes) > 1:
+            client = _PatientCluster(
+                startup_nodes=[ClusterNode(host, port) for host, port in nodes],
+                max_connections=max_connections,
+                retry=retry,
+                **options,
+            )
+        else:
+            client = _PatientCluster.from_url(
+                url, max_connections=max_connections, retry=retry, **options
+            )
         assert isinstance(client, _PatientCluster)
         client.patience = self.patience
         return client

@@ -29,6 +29,7 @@ class NodeInfo:
     node_id: str
     port: int
     primary: bool
+    primary_id: str | None  # a replica's primary
     failed: bool
     slots: tuple[tuple[int, int], ...]
 
@@ -77,6 +78,11 @@ class LocalRedisCluster:
     def url(self) -> str:
         """A URL of one node: the cluster client discovers the others from it."""
         return self.nodes[0].url
+
+    @property
+    def all_url(self) -> str:
+        """A URL of every node, for a client that must start while one of them is down."""
+        return "redis://" + ",".join(f"127.0.0.1:{port}" for port in self.ports) + "/0"
 
     @property
     def ports(self) -> list[int]:
@@ -163,6 +169,13 @@ class LocalRedisCluster:
                 return next(node for node in self.nodes if node.port == info.port)
         raise RuntimeError(f"no primary serves slot {slot}")
 
+    def replicas_of(self, primary: RedisServer) -> list[RedisServer]:
+        """The live nodes replicating ``primary``."""
+        nodes = self.cluster_nodes()
+        ids = {info.node_id for info in nodes if info.port == primary.port}
+        ports = {info.port for info in nodes if info.primary_id in ids}
+        return [node for node in self.live() if node.port in ports]
+
     def kill_node(self, node: RedisServer) -> None:
         """SIGKILL one node: a crashed machine."""
         node.kill()
@@ -188,6 +201,7 @@ def _node_info(address: str, row: dict[str, object], asked: int) -> NodeInfo:
         node_id=str(row["node_id"]),
         port=port,
         primary="master" in flags,
+        primary_id=None if str(row.get("master_id", "-")) == "-" else str(row["master_id"]),
         failed="fail" in flags or "fail?" in flags,
         slots=slots,
     )
