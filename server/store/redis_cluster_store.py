@@ -16,6 +16,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import redis.asyncio as aioredis
 import redis.exceptions as redis_errors
@@ -135,7 +136,15 @@ class RedisClusterEventStore(RedisEventStore):
         options.pop("single_connection_client", None)
         retry = Retry(ExponentialBackoff(cap=0.5, base=0.05), 3)
         nodes = startup_nodes(url)
+        client: RedisCluster
         if len(nodes) > 1:
+            parts = urlsplit(url.replace(",", "_", url.count(",")))  # one netloc for the parser
+            if parts.username:
+                options.setdefault("username", unquote(parts.username))
+            if parts.password:
+                options.setdefault("password", unquote(parts.password))
+            if parts.scheme == "rediss":
+                options.setdefault("ssl", True)
             client = _PatientCluster(
                 startup_nodes=[ClusterNode(host, port) for host, port in nodes],
                 max_connections=max_connections,

@@ -122,3 +122,14 @@ async def test_a_failover_loses_no_acked_append_and_the_wakeups_come_back(
         await subscription.aclose()
         for store in (durable, writer, other):
             await store.aclose()
+
+
+def test_a_url_may_name_several_startup_nodes() -> None:
+    from server.store.redis_cluster_store import startup_nodes
+
+    assert startup_nodes("redis://10.0.0.1:7000/0") == [("10.0.0.1", 7000)]
+    assert startup_nodes("redis://u:pw@a:7000,b:7001,c/0") == [
+        ("a", 7000),
+        ("b", 7001),
+        ("c", 6379),
+    ]
