@@ -96,6 +96,38 @@ async def test_racers_on_one_process_spectators_on_another(
         assert two.stop() == 0
 
 
+async def test_a_seat_resumed_on_another_process_supersedes_the_old_connection(
+    redis_cluster: LocalRedisCluster, tmp_path: Path
+) -> None:
+    prefix = f"c{uuid.uuid4().hex[:8]}:"
+    one = cluster_server(redis_cluster, tmp_path / "one.log", prefix)
+    two = cluster_server(redis_cluster, tmp_path / "two.log", prefix)
+    one.start()
+    two.start()
+    clients: list[Client] = []
+    try:
+        ann = await connected(one.url, "ann")
+        bob = await connected(one.url, "bob")
+        clients = [ann, bob]
+        seed, win = winning_seed()
+        await race_room(ann, [ann, bob], seed)
+        await ann.send({"type": "start"})
+        await ann.expect("started")
+        assert (await ann.move(win[0]))["version"] == 2
+        again = Client(two.url, "ann")
+        clients.append(again)
+        await again.open()
+        welcome = await again.hello(resume=ann.token)
+        assert welcome["resumed"] is True
+        assert await ann.wait_closed() == 4001  # closed on process one, resumed on two
+        again.next_id = ann.next_id
+        assert (await again.move(win[1]))["version"] == 3
+    finally:
+        await asyncio.gather(*(c.close() for c in clients))
+        assert one.stop() == 0
+        assert two.stop() == 0
+
+
 async def test_kill_9_of_a_server_mid_race_then_resume(
     redis_cluster: LocalRedisCluster, tmp_path: Path
 ) -> None:

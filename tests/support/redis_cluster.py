@@ -161,13 +161,19 @@ class LocalRedisCluster:
             return [_node_info(address, row, node.port) for address, row in table.items()]
         raise RuntimeError("no node of the cluster answers")
 
-    def primary_for(self, key: str) -> RedisServer:
-        """The node that serves ``key``'s slot now."""
+    def primary_for(self, key: str, timeout: float = 15.0) -> RedisServer:
+        """The live node that serves ``key``'s slot (waiting while a failover is under way and
+        the news of a promotion reaches the node asked)."""
         slot = key_slot(key.encode())
-        for info in self.cluster_nodes():
-            if info.primary and not info.failed and info.holds(slot):
-                return next(node for node in self.nodes if node.port == info.port)
-        raise RuntimeError(f"no primary serves slot {slot}")
+        deadline = time.monotonic() + timeout
+        while True:
+            live = {node.port for node in self.live()}
+            for info in self.cluster_nodes():
+                if info.primary and not info.failed and info.holds(slot) and info.port in live:
+                    return next(node for node in self.nodes if node.port == info.port)
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no live primary serves slot {slot}")
+            time.sleep(0.1)
 
     def replicas_of(self, primary: RedisServer) -> list[RedisServer]:
         """The live nodes replicating ``primary``."""
