@@ -59,7 +59,9 @@ INDEX_SHARDS = 16
 
 # KEYS[1]: the stream key; KEYS[2]: the wake-up channel of its group (same slot).
 # ARGV[1]: the expected version; ARGV[2]: the stream's name, for the wake-up; ARGV[3..]: one
-# envelope per event. Returns {1, new version} or {0, current version}. The current version is
+# envelope per event. Returns {1, new version}, {0, current version}, or {2, new version} when
+# the events after the expected version are exactly these (a retried append that had landed).
+# The current version is
 # the id of the last entry, "<version>-0"; each event is added with the explicit id of its
 # version, so the ids themselves forbid a gap or a duplicate even if this check were bypassed.
 APPEND_SCRIPT = """
@@ -72,7 +74,24 @@ if #last > 0 then
   end
   current = tonumber(ms)
 end
-if current ~= tonumber(ARGV[1]) then
+local expected = tonumber(ARGV[1])
+local count = #ARGV - 2
+if current ~= expected then
+  if current >= expected + count then
+    -- A retry of an append whose reply was lost finds its own events: report success (2).
+    local rows = redis.call('XRANGE', KEYS[1], (expected + 1) .. '-0', (expected + count) .. '-0')
+    local same = #rows == count
+    for i = 1, #rows do
+      local fields = rows[i][2]
+      if #fields ~= 2 or fields[1] ~= 'd' or fields[2] ~= ARGV[i + 2] then
+        same = false
+        break
+      end
+    end
+    if same then
+      return {2, expected + count}
+    end
+  end
   return {0, current}
 end
 for i = 3, #ARGV do
@@ -219,11 +238,9 @@ class RedisEventStore(EventStore):
                     raise
                 entry = message.split("CORRUPT", 1)[1].strip()
                 raise CorruptEntry(stream, entry, "the entry id is not <version>-0") from exc
-            version = int(version)
-            if not ok and not await self._already_appended(stream, expected_version, payloads):
-                raise WrongExpectedVersion(stream, expected_version, version)
-        if not ok:  # our own append, whose reply was lost and the client sent it again
-            version = expected_version + len(payloads)
+        version = int(version)
+        if not ok:
+            raise WrongExpectedVersion(stream, expected_version, version)
         if self._subscriptions:
             wakeup = Wakeup(stream, version, events)
             for subscription in list(self._subscriptions):
@@ -240,17 +257,6 @@ class RedisEventStore(EventStore):
             pipe.execute_command("WAIT", self.ack_after_replicas, self.ack_timeout_ms)
             (ok, version), replicas = await pipe.execute()
         return int(ok), int(version), int(replicas)
-
-    async def _already_appended(
-        self, stream: str, expected_version: int, payloads: list[bytes]
-    ) -> bool:
-        """Whether the events after ``expected_version`` are exactly ours: a client that
-        retried an append whose reply was lost (a dropped connection, a failover) finds its
-        first attempt there, and that append succeeded rather than conflicted."""
-        start, end = expected_version + 1, expected_version + len(payloads)
-        rows = await self._client.xrange(self.key(stream), min=f"{start}-0", max=f"{end}-0")
-        found = [fields.get(codec.FIELD) for _, fields in rows or ()]
-        return found == payloads
 
     async def read(
         self, stream: str, *, after: int = 0, limit: int | None = None
