@@ -7,20 +7,28 @@ import contextlib
 import errno
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from server.app import App
 from server.clock import SystemClock
 from server.config import Config, parse_config
 from server.logging import configure_logging, get_logger
+from server.loops import loop_factory
 from server.store import open_store
+from server.workers import run_workers
 
 
 async def serve(config: Config) -> None:
     """Run until a signal asks to stop, then shut down gracefully."""
     log = get_logger("server")
     store = (
-        open_store(config.redis_url, prefix=config.redis_prefix, retention=config.retention_s)
+        open_store(
+            config.redis_url,
+            prefix=config.redis_prefix,
+            retention=config.retention_s,
+            cluster=config.redis_cluster,
+            ack_after_replicas=config.ack_after_replicas,
+        )
         if config.redis_url
         else open_store(None, retention=config.retention_s)
     )
@@ -44,22 +52,11 @@ async def serve(config: Config) -> None:
     await app.stop()
 
 
-def loop_factory(choice: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
-    """The event loop ``--loop`` asks for; None is asyncio's own."""
-    if choice == "asyncio":
-        return None
-    try:
-        import uvloop
-    except ImportError:
-        if choice == "uvloop":
-            raise SystemExit("--loop uvloop: uvloop is not installed") from None
-        return None
-    return uvloop.new_event_loop
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     config = parse_config(argv)
     configure_logging(config.log_format, config.log_level)
+    if config.workers > 1:
+        return run_workers(config, serve)
     try:
         with asyncio.Runner(loop_factory=loop_factory(config.loop)) as runner:
             runner.run(serve(config))

@@ -134,6 +134,8 @@ class App:
             max_size=self.config.max_frame_bytes,
             compression=None,
             close_timeout=2,
+            # --workers: every worker listens on the one port; the kernel spreads connections.
+            reuse_port=self.config.workers > 1,
         )
         log.info(
             "listening",

@@ -20,6 +20,9 @@ class Config:
     port: int = 8765
     redis_url: str | None = None
     redis_prefix: str = "sa:"
+    redis_cluster: bool = False
+    ack_after_replicas: int = 0
+    workers: int = 1
     log_format: str = "console"
     log_level: str = "info"
     max_frame_bytes: int = 65536
@@ -86,6 +89,20 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         str,
         "ARENA_REDIS_PREFIX",
         "prefix of every Redis key, so several arenas can share one Redis",
+    ),
+    (
+        "--ack-after-replicas",
+        "ack_after_replicas",
+        int,
+        "ARENA_ACK_AFTER_REPLICAS",
+        "ack a move only once this many replicas hold it (Redis WAIT); 0 = on the primary",
+    ),
+    (
+        "--workers",
+        "workers",
+        int,
+        "ARENA_WORKERS",
+        "server processes sharing the port (SO_REUSEPORT); more than 1 needs Redis",
     ),
     ("--log-format", "log_format", str, "ARENA_LOG_FORMAT", "json or console"),
     ("--log-level", "log_level", str, "ARENA_LOG_LEVEL", "debug, info, warning or error"),
@@ -239,6 +256,12 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
             option, dest=name, type=kind, default=default, help=label, choices=choices
         )
     parser.add_argument(
+        "--redis-cluster",
+        action="store_true",
+        default=env.get("REDIS_CLUSTER", "") in {"1", "true", "yes"},
+        help="the Redis URL names a node of a Redis Cluster [env REDIS_CLUSTER]",
+    )
+    parser.add_argument(
         "--allow-custom-deck",
         action="store_true",
         default=env.get("ARENA_ALLOW_CUSTOM_DECK", "") in {"1", "true", "yes"},
@@ -256,6 +279,19 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
     if values.get("retention_s") is not None and values["retention_s"] <= 0:
         values["retention_s"] = None
     values["default_time_limit_s"] = parse_time_limits(str(values["default_time_limit_s"]))
+    if values["workers"] < 1 or values["ack_after_replicas"] < 0:
+        raise SystemExit("solitaire-server: --workers is at least 1, --ack-after-replicas >= 0")
+    if values["redis_url"] is None:
+        for name, given in (
+            ("--workers", values["workers"] > 1),
+            ("--redis-cluster", values["redis_cluster"]),
+            ("--ack-after-replicas", values["ack_after_replicas"] > 0),
+        ):
+            if given:  # one line, not the whole usage: the option is known, its use is not
+                raise SystemExit(
+                    f"solitaire-server: {name} needs --redis-url (the in-memory store lives in"
+                    " one process)"
+                )
     return Config(**values)
 
 

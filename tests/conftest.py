@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.redis_cluster import LocalRedisCluster
 from tests.support.redis_server import RedisServer
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
@@ -39,3 +40,21 @@ def fresh_redis(tmp_path: Path) -> Iterator[RedisServer]:
     server.start()
     yield server
     server.kill()
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRedisCluster]:
+    """One private Redis Cluster (three primaries, no replicas) for the session."""
+    cluster = LocalRedisCluster(tmp_path_factory.mktemp("cluster"))
+    cluster.start()
+    yield cluster
+    cluster.kill()
+
+
+@pytest.fixture
+def redis_cluster_replicas(tmp_path: Path) -> Iterator[LocalRedisCluster]:
+    """A Redis Cluster of a test's own with one replica per primary, for failover tests."""
+    cluster = LocalRedisCluster(tmp_path / "cluster", replicas=1)
+    cluster.start()
+    yield cluster
+    cluster.kill()

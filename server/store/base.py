@@ -51,6 +51,22 @@ class StoreUnavailable(ServerError):
     code = "store_unavailable"
 
 
+class NotReplicated(ServerError):
+    """An append reached the primary but fewer replicas than asked confirmed it in time
+    (``--ack-after-replicas``): it may still count, but it could be lost with the primary."""
+
+    code = "not_replicated"
+
+    def __init__(self, stream: str, version: int, replicas: int, wanted: int) -> None:
+        super().__init__(
+            f"stream {stream!r} version {version}: {replicas} of {wanted} replicas confirmed it"
+        )
+        self.stream = stream
+        self.version = version
+        self.replicas = replicas
+        self.wanted = wanted
+
+
 class Wakeup(NamedTuple):
     """A stream reached ``version``. ``events`` are the appended events when the append was
     made through this very store object (so the process that wrote them folds them without

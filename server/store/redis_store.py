@@ -20,7 +20,6 @@ import msgpack
 import redis.asyncio as aioredis
 import redis.exceptions as redis_errors
 import structlog
-from redis.asyncio.client import Pipeline
 from redis.driver_info import DriverInfo
 
 from server.store import codec
@@ -30,6 +29,7 @@ from server.store.base import (
     EventStore,
     Follower,
     IndexEntry,
+    NotReplicated,
     RawEntry,
     StoredEvent,
     StoreUnavailable,
@@ -43,6 +43,7 @@ from server.store.base import (
     validate_append,
     validate_read,
 )
+from server.store.redis_adapter import QuickPool, raw_pipeline
 from shared.errors import WrongExpectedVersion
 
 DEFAULT_PREFIX = "sa:"
@@ -58,7 +59,9 @@ INDEX_SHARDS = 16
 
 # KEYS[1]: the stream key; KEYS[2]: the wake-up channel of its group (same slot).
 # ARGV[1]: the expected version; ARGV[2]: the stream's name, for the wake-up; ARGV[3..]: one
-# envelope per event. Returns {1, new version} or {0, current version}. The current version is
+# envelope per event. Returns {1, new version}, {0, current version}, or {2, new version} when
+# the events after the expected version are exactly these (a retried append that had landed).
+# The current version is
 # the id of the last entry, "<version>-0"; each event is added with the explicit id of its
 # version, so the ids themselves forbid a gap or a duplicate even if this check were bypassed.
 APPEND_SCRIPT = """
@@ -71,7 +74,24 @@ if #last > 0 then
   end
   current = tonumber(ms)
 end
-if current ~= tonumber(ARGV[1]) then
+local expected = tonumber(ARGV[1])
+local count = #ARGV - 2
+if current ~= expected then
+  if current >= expected + count then
+    -- A retry of an append whose reply was lost finds its own events: report success (2).
+    local rows = redis.call('XRANGE', KEYS[1], (expected + 1) .. '-0', (expected + count) .. '-0')
+    local same = #rows == count
+    for i = 1, #rows do
+      local fields = rows[i][2]
+      if #fields ~= 2 or fields[1] ~= 'd' or fields[2] ~= ARGV[i + 2] then
+        same = false
+        break
+      end
+    end
+    if same then
+      return {2, expected + count}
+    end
+  end
   return {0, current}
 end
 for i = 3, #ARGV do
@@ -108,28 +128,6 @@ def raw_entry(stream: str, entry_id: bytes | str, fields: Mapping[bytes, bytes])
     return RawEntry(stream, entry, parse_entry_id(entry), payload)
 
 
-class _QuickPool(aioredis.BlockingConnectionPool):
-    """redis-py's blocking pool, minus its condition and timer when a connection is idle.
-
-    Every command took its connection through an ``asyncio.Condition`` and a timeout (~7 % of
-    a loaded server, bench.load paced profile). With an idle connection and nobody waiting for
-    one, it is taken at once; otherwise (all busy, waiters, maintenance) the pool's own path.
-    """
-
-    async def get_connection(self, *args: Any, **kwargs: Any) -> Any:
-        waiting = getattr(self._condition, "_waiters", True)  # unknown: take the slow path
-        if not self._available_connections or waiting or getattr(self, "_in_maintenance", True):
-            return await super().get_connection(*args, **kwargs)
-        connection = self._available_connections.pop()
-        self._in_use_connections.add(connection)
-        try:
-            await self.ensure_connection(connection)
-        except BaseException:
-            await self.release(connection)
-            raise
-        return connection
-
-
 def _glob_escape(text: str) -> str:
     return "".join("\\" + char if char in "*?[]\\" else char for char in text)
 
@@ -154,6 +152,8 @@ class RedisEventStore(EventStore):
         max_connections: int = 12,
         pool_timeout: float = 5.0,
         ping_timeout: float = 2.0,
+        ack_after_replicas: int = 0,
+        ack_timeout_ms: int = 1000,
         **redis_options: Any,
     ) -> None:
         if "{" in prefix or "}" in prefix:
@@ -168,19 +168,30 @@ class RedisEventStore(EventStore):
         # Resolved once: redis-py otherwise reads package metadata for every new connection,
         # and every follower opens one (a tenth of a rebuild, bench/recovery.py profile).
         redis_options.setdefault("driver_info", DriverInfo())
+        if ack_after_replicas < 0 or ack_timeout_ms <= 0:
+            raise ValueError("ack_after_replicas is >= 0 and ack_timeout_ms > 0")
         self.url = url
         self.prefix = prefix
         self.retention = retention
         self.block_ms = block_ms
         self.ping_timeout = ping_timeout
+        self.ack_after_replicas = ack_after_replicas
+        self.ack_timeout_ms = ack_timeout_ms
         self._options = redis_options
-        self._pool = _QuickPool.from_url(
-            url, max_connections=max_connections, timeout=pool_timeout, **redis_options
-        )
-        self._client = aioredis.Redis(connection_pool=self._pool)
+        self._pool: QuickPool | None = None
+        self._client = self._connect(url, max_connections, pool_timeout, redis_options)
         self._append = self._client.register_script(APPEND_SCRIPT)
-        self._followers: weakref.WeakSet[RedisFollower] = weakref.WeakSet()
-        self._subscriptions: weakref.WeakSet[RedisSubscription] = weakref.WeakSet()
+        self._followers: weakref.WeakSet[Follower] = weakref.WeakSet()
+        self._subscriptions: weakref.WeakSet[Subscription] = weakref.WeakSet()
+
+    def _connect(
+        self, url: str, max_connections: int, pool_timeout: float, options: dict[str, Any]
+    ) -> Any:
+        """The client every command goes through (a cluster store gives a cluster client)."""
+        self._pool = QuickPool.from_url(
+            url, max_connections=max_connections, timeout=pool_timeout, **options
+        )
+        return aioredis.Redis(connection_pool=self._pool)
 
     def key(self, stream: str) -> str:
         """The Redis key of a stream."""
@@ -212,26 +223,40 @@ class RedisEventStore(EventStore):
         self, stream: str, events: Sequence[Mapping[str, Any]], *, expected_version: int
     ) -> int:
         payloads = validate_append(stream, events, expected_version)
+        keys = [self.key(stream), self.channel(stream_group(stream))]
+        args = [expected_version, stream, *payloads]
+        replicas: int | None = None
         with _reachable():
             try:
-                ok, version = await self._append(
-                    keys=[self.key(stream), self.channel(stream_group(stream))],
-                    args=[expected_version, stream, *payloads],
-                )
+                if self.ack_after_replicas:
+                    ok, version, replicas = await self._append_and_wait(keys, args)
+                else:
+                    ok, version = await self._append(keys=keys, args=args)
             except redis_errors.ResponseError as exc:
                 message = str(exc)
                 if "CORRUPT" not in message:
                     raise
                 entry = message.split("CORRUPT", 1)[1].strip()
                 raise CorruptEntry(stream, entry, "the entry id is not <version>-0") from exc
-        if not ok:
-            raise WrongExpectedVersion(stream, expected_version, int(version))
         version = int(version)
+        if not ok:
+            raise WrongExpectedVersion(stream, expected_version, version)
         if self._subscriptions:
             wakeup = Wakeup(stream, version, events)
             for subscription in list(self._subscriptions):
                 subscription.deliver(wakeup)
+        if replicas is not None and replicas < self.ack_after_replicas:
+            raise NotReplicated(stream, version, replicas, self.ack_after_replicas)
         return version
+
+    async def _append_and_wait(self, keys: list[str], args: list[Any]) -> tuple[int, int, int]:
+        """The append script then WAIT on the same connection (WAIT counts the replicas that
+        hold this connection's writes): one round trip, in a pipeline."""
+        async with self._client.pipeline(transaction=False) as pipe:
+            await self._append(keys=keys, args=args, client=pipe)
+            pipe.execute_command("WAIT", self.ack_after_replicas, self.ack_timeout_ms)
+            (ok, version), replicas = await pipe.execute()
+        return int(ok), int(version), int(replicas)
 
     async def read(
         self, stream: str, *, after: int = 0, limit: int | None = None
@@ -260,10 +285,11 @@ class RedisEventStore(EventStore):
             with _reachable():
                 # No response callbacks: the replies stay flat lists ([id, [field, value]]),
                 # whose conversion to dicts was a sixth of a rebuild, and decode_raw reads them.
-                async with Pipeline(self._pool, {}, False, None) as pipe:
+                def fill(pipe: Any, batch: Sequence[str] = batch) -> None:
                     for stream in batch:
                         pipe.execute_command("XRANGE", self.key(stream), "-", "+")
-                    replies = await pipe.execute()
+
+                replies = await self._pipelined(fill, raw=True)
             found.update(zip(batch, replies, strict=True))
         return found
 
@@ -275,6 +301,8 @@ class RedisEventStore(EventStore):
         field = codec.FIELD
         readable = codec.READABLE
         rows = raw or ()
+        if rows and type(rows[0][1]) is dict:  # parsed by redis-py's callbacks after all
+            return _decode_rows(stream, rows, 0)
         for version, (entry, fields) in enumerate(rows, 1):
             if entry != b"%d-0" % version or len(fields) != 2 or fields[0] != field:
                 break
@@ -309,10 +337,12 @@ class RedisEventStore(EventStore):
         for start in range(0, len(streams), READ_MANY_BATCH):
             batch = streams[start : start + READ_MANY_BATCH]
             with _reachable():
-                async with self._client.pipeline(transaction=False) as pipe:
+
+                def fill(pipe: Any, batch: Sequence[str] = batch) -> None:
                     for stream in batch:
                         pipe.xrevrange(self.key(check_stream(stream)), max="+", min="-", count=1)
-                    replies = await pipe.execute()
+
+                replies = await self._pipelined(fill)
             for stream, rows in zip(batch, replies, strict=True):
                 entry = rows[0][0].decode() if rows else None
                 version = 0 if entry is None else parse_entry_id(entry)
@@ -321,9 +351,18 @@ class RedisEventStore(EventStore):
                 found[stream] = version
         return found
 
+    async def _pipelined(
+        self, fill: Callable[[Any], object], *, transaction: bool = False, raw: bool = False
+    ) -> Any:
+        """Commands queued by ``fill`` in one round trip; ``raw``: without response callbacks."""
+        pipe = raw_pipeline(self._client) if raw else self._client.pipeline(transaction=transaction)
+        async with pipe:
+            fill(pipe)
+            return await pipe.execute()
+
     def subscribe(
         self, on_wakeup: WakeupHandler, *, on_gap: Callable[[], None] | None = None
-    ) -> RedisSubscription:
+    ) -> Subscription:
         subscription = RedisSubscription(self, on_wakeup, on_gap)
         self._subscriptions.add(subscription)
         return subscription
@@ -332,28 +371,29 @@ class RedisEventStore(EventStore):
         check_index(index, member)
         zkey, hkey = self._index_keys(index, member)
         with _reachable():
-            async with self._client.pipeline(transaction=True) as pipe:
-                pipe.zadd(zkey, {member: int(score)})
-                pipe.hset(hkey, member, value)
-                await pipe.execute()
+            await self._pipelined(
+                lambda pipe: (
+                    pipe.zadd(zkey, {member: int(score)}),
+                    pipe.hset(hkey, member, value),
+                ),
+                transaction=True,
+            )
 
     async def index_remove(self, index: str, member: str) -> None:
         check_index(index, member)
         zkey, hkey = self._index_keys(index, member)
         with _reachable():
-            async with self._client.pipeline(transaction=True) as pipe:
-                pipe.zrem(zkey, member)
-                pipe.hdel(hkey, member)
-                await pipe.execute()
+            await self._pipelined(
+                lambda pipe: (pipe.zrem(zkey, member), pipe.hdel(hkey, member)), transaction=True
+            )
 
     async def index_get(self, index: str, member: str) -> IndexEntry | None:
         check_index(index, member)
         zkey, hkey = self._index_keys(index, member)
         with _reachable():
-            async with self._client.pipeline(transaction=False) as pipe:
-                pipe.zscore(zkey, member)
-                pipe.hget(hkey, member)
-                score, value = await pipe.execute()
+            score, value = await self._pipelined(
+                lambda pipe: (pipe.zscore(zkey, member), pipe.hget(hkey, member))
+            )
         if score is None:
             return None
         return IndexEntry(member, int(score), value or b"")
@@ -363,15 +403,20 @@ class RedisEventStore(EventStore):
         top = "+inf" if max_score is None else int(max_score)
         shards = [self._shard_keys(index, shard) for shard in range(INDEX_SHARDS)]
         with _reachable():
-            async with self._client.pipeline(transaction=False) as pipe:
-                for zkey, _ in shards:
-                    pipe.zrangebyscore(zkey, "-inf", top, withscores=True)
-                ranges = await pipe.execute()
-            async with self._client.pipeline(transaction=False) as pipe:
-                for (_, hkey), members in zip(shards, ranges, strict=True):
-                    if members:
+            ranges = await self._pipelined(
+                lambda pipe: [
+                    pipe.zrangebyscore(z, "-inf", top, withscores=True) for z, _ in shards
+                ]
+            )
+            values = iter(
+                await self._pipelined(
+                    lambda pipe: [
                         pipe.hmget(hkey, [member for member, _ in members])
-                values = iter(await pipe.execute())
+                        for (_, hkey), members in zip(shards, ranges, strict=True)
+                        if members
+                    ]
+                )
+            )
         entries = []
         for members in ranges:
             if not members:
@@ -382,7 +427,7 @@ class RedisEventStore(EventStore):
 
     def follow(
         self, positions: Mapping[str, int], *, on_error: ErrorHandler | None = None
-    ) -> RedisFollower:
+    ) -> Follower:
         follower = RedisFollower(self, positions, on_error=on_error)
         self._followers.add(follower)
         return follower
@@ -419,7 +464,8 @@ class RedisEventStore(EventStore):
         for subscription in list(self._subscriptions):
             await subscription.aclose()
         await self._client.aclose()
-        await self._pool.aclose()
+        if self._pool is not None:
+            await self._pool.aclose()
 
 
 def _decode_rows(stream: str, rows: Sequence[Any], after: int) -> list[StoredEvent]:
@@ -491,10 +537,10 @@ class RedisFollower(Follower):
             await self._wait(None)
             return []
         names = {self._store.key(stream).encode(): stream for stream in self._cursor}
-        ids = {key: f"{self._cursor[stream]}-0" for key, stream in names.items()}
+        ids: dict[Any, Any] = {key: f"{self._cursor[stream]}-0" for key, stream in names.items()}
         if self._client is None:
             self._client = self._store._follow_client()
-        read = asyncio.create_task(
+        read: asyncio.Task[Any] = asyncio.ensure_future(
             self._client.xread(ids, count=FOLLOW_BATCH, block=self._store.block_ms)
         )
         self._reading = read

@@ -14,7 +14,14 @@ from tests.support.ports import free_port
 class RedisServer:
     """Starts, stops and kills a real redis-server; keeps its port and data dir across restarts."""
 
-    def __init__(self, data_dir: Path, *, appendonly: bool = True, port: int | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        appendonly: bool = True,
+        port: int | None = None,
+        extra_args: list[str] | None = None,
+    ) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
             raise RuntimeError("redis-server is not installed (apt-get install redis-server)")
@@ -22,6 +29,7 @@ class RedisServer:
         self.data_dir = data_dir
         self.appendonly = appendonly
         self.port = port or free_port()
+        self.extra_args = list(extra_args or [])
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -40,6 +48,7 @@ class RedisServer:
             "--appendfsync", "always",
             "--daemonize", "no",
             "--logfile", str(self.data_dir / "redis.log"),
+            *self.extra_args,
         ]  # fmt: skip
         self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout
@@ -52,6 +61,13 @@ class RedisServer:
             time.sleep(0.02)
         self.kill()
         raise RuntimeError(f"redis-server on port {self.port} did not answer within {timeout}s")
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process is not None else None
+
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
 
     def _answers_ping(self) -> bool:
         try:

@@ -1,4 +1,5 @@
-"""The ``store`` fixture: every contract test runs once on memory and once on a real Redis."""
+"""The ``store`` fixture: every contract test runs on memory, on a real Redis, and on a real
+Redis Cluster (three primaries)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 
-from server.store import EventStore, MemoryEventStore, RedisEventStore
+from server.store import EventStore, MemoryEventStore, RedisClusterEventStore, RedisEventStore
 from server.store.memory import _Stream
+from tests.support.redis_cluster import LocalRedisCluster
 from tests.support.redis_server import RedisServer
 
 
@@ -29,7 +32,7 @@ class Backend:
     def __init__(
         self,
         store: EventStore,
-        raw: aioredis.Redis | None,
+        raw: aioredis.Redis | RedisCluster | None,
         clock: FakeClock,
         twin: Callable[[], EventStore] | None = None,
     ) -> None:
@@ -59,10 +62,8 @@ def unique_prefix() -> str:
     return f"t{uuid.uuid4().hex[:12]}:"
 
 
-@pytest.fixture(params=["memory", "redis"])
-async def backend(
-    request: pytest.FixtureRequest, redis_server: RedisServer
-) -> AsyncIterator[Backend]:
+@pytest.fixture(params=["memory", "redis", "cluster"])
+async def backend(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
     clock = FakeClock()
     if request.param == "memory":
         store: EventStore = MemoryEventStore(clock=clock)
@@ -70,6 +71,20 @@ async def backend(
         await store.aclose()
         return
     prefix = unique_prefix()
+    if request.param == "cluster":
+        cluster: LocalRedisCluster = request.getfixturevalue("redis_cluster")
+        store = RedisClusterEventStore(cluster.url, prefix=prefix, block_ms=200)
+        raw_cluster = RedisCluster.from_url(cluster.url, protocol=2)
+        yield Backend(
+            store,
+            raw_cluster,
+            clock,
+            lambda: RedisClusterEventStore(cluster.url, prefix=prefix, block_ms=200),
+        )
+        await store.aclose()
+        await raw_cluster.aclose()
+        return
+    redis_server: RedisServer = request.getfixturevalue("redis_server")
     store = RedisEventStore(redis_server.url, prefix=prefix, block_ms=200)
     raw = aioredis.Redis.from_url(redis_server.url, protocol=2)
     yield Backend(

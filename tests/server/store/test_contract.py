@@ -59,6 +59,21 @@ async def test_a_stale_expected_version_raises_and_appends_nothing(
     assert [e.data for e in await store.read("s")] == [ev(1), ev(2)]
 
 
+async def test_an_append_retried_after_a_lost_reply_succeeds_once(store: EventStore) -> None:
+    """A client that sent an append again (its first reply was lost: a dropped connection, a
+    failover) finds its own events there: the same version, nothing appended twice."""
+    await store.append("s", [ev(1)], expected_version=0)
+    assert await store.append("s", [ev(2), ev(3)], expected_version=1) == 3
+    assert await store.append("s", [ev(2), ev(3)], expected_version=1) == 3
+    await store.append("s", [ev(4)], expected_version=3)
+    assert await store.append("s", [ev(2), ev(3)], expected_version=1) == 3  # others came after
+    with pytest.raises(WrongExpectedVersion):
+        await store.append("s", [ev(2), ev(9)], expected_version=1)  # not the same events
+    with pytest.raises(WrongExpectedVersion):
+        await store.append("s", [ev(2)], expected_version=2)  # the same event, elsewhere
+    assert [e.data for e in await store.read("s")] == [ev(1), ev(2), ev(3), ev(4)]
+
+
 async def test_expecting_a_version_of_a_missing_stream_fails(store: EventStore) -> None:
     with pytest.raises(WrongExpectedVersion) as caught:
         await store.append("nope", [ev(1)], expected_version=1)

@@ -1,0 +1,101 @@
+"""Every reach into redis-py's internals, in one place, each with a fallback to its public API.
+
+Two measured shortcuts (docs/benchmarks.md) read what redis-py does not promise: an idle pool
+connection taken without the pool's Condition, and a pipeline without response callbacks; and
+the Cluster store asks the cluster client to read its slot map again after a node broke.
+``INTERNALS`` lists what each relies on; tests/server/store/test_redis_adapter.py fails loudly
+when an installed redis-py no longer has them, and the store then takes the public path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.asyncio.client import Pipeline
+
+INTERNALS: dict[str, tuple[str, ...]] = {
+    "BlockingConnectionPool": (
+        "_condition",
+        "_available_connections",
+        "_in_use_connections",
+        "_in_maintenance",
+        "ensure_connection",
+    ),
+    "Pipeline": ("connection_pool", "response_callbacks", "is_transaction"),
+    "RedisCluster": ("nodes_manager",),
+    "NodesManager": ("initialize",),
+}
+"""The private attributes each shortcut reads (on an instance), checked at start-up."""
+
+
+def _has(instance: object, names: tuple[str, ...]) -> bool:
+    return all(hasattr(instance, name) for name in names)
+
+
+class QuickPool(aioredis.BlockingConnectionPool):
+    """redis-py's blocking pool, minus its condition and timer when a connection is idle.
+
+    Every command took its connection through an ``asyncio.Condition`` and a timeout (~7 % of
+    a loaded server, bench.load paced profile). With an idle connection and nobody waiting for
+    one, it is taken at once; otherwise (all busy, waiters, maintenance, or internals that are
+    not what this was written against) the pool's own path.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.quick = _has(self, INTERNALS["BlockingConnectionPool"])
+
+    async def get_connection(self, *args: Any, **kwargs: Any) -> Any:
+        if not self.quick:
+            return await super().get_connection(*args, **kwargs)
+        waiting = getattr(self._condition, "_waiters", True)  # unknown: take the slow path
+        if not self._available_connections or waiting or self._in_maintenance:
+            return await super().get_connection(*args, **kwargs)
+        connection = self._available_connections.pop()
+        self._in_use_connections.add(connection)
+        try:
+            await self.ensure_connection(connection)
+        except BaseException:
+            await self.release(connection)
+            raise
+        return connection
+
+
+def raw_pipeline(client: aioredis.Redis) -> Pipeline:
+    """A non-transactional pipeline whose replies skip redis-py's response callbacks (XRANGE
+    replies stay flat lists, whose conversion to dicts was a sixth of a rebuild); the client's
+    ordinary pipeline, with callbacks, if Pipeline's constructor is not the one expected."""
+    pipe = client.pipeline(transaction=False)
+    if _has(pipe, INTERNALS["Pipeline"]):
+        pipe.response_callbacks = {}
+    return pipe
+
+
+async def refresh_topology(cluster: Any) -> None:
+    """Read the cluster's slot map again now (after a node broke): redis-py only does it on
+    the next failing command. Without its NodesManager, a ping of every primary makes that
+    command happen."""
+    manager = getattr(cluster, "nodes_manager", None)
+    if manager is not None and hasattr(manager, "initialize"):
+        await manager.initialize()
+        return
+    with contextlib.suppress(Exception):
+        await cluster.ping(target_nodes=cluster.PRIMARIES)
+
+
+def quick_paths_available() -> dict[str, bool]:
+    """Which internals the installed redis-py has (for the adapter test and the log)."""
+    from redis.asyncio.cluster import RedisCluster
+
+    pool = QuickPool(max_connections=1)
+    pipe = aioredis.Redis(connection_pool=pool).pipeline(transaction=False)
+    cluster = RedisCluster(host="127.0.0.1", port=1)  # connects on first use only
+    manager = getattr(cluster, "nodes_manager", None)
+    return {
+        "BlockingConnectionPool": pool.quick,
+        "Pipeline": _has(pipe, INTERNALS["Pipeline"]),
+        "RedisCluster": _has(cluster, INTERNALS["RedisCluster"]),
+        "NodesManager": manager is not None and _has(manager, INTERNALS["NodesManager"]),
+    }

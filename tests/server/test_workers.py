@@ -1,0 +1,171 @@
+"""``--workers N``: several processes on one port, each a full server on the shared store.
+
+Which worker served a connection is read from the log: with --workers every line carries the
+worker's ``pid``, and each connection's ``hello`` line its player's ``name``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import psutil
+
+from shared import deal_deck, public_fold
+from tests.server.wsclient import Client, assert_no_secrets, winning_seed
+from tests.support.redis_server import RedisServer
+from tests.support.server_process import ServerProcess
+
+FAST = ["--rate", "1000", "--burst", "1000"]
+
+
+def log_lines(path: Path) -> list[dict[str, object]]:
+    lines = []
+    for line in path.read_text(errors="replace").splitlines():
+        if line.startswith("{"):
+            lines.append(json.loads(line))
+    return lines
+
+
+def hello_pids(path: Path) -> dict[str, int]:
+    """The pid of the worker that greeted each player name."""
+    return {
+        str(line["name"]): int(line["pid"])  # type: ignore[call-overload]
+        for line in log_lines(path)
+        if line.get("event") == "hello"
+    }
+
+
+def listening_workers(parent: int, port: int) -> set[int]:
+    """Pids of the parent's children with a listening socket on ``port``."""
+    found = set()
+    for child in psutil.Process(parent).children():
+        try:
+            sockets = child.net_connections(kind="tcp")
+        except psutil.NoSuchProcess:
+            continue
+        if any(s.status == psutil.CONN_LISTEN and s.laddr.port == port for s in sockets):
+            found.add(child.pid)
+    return found
+
+
+async def until(check: object, within: float = 20.0) -> None:
+    """Poll ``check``: what it watches is another process's, with nothing to wait on."""
+    async with asyncio.timeout(within):
+        while not check():  # type: ignore[operator]  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+
+
+def workers_server(redis: RedisServer, log: Path, n: int = 2) -> ServerProcess:
+    prefix = f"w{uuid.uuid4().hex[:8]}:"
+    return ServerProcess(
+        redis_url=redis.url,
+        log_path=log,
+        extra_args=[*FAST, "--redis-prefix", prefix, "--workers", str(n)],
+    )
+
+
+async def test_two_workers_listen_serve_one_race_and_drain_on_sigterm(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "server.log"
+    server = workers_server(redis_server, log)
+    server.start()
+    assert server.process is not None
+    parent = server.process.pid
+    clients: list[Client] = []
+    try:
+        await until(lambda: len(listening_workers(parent, server.port)) == 2)
+        workers = listening_workers(parent, server.port)
+        # Connections land on both: the kernel spreads them over the listening sockets.
+        for n in range(40):
+            client = await Client(server.url, f"p{n}").open()
+            await client.hello()
+            clients.append(client)
+            await until(lambda n=n: f"p{n}" in hello_pids(log))
+            if set(hello_pids(log).values()) == workers:
+                break
+        served = hello_pids(log)
+        assert set(served.values()) == workers
+        one = next(c for c in clients if served[c.name] == min(workers))
+        two = next(c for c in clients if served[c.name] == max(workers))
+
+        # A race whose racers are on different workers finishes on both.
+        seed, win = winning_seed()
+        await one.send(
+            {"type": "create_room", "variant": "quadrennial", "seed": seed, "countdown_ms": 0}
+        )
+        room = (await one.expect("room"))["room"]["id"]
+        for racer in (one, two):
+            await racer.send({"type": "join", "room": room})
+            await racer.expect("joined")
+        await two.send({"type": "start"})
+        for racer in (one, two):
+            await racer.expect("started")
+        for version, move in enumerate(win, start=2):
+            assert (await one.move(move))["version"] == version
+        await two.send({"type": "resign"})
+        for racer in (one, two):
+            finished = await racer.expect("finished")
+            assert [r["player"] for r in finished["ranking"]] == [one.session, two.session]
+        assert public_fold(one.game_events(one.session)).won
+        assert_no_secrets([one, two], "quadrennial", deal_deck("quadrennial", seed), seed)
+
+        # SIGTERM to the parent drains every worker: each closes its connections with 1001.
+        assert server.stop() == 0
+        codes = await asyncio.gather(*(c.wait_closed() for c in clients))
+        assert set(codes) == {1001}
+        assert not any(psutil.pid_exists(pid) for pid in workers)
+    finally:
+        await asyncio.gather(*(c.close() for c in clients))
+        server.kill()
+
+
+async def test_a_worker_that_dies_is_reported_and_started_again(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "server.log"
+    server = workers_server(redis_server, log)
+    server.start()
+    assert server.process is not None
+    parent = server.process.pid
+    try:
+        await until(lambda: len(listening_workers(parent, server.port)) == 2)
+        first = listening_workers(parent, server.port)
+        victim = min(first)
+        os.kill(victim, signal.SIGKILL)
+        await until(
+            lambda: (
+                len(listening_workers(parent, server.port)) == 2
+                and victim not in listening_workers(parent, server.port)
+            )
+        )
+        exited = [line for line in log_lines(log) if line.get("event") == "worker_exited"]
+        assert [(line["pid"], line["exitcode"]) for line in exited] == [(victim, -9)]
+        client = await Client(server.url, "after").open()  # the server still serves
+        await client.hello()
+        await client.close()
+    finally:
+        assert server.stop() == 0
+
+
+def test_workers_without_redis_are_refused_in_one_line() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    done = subprocess.run(
+        [sys.executable, "-m", "server", "--workers", "2"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == [
+        "solitaire-server: --workers needs --redis-url (the in-memory store lives in one process)"
+    ]
