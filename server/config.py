@@ -303,10 +303,10 @@ def parse_time_limits(text: str) -> dict[str, float]:
             return {"swiss": seconds, "quadrennial": seconds}
         limits = dict(Config().default_time_limit_s)
         for part in text.split(","):
-            variant, _, seconds = part.partition("=")
+            variant, _, value = part.partition("=")
             if variant.strip() not in limits:
                 raise ValueError(variant)
-            limits[variant.strip()] = float(seconds)
+            limits[variant.strip()] = float(value)
         return limits
     except ValueError:
         raise SystemExit(

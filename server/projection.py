@@ -126,13 +126,13 @@ def fold_room_event(room: Room, version: int, data: dict[str, Any]) -> RoomChang
     elif kind == "player_left":
         room.seats.pop(data["player"], None)
     elif kind == "player_back":
-        seat = room.seats.get(data["player"])
-        if seat is not None:
-            seat.connection, seat.away_since = data["connection"], None
+        back = room.seats.get(data["player"])
+        if back is not None:
+            back.connection, back.away_since = data["connection"], None
     elif kind == "player_away":
-        seat = room.seats.get(data["player"])
-        if seat is not None and seat.connection == data.get("connection"):
-            seat.connection, seat.away_since = None, at
+        away = room.seats.get(data["player"])
+        if away is not None and away.connection == data.get("connection"):
+            away.connection, away.away_since = None, at
     elif kind == "room_closed":
         room.status = next_status(room.status, Trigger.IDLE)
         room.closed_at = at
