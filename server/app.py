@@ -53,6 +53,7 @@ class App:
         self.connections: set[Connection] = set()
         self.metrics.watch(self.live_figures)
         self.server: Server | None = None
+        self.metrics_server: Server | None = None
         self.warmed = asyncio.Event()  # every live room of the directory is loaded
         self._warm_up: asyncio.Task[None] | None = None
 
@@ -93,6 +94,10 @@ class App:
         del response.headers["Content-Type"]
         response.headers["Content-Type"] = "application/json"
         return response
+
+    async def _no_websocket(self, ws: ServerConnection) -> None:
+        """The metrics port speaks HTTP only (GET /metrics, /healthz)."""
+        await ws.close(1008, "this port serves GET /metrics and /healthz only")
 
     async def handler(self, ws: ServerConnection) -> None:
         structlog.contextvars.clear_contextvars()
@@ -137,6 +142,13 @@ class App:
             # --workers: every worker listens on the one port; the kernel spreads connections.
             reuse_port=self.config.workers > 1,
         )
+        if self.config.metrics_port:
+            self.metrics_server = await serve(
+                self._no_websocket,
+                self.config.host,
+                self.config.metrics_port + self.config.worker_index,
+                process_request=self.process_request,
+            )
         log.info(
             "listening",
             loop=type(asyncio.get_running_loop()).__module__.split(".")[0],
@@ -173,6 +185,8 @@ class App:
 
     async def stop(self) -> None:
         """Close every connection with 1001 (going away), stop the rooms, close the store."""
+        if self.metrics_server is not None:
+            self.metrics_server.close()
         if self.server is not None:
             self.server.close(close_connections=True)
             try:

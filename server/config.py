@@ -23,6 +23,8 @@ class Config:
     redis_cluster: bool = False
     ack_after_replicas: int = 0
     workers: int = 1
+    metrics_port: int = 0
+    worker_index: int = 0  # set by the supervisor for each of --workers; not an option
     log_format: str = "console"
     log_level: str = "info"
     max_frame_bytes: int = 65536
@@ -103,6 +105,14 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         int,
         "ARENA_WORKERS",
         "server processes sharing the port (SO_REUSEPORT); more than 1 needs Redis",
+    ),
+    (
+        "--metrics-port",
+        "metrics_port",
+        int,
+        "ARENA_METRICS_PORT",
+        "also serve GET /metrics and /healthz on this port, worker i of --workers on PORT+i, "
+        "so each worker can be scraped (0 = only on the main port, whichever worker answers)",
     ),
     ("--log-format", "log_format", str, "ARENA_LOG_FORMAT", "json or console"),
     ("--log-level", "log_level", str, "ARENA_LOG_LEVEL", "debug, info, warning or error"),

@@ -11,6 +11,7 @@ dying at start-up (a port taken, a store refused) stops the whole server with ex
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import multiprocessing
 import os
 import signal
@@ -54,7 +55,7 @@ def worker_main(config: Config, index: int, serve: Serve) -> None:
     processors = list(structlog.get_config()["processors"])
     structlog.configure(processors=[_worker_fields(index), *processors])
     with asyncio.Runner(loop_factory=loop_factory(config.loop)) as runner:
-        runner.run(serve(config))
+        runner.run(serve(dataclasses.replace(config, worker_index=index)))
 
 
 class Supervisor:

@@ -1,0 +1,94 @@
+"""GET /metrics on a real server: what happened shows in the Prometheus text, per worker too."""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.request
+from pathlib import Path
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from shared import deal_deck, new_game
+from tests.server.wsclient import Client, greedy_moves
+from tests.support.ports import free_port
+from tests.support.redis_server import RedisServer
+from tests.support.server_process import ServerProcess
+
+FAST = ["--rate", "1000", "--burst", "1000"]
+
+
+def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
+        assert answer.headers["Content-Type"].startswith("text/plain")
+        text = answer.read().decode()
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+async def test_moves_rejects_latency_and_live_state_are_reported(tmp_path: Path) -> None:
+    server = ServerProcess(log_path=tmp_path / "server.log", extra_args=FAST)
+    server.start()
+    seed = "metrics"
+    moves = greedy_moves(new_game("quadrennial", deck=deal_deck("quadrennial", seed)))[:5]
+    ann = await Client(server.url, "ann").open()
+    eye = await Client(server.url, "eye").open()
+    try:
+        await ann.hello()
+        await eye.hello()
+        await ann.send(
+            {"type": "create_room", "variant": "quadrennial", "seed": seed, "countdown_ms": 0}
+        )
+        room = (await ann.expect("room"))["room"]["id"]
+        await ann.send({"type": "join", "room": room})
+        await ann.expect("joined")
+        await eye.send({"type": "join", "room": room, "role": "spectator"})
+        await eye.expect("joined")
+        await ann.send({"type": "start"})
+        await ann.expect("started")
+        for move in moves:
+            assert (await ann.move(move))["type"] == "ack"
+        assert (await ann.move("r1r2"))["code"] == "illegal_move"
+        await ann.send({"type": "join", "room": "nosuchroom"})
+        await ann.expect("error")
+        await asyncio.sleep(0.2)
+        found = await asyncio.to_thread(scrape, server.port)
+        assert found[("arena_moves_total", (("outcome", "accepted"),))] == len(moves)
+        assert found[("arena_moves_total", (("outcome", "illegal_move"),))] == 1
+        assert found[("arena_ack_seconds_count", ())] == len(moves) + 1
+        assert found[("arena_store_append_seconds_count", ())] >= len(moves)
+        assert found[("arena_errors_total", (("code", "already_in_room"),))] == 1
+        assert found[("arena_rooms_live", ())] == 1
+        assert found[("arena_games_live", ())] == 1
+        assert found[("arena_connections", ())] == 2
+        assert found[("arena_frames_fanned_out_total", ())] > 0
+        assert ("arena_hub_wakeups_total", ()) in found
+        assert found[("arena_slow_consumers_dropped_total", ())] == 0
+    finally:
+        await asyncio.gather(ann.close(), eye.close())
+        server.stop()
+
+
+async def test_each_worker_is_scraped_on_its_own_metrics_port(
+    fresh_redis: RedisServer, tmp_path: Path
+) -> None:
+    base = free_port()
+    server = ServerProcess(
+        redis_url=fresh_redis.url,
+        log_path=tmp_path / "server.log",
+        extra_args=[*FAST, "--workers", "2", "--metrics-port", str(base)],
+    )
+    server.start()
+    try:
+        for port in (base, base + 1):
+            for _ in range(100):
+                try:
+                    found = await asyncio.to_thread(scrape, port)
+                    break
+                except OSError:
+                    await asyncio.sleep(0.1)
+            assert ("arena_connections", ()) in found
+    finally:
+        assert server.stop() == 0
