@@ -11,14 +11,16 @@ from collections.abc import Awaitable, Callable
 
 from client.app import App
 from client.commands import Command, Kind
+from client.play import hint as heuristic_hint
 from shared import GameState, Solution, solve
 
 HINT_MAX_NODES = 20_000
 """Positions the solver may expand per hint: about a second of search in Swiss."""
 
 
-def hint_text(solution: Solution) -> str:
-    """What the player reads for the solver's answer."""
+def hint_text(solution: Solution, fallback: str | None = None) -> str:
+    """What the player reads for the solver's answer; ``fallback`` is a plain suggestion from
+    the position when the solver found no winning line."""
     if solution.status == "won":
         if solution.next_move is None:
             return "Hint: the game is won."
@@ -28,7 +30,8 @@ def hint_text(solution: Solution) -> str:
         )
     if solution.status == "unwinnable":
         return "Hint: no move wins from here (the solver searched every line); try undo."
-    return f"Hint: no winning line found within {solution.max_nodes:,} nodes."
+    text = f"Hint: no winning line found within {solution.max_nodes:,} nodes"
+    return f"{text}; try {fallback} ('moves' lists every legal move)." if fallback else text + "."
 
 
 def is_hint(command: Command) -> bool:
@@ -46,7 +49,8 @@ def hint_command(
             return False
         state = position()
         solution = await asyncio.to_thread(solve, state, max_nodes=max_nodes)
-        text = hint_text(solution)
+        view = app.session.view
+        text = hint_text(solution, heuristic_hint(view) if view is not None else None)
         app.session.say(text)
         app.log(text)
         return True

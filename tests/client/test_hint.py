@@ -45,6 +45,8 @@ def test_offline_hint_shows_the_solvers_move_and_it_plays() -> None:
         type_line(child, "hint")
         child.expect(re.escape(f"Hint: {second} (a win in "))
         type_line(child, "quit")
+        child.expect("Quit now and this game is gone")  # a live game: it asks first
+        type_line(child, "y")
         assert finish(child) == 0
     finally:
         child.close(force=True)
@@ -60,6 +62,8 @@ def test_offline_hint_says_when_the_budget_ran_out() -> None:
         child.expect(re.escape(f"no winning line found within {HINT_MAX_NODES:,} nodes"))
         child.expect("Stock: 27")  # the board is still there
         type_line(child, "quit")
+        child.expect("Quit now and this game is gone")
+        type_line(child, "y")
         assert finish(child) == 0
     finally:
         child.close(force=True)
