@@ -431,6 +431,7 @@ class Commands:
                 except ClientError as exc:
                     if not synced:
                         await self._sync_game(room, game)
+                        game = room.games.get(player, game)  # a refold makes new games
                         synced = True
                         continue
                     game.rejects[cid] = (exc, move)
@@ -444,6 +445,7 @@ class Commands:
                     )
                 except WrongExpectedVersion:
                     await self._sync_game(room, game)
+                    game = room.games.get(player, game)
                     synced = True
                     continue
                 game.cids[cid] = version
@@ -470,6 +472,7 @@ class Commands:
         async with self._lock(room, player):
             for _ in range(3):
                 await self._sync_game(room, game)
+                game = room.games.get(player, game)
                 now = self.clock.now_ms()
                 if room.status is not RoomStatus.RACING or game.state is None:
                     raise NotRacing(f"the race is {room.status.value}, not racing")

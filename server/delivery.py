@@ -303,7 +303,13 @@ class Delivery:
 
     def _loaded(self, room: Room, audience: Audience) -> None:
         """A room folded with nobody here: what viewers have been shown reaches the fold (after
-        the delay, if the room has one), so the first viewer sees what the delay allows."""
+        the delay, if the room has one), so the first viewer sees what the delay allows. A room
+        folded again (its stream went back) keeps no count beyond the new fold."""
+        for player, count in list(audience.cleared.items()):
+            game = room.games.get(player)
+            version = game.version if game is not None else 0
+            audience.cleared[player] = min(count, version)
+            audience.released[player] = min(audience.released.get(player, 0), version)
         for game in room.games.values():
             progress = game.progress
 

@@ -158,9 +158,25 @@ class Hub:
         """Fold everything the store holds for the room now (a command about to decide)."""
         streams = [room.stream, *(g.stream for g in room.games.values())]
         lasts = await self.store.last_versions(streams)
+        if any(0 < lasts[s] < self._version(room, s) for s in streams):
+            await self.refold(room)
+            return
         behind = [s for s in streams if lasts[s] > self._version(room, s)]
         if behind:
             await self._read(room, behind)
+
+    async def refold(self, room: Room) -> None:
+        """The store holds less than we folded: a failover lost acknowledged events (Redis
+        replicates asynchronously; --ack-after-replicas prevents it). The stream is the truth,
+        so the room is folded again from it, in place (everyone holding it sees the new fold)."""
+        log.error("stream_went_back", room=room.id)
+        fresh = Room(room.id)
+        fold_stored(fresh, await self.store.read(room.stream))
+        raw = await self.store.read_many_raw([g.stream for g in fresh.games.values()])
+        for game in fresh.games.values():
+            fold_stored(fresh, self.store.decode_raw(game.stream, raw[game.stream]))
+        vars(room).update(vars(fresh))
+        self._notify(room, [Loaded()])
 
     def _version(self, room: Room, stream: str) -> int:
         if stream == room.stream:
@@ -263,10 +279,21 @@ class Hub:
             except Exception as exc:  # the store's client raises its own families of errors
                 log.warning("periodic_catch_up_failed", error=str(exc))
                 continue
+            went_back = set()
             for stream, last in lasts.items():
                 room = streams[stream]
-                if last > self._version(room, stream):
+                folded = self._version(room, stream)
+                if 0 < last < folded:
+                    went_back.add(room.id)
+                elif last > folded:
                     self._mark_behind(room, [stream])
+            for room_id in went_back:
+                room = self.rooms.get(room_id)
+                if room is not None:
+                    try:
+                        await self.refold(room)
+                    except ArenaError as exc:
+                        log.warning("refold_failed", room=room_id, reason=exc.reason)
 
     def stats(self) -> dict[str, Any]:
         return {"rooms": len(self.rooms), "wakeups": self.wakeups, "catch_ups": self.catch_ups}

@@ -176,3 +176,27 @@ async def test_a_thousand_rooms_followed_on_a_bounded_number_of_connections(
     finally:
         await app.close_parts()
         await asyncio.sleep(0)
+
+
+async def test_a_stream_that_went_back_is_folded_again() -> None:
+    """A failover can lose acknowledged events (Redis replicates asynchronously): the fold is
+    then ahead of the stream, and the hub folds the room again from the stream, the truth."""
+    store = MemoryEventStore()
+    clock = FakeClock()
+    app = open_app(store, clock, FAST)
+    try:
+        room = await racing(app, clock, [Peer("ann")])
+        game = room.games["ann"]
+        for cid in range(4):
+            assert game.state is not None
+            await app.commands.move(room, "ann", cid, sorted(legal_moves(game.state))[0])
+        assert game.version == 5
+        store._streams[game.stream].entries[3:] = []  # the last two moves are lost
+        await app.hub.sync(room)
+        again = room.games["ann"]
+        assert again.version == 3
+        assert again.state is not None
+        version = await app.commands.move(room, "ann", "next", sorted(legal_moves(again.state))[0])
+        assert version == 4  # play goes on from what the store holds
+    finally:
+        await app.close_parts()
