@@ -288,10 +288,10 @@ class Hub:
                 elif last > folded:
                     self._mark_behind(room, [stream])
             for room_id in went_back:
-                room = self.rooms.get(room_id)
-                if room is not None:
+                behind = self.rooms.get(room_id)
+                if behind is not None:
                     try:
-                        await self.refold(room)
+                        await self.refold(behind)
                     except ArenaError as exc:
                         log.warning("refold_failed", room=room_id, reason=exc.reason)
 
