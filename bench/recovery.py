@@ -347,7 +347,12 @@ def main(argv: list[str] | None = None) -> int:
             empty_url = redis.url.rsplit("/", 1)[0] + "/1"  # an empty database, same server
             empty = restart(empty_url, Path(logs) / "empty.log", 0, 0, 0, None)
             full = restart(
-                redis.url, Path(logs) / "full.log", rooms, args.room_size, length, "p00000x1"
+                redis.url,
+                Path(logs) / "full.log",
+                rooms,
+                args.room_size,
+                length,
+                f"p00000x{min(1, args.room_size - 1)}",
             )
     finally:
         redis.stop()
