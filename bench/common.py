@@ -188,16 +188,26 @@ class ProcessSampler:
         self._thread.start()
 
     def _cpu(self) -> float:
+        """CPU seconds of the process and its children (a server's --workers)."""
+        total = 0.0
         try:
-            times = self.process.cpu_times()
-            return float(times.user + times.system)
+            processes = [self.process, *self.process.children(recursive=True)]
         except Exception:
             return 0.0
+        for process in processes:
+            try:
+                times = process.cpu_times()
+            except Exception:
+                continue
+            total += float(times.user + times.system)
+        return total
 
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
                 rss = int(self.process.memory_info().rss)
+                for child in self.process.children(recursive=True):
+                    rss += int(child.memory_info().rss)
             except Exception:
                 return
             self.peak_rss = max(self.peak_rss, rss)

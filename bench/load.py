@@ -545,7 +545,7 @@ def start_echo(loop: str) -> tuple[subprocess.Popen[bytes], int]:
 
 
 def run_scenario(
-    scenario: Scenario, redis: PrivateRedis, log_dir: Path, loop: str
+    scenario: Scenario, redis: PrivateRedis, log_dir: Path, loop: str, workers: int = 1
 ) -> dict[str, Any]:
     import redis as redis_py
 
@@ -554,8 +554,8 @@ def run_scenario(
     redis_py.Redis.from_url(redis.url).flushall()  # our private Redis: a clean slate per scenario
     server = ServerProcess(
         redis_url=redis.url,
-        extra_args=[*SERVER_ARGS, "--loop", loop],
-        log_path=log_dir / f"{scenario.name}.log",
+        extra_args=[*SERVER_ARGS, "--loop", loop, "--workers", str(workers)],
+        log_path=log_dir / f"{scenario.name}-w{workers}.log",
     )
     server.start(timeout=30)
     assert server.process is not None
@@ -649,6 +649,12 @@ def targets(results: dict[str, dict[str, Any]], tick_ms: int) -> list[dict[str, 
         ratio = r["moves_vs_echo"]
         checks.append({"target": "saturated moves/s >= 0.5 x echo round trips/s",
                        "figure": f"{ratio:.2f} of echo", "met": ratio >= 0.5})  # fmt: skip
+    if "saturated" in results and "saturated-w2" in results:
+        one = results["saturated"]["server"]["moves_per_s"]
+        two = results["saturated-w2"]["server"]["moves_per_s"]
+        checks.append({"target": "saturated: two workers >= 1.6 x one worker",
+                       "figure": f"{two:,.0f} vs {one:,.0f} moves/s = {two / one:.2f} x",
+                       "met": two >= 1.6 * one})  # fmt: skip
     for name, r in results.items():
         for side in ("server", "echo"):
             if r[side]["load_process"]["cpu_percent"] >= 90:
@@ -678,6 +684,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fsync", choices=["everysec", "always", "no"], default="everysec")
     parser.add_argument("--out", default="load.json", help="report name in bench/results")
     parser.add_argument(
+        "--workers",
+        default="1",
+        help="server worker processes, or a list to compare in one run (e.g. 1,2)",
+    )
+    parser.add_argument(
         "--loop",
         choices=["auto", "uvloop", "asyncio"],
         default="auto",
@@ -697,12 +708,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         server_versions = versions(redis.url)
         with tempfile.TemporaryDirectory(prefix="bench-load-") as logs:
-            for name in names:
-                scenario = Scenario(name, racers, args.room_size, spectators, spectator_rooms,
-                                    args.rate if name == "paced" else 0.0, seconds, warmup,
-                                    args.variant)  # fmt: skip
-                results[name] = run_scenario(scenario, redis, Path(logs), args.loop)
-                print_scenario(results[name])
+            for count in [int(w) for w in str(args.workers).split(",")]:
+                for name in names:
+                    scenario = Scenario(name, racers, args.room_size, spectators,
+                                        spectator_rooms, args.rate if name == "paced" else 0.0,
+                                        seconds, warmup, args.variant)  # fmt: skip
+                    key = name if count == 1 else f"{name}-w{count}"
+                    if count != 1:
+                        print(f"--workers {count}:")
+                    results[key] = run_scenario(scenario, redis, Path(logs), args.loop, count)
+                    results[key]["workers"] = count
+                    print_scenario(results[key])
     finally:
         redis.stop()
     checks = targets(results, TICK_MS)

@@ -157,8 +157,11 @@ class Hub:
     async def sync(self, room: Room) -> None:
         """Fold everything the store holds for the room now (a command about to decide)."""
         streams = [room.stream, *(g.stream for g in room.games.values())]
+        # The fold as it was before the read: an append of ours that lands while the read is
+        # in flight moves the fold on, and must not look like the store going back.
+        before = {s: self._version(room, s) for s in streams}
         lasts = await self.store.last_versions(streams)
-        if any(0 < lasts[s] < self._version(room, s) for s in streams):
+        if any(0 < lasts[s] < before[s] for s in streams):
             await self.refold(room)
             return
         behind = [s for s in streams if lasts[s] > self._version(room, s)]
@@ -274,6 +277,7 @@ class Hub:
             streams = {
                 s: r for r in rooms for s in (r.stream, *(g.stream for g in r.games.values()))
             }
+            before = {s: self._version(r, s) for s, r in streams.items()}
             try:
                 lasts = await self.store.last_versions(list(streams))
             except Exception as exc:  # the store's client raises its own families of errors
@@ -282,10 +286,9 @@ class Hub:
             went_back = set()
             for stream, last in lasts.items():
                 room = streams[stream]
-                folded = self._version(room, stream)
-                if 0 < last < folded:
+                if 0 < last < before[stream]:
                     went_back.add(room.id)
-                elif last > folded:
+                elif last > self._version(room, stream):
                     self._mark_behind(room, [stream])
             for room_id in went_back:
                 behind = self.rooms.get(room_id)
