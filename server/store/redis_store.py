@@ -150,7 +150,7 @@ class RedisEventStore(EventStore):
         retention: float | None = None,
         block_ms: int = 1000,
         max_connections: int = 12,
-        pool_timeout: float = 5.0,
+        pool_timeout: float = 30.0,
         ping_timeout: float = 2.0,
         ack_after_replicas: int = 0,
         ack_timeout_ms: int = 1000,
