@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from server.errors import WrongStatus
 from server.logging import get_logger
 from server.race import PlayerStatus, Progress, RoomStatus, Trigger, next_status
 from server.room import Game, Room, Seat, game_stream, pack
@@ -106,8 +107,18 @@ def _fold_run(room: Room, run: list[StoredEvent]) -> list[Change]:
 
 
 def fold_room_event(room: Room, version: int, data: dict[str, Any]) -> RoomChanged:
-    """Fold the room event at ``version`` (the next one) into ``room``."""
+    """Fold the room event at ``version`` (the next one) into ``room``. An event the room's
+    lifecycle does not allow (a stream written by hand, a bug) is skipped and logged: one bad
+    event must not make a room unloadable."""
     room.version = version
+    try:
+        return _fold_room_event(room, data)
+    except WrongStatus as exc:
+        log.error("room_event_refused", room=room.id, version=version, reason=exc.reason)
+        return RoomChanged("refused", data)
+
+
+def _fold_room_event(room: Room, data: dict[str, Any]) -> RoomChanged:
     kind = str(data.get("type"))
     at = int(data.get("at", 0))
     if kind == "room_created":

@@ -200,3 +200,25 @@ async def test_a_stream_that_went_back_is_folded_again() -> None:
         assert version == 4  # play goes on from what the store holds
     finally:
         await app.close_parts()
+
+
+async def test_a_room_event_its_lifecycle_refuses_is_skipped_not_fatal() -> None:
+    """A second race_started (a stream written by hand, or a bug) is logged and skipped: the
+    room still loads and plays."""
+    store = MemoryEventStore()
+    clock = FakeClock()
+    app = open_app(store, clock, FAST)
+    try:
+        room = await racing(app, clock, [Peer("ann")])
+        again = room_event("race_started", at=clock.now_ms(), ends_at=None)
+        await store.append(room.stream, [again], expected_version=room.version)
+    finally:
+        await app.close_parts()
+    fresh = open_app(store, clock, FAST)
+    try:
+        loaded = await fresh.hub.room(room.id)
+        assert loaded is not None
+        assert loaded.status.value == "racing"
+        assert loaded.version == room.version + 1
+    finally:
+        await fresh.close_parts()
