@@ -211,7 +211,7 @@ async def test_a_room_event_its_lifecycle_refuses_is_skipped_not_fatal() -> None
     try:
         room = await racing(app, clock, [Peer("ann")])
         again = room_event("race_started", at=clock.now_ms(), ends_at=None)
-        await store.append(room.stream, [again], expected_version=room.version)
+        last = await store.append(room.stream, [again], expected_version=room.version)
     finally:
         await app.close_parts()
     fresh = open_app(store, clock, FAST)
@@ -219,6 +219,6 @@ async def test_a_room_event_its_lifecycle_refuses_is_skipped_not_fatal() -> None
         loaded = await fresh.hub.room(room.id)
         assert loaded is not None
         assert loaded.status.value == "racing"
-        assert loaded.version == room.version + 1
+        assert loaded.version == last
     finally:
         await fresh.close_parts()
