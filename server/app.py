@@ -23,6 +23,7 @@ from server.logging import get_logger
 from server.metrics import CONTENT_TYPE, Metrics
 from server.race import RoomStatus
 from server.race_clock import RaceClock
+from server.solving import SolverPool
 from server.store import EventStore
 
 log = get_logger("server.app")
@@ -43,8 +44,15 @@ class App:
         self._connections = itertools.count(1)
         self.metrics = Metrics()
         self.hub = Hub(store, config)
+        self._solver: SolverPool | None = None
         self.commands = Commands(
-            store, self.hub, clock, config, process=self.process, metrics=self.metrics
+            store,
+            self.hub,
+            clock,
+            config,
+            process=self.process,
+            metrics=self.metrics,
+            solver=self.solver,
         )
         self.delivery = Delivery(clock, config, self.outbox.send_many)
         self.race_clock = RaceClock(clock, config, self.hub, self.commands)
@@ -117,6 +125,13 @@ class App:
         finally:
             self.connections.discard(connection)
 
+    def solver(self) -> SolverPool:
+        """The solver's pool, started on first use: a server nobody asks for a winnable deal
+        or a hint never pays for its worker process. One worker keeps the memory low."""
+        if self._solver is None:
+            self._solver = SolverPool(workers=1)
+        return self._solver
+
     def open(self) -> None:
         """Start the parts behind the endpoint (wake-ups, the race clock); no listening yet."""
         self.hub.start()
@@ -181,6 +196,8 @@ class App:
         await self.race_clock.aclose()
         await self.hub.aclose()
         await self.delivery.aclose()
+        if self._solver is not None:
+            await self._solver.aclose()
         await self.store.aclose()
 
     async def stop(self) -> None:

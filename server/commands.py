@@ -27,6 +27,7 @@ from server.errors import (
     GameOver,
     IdReused,
     NoSuchRoom,
+    NotAllowed,
     NotAPlayer,
     NotRacing,
     RoomFull,
@@ -42,9 +43,11 @@ from server.projection import room_event
 from server.race import RoomStatus, Trigger, commitment, deck_secret, next_status
 from server.race import ranking as rank
 from server.room import Game, Room, room_stream, token_hash
+from server.solving import SolverPool
 from server.store import EventStore
 from shared import (
     DEAL_VERSION,
+    Solution,
     canonical_seed,
     deal_deck,
     move_event,
@@ -89,8 +92,11 @@ class Commands:
         *,
         process: str,
         metrics: Metrics | None = None,
+        solver: Callable[[], SolverPool] | None = None,
     ) -> None:
         self.store = store
+        # The solver pool, made on first use (its worker process costs memory): App owns it.
+        self._solver = solver
         self.metrics = metrics if metrics is not None else Metrics()
         self.hub = hub
         self.clock = clock
@@ -155,17 +161,23 @@ class Commands:
             )
         variant = msg["variant"]
         deck = msg.get("deck")
+        winnable = bool(msg.get("winnable", False))
+        if winnable and (deck is not None or "seed" in msg):
+            chosen = "deck" if deck is not None else "seed"
+            raise BadField(
+                f"field 'winnable' asks for a secret seed: it cannot go with a {chosen}",
+                field="winnable",
+            )
         salt = secrets.token_hex(16)
-        seed: str | None
+        seed: str | None = None
         if deck is not None:
             if not cfg.allow_custom_deck:
                 raise CustomDeckDisabled("this server does not accept explicit decks")
             deck = list(validate_deck(deck))
-            seed = None
-            secret = deck_secret(deck)
-        else:
-            seed = canonical_seed(msg["seed"]) if "seed" in msg else secrets.token_hex(8)
-            secret = seed
+        elif "seed" in msg:
+            seed = canonical_seed(msg["seed"])
+        elif not winnable:
+            seed = secrets.token_hex(8)
         try:
             time_limit_ms = cfg.time_limit_ms(variant, msg.get("time_limit_ms"))
         except ValueError as exc:
@@ -179,6 +191,15 @@ class Commands:
             raise TooManyLobbies(
                 f"you already have {len(mine)} open lobbies: start or leave one first"
             )
+        if winnable:
+            # Last, after every cheap refusal: drawing deals takes the solver a while.
+            found = await self._solver_pool().winnable_seed(
+                variant, cfg.solver_max_nodes, attempts=cfg.solver_attempts
+            )
+            seed = found.seed
+            log.info("winnable_deal", variant=variant, attempts=found.attempts)
+        secret = deck_secret(deck) if deck is not None else seed
+        assert secret is not None
         event = room_event(
             "room_created",
             variant=variant,
@@ -192,7 +213,7 @@ class Commands:
             time_limit_ms=time_limit_ms,
             spectator_delay_ms=msg.get("spectator_delay_ms", 0),
             open_seed=deck is not None or "seed" in msg,
-            winnable=False,
+            winnable=winnable,
             creator=creator,
             at=self.clock.now_ms(),
         )
@@ -209,6 +230,11 @@ class Commands:
             log.info("room_created", room=room_id, variant=variant, capacity=capacity)
             return room
         raise ServerError("could not find a free room id")
+
+    def _solver_pool(self) -> SolverPool:
+        if self._solver is None:
+            raise ServerError("this server has no solver")
+        return self._solver()
 
     async def _publish(self, room: Room) -> None:
         """Put the room's summary in the directory (after each of its room events)."""
@@ -464,6 +490,21 @@ class Commands:
         if game.progress.status.done:
             raise GameOver(f"your game is {game.progress.status.value}")
         return move_event(game.state, move, at=now)
+
+    async def hint(self, room: Room, player: str) -> Solution:
+        """The solver's answer from the player's real position, in solo practice only: in a
+        race a hint would be help the other racers do not get."""
+        if int(room.meta["capacity"]) != 1:
+            raise NotAllowed("hints are for solo practice")
+        game = room.games.get(player)
+        if game is None:
+            raise NotRacing("the race has not started")
+        await self._sync_game(room, game)
+        if room.status is not RoomStatus.RACING or game.state is None:
+            raise NotRacing(f"the race is {room.status.value}, not racing")
+        if game.progress.status.done:
+            raise GameOver(f"your game is {game.progress.status.value}")
+        return await self._solver_pool().hint(game.state, self.config.solver_max_nodes)
 
     async def resign(self, room: Room, player: str, *, reason: str | None = None) -> None:
         game = room.games.get(player)

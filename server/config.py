@@ -49,6 +49,8 @@ class Config:
     lobby_ttl_s: float = 600.0
     max_lobbies_per_session: int = 5
     heartbeat_s: float = 5.0
+    solver_max_nodes: int = 10_000
+    solver_attempts: int = 30
 
     def time_limit_ms(self, variant: str, asked_ms: int | None) -> int:
         """The time limit a new room gets: the variant's default when it asks for none; 0 (no
@@ -230,6 +232,20 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         "taken as gone and its racers as disconnected",
     ),
     (
+        "--solver-max-nodes",
+        "solver_max_nodes",
+        int,
+        "ARENA_SOLVER_MAX_NODES",
+        "positions the solver may search per deal (winnable-only rooms) or per hint",
+    ),
+    (
+        "--solver-attempts",
+        "solver_attempts",
+        int,
+        "ARENA_SOLVER_ATTEMPTS",
+        "secret seeds a winnable-only room may try before no_winnable_deal",
+    ),
+    (
         "--shutdown-timeout-s",
         "shutdown_timeout_s",
         float,
@@ -289,6 +305,8 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
     if values.get("retention_s") is not None and values["retention_s"] <= 0:
         values["retention_s"] = None
     values["default_time_limit_s"] = parse_time_limits(str(values["default_time_limit_s"]))
+    if values["solver_max_nodes"] < 1 or values["solver_attempts"] < 1:
+        raise SystemExit("solitaire-server: --solver-max-nodes and --solver-attempts are >= 1")
     if values["workers"] < 1 or values["ack_after_replicas"] < 0:
         raise SystemExit("solitaire-server: --workers is at least 1, --ack-after-replicas >= 0")
     if values["redis_url"] is None:

@@ -37,6 +37,7 @@ from server.logging import bind, get_logger
 from server.metrics import Metrics
 from server.names import DEFAULT_NAME, clean_name
 from server.room import Room, game_stream
+from server.solving import NoWinnableDeal
 from shared import protocol as p
 from shared.errors import ArenaError, ClientError, ProtocolError
 
@@ -48,6 +49,8 @@ CLOSE_INTERNAL = 1011
 CLOSE_UNSUPPORTED = 4000
 __all__ = ["CLOSE_SUPERSEDED", "Connection", "Outbox", "TokenBucket"]
 CLOSE_FLOOD = 4008
+# ServerError codes sent as they are (others are "server_error"): docs/protocol.md, Error codes.
+_VISIBLE_SERVER_CODES = frozenset({NoWinnableDeal.code})
 CLOSE_SLOW = 4009
 
 
@@ -214,6 +217,7 @@ class Connection:
             p.MOVE: self.on_move,
             p.RESIGN: self.on_resign,
             p.WATCH: self.on_watch,
+            p.HINT: self.on_hint,
         }
 
     # ---- sending -----------------------------------------------------------------------------
@@ -318,7 +322,9 @@ class Connection:
                 self.close_soon(CLOSE_UNSUPPORTED, "unsupported protocol version")
         except ArenaError as exc:
             log.warning("server_error", code=exc.code, reason=exc.reason)
-            self.answer_error(msg, exc, code="server_error")
+            # A specific server-side refusal a client can act on keeps its code on the wire.
+            visible = exc.code if exc.code in _VISIBLE_SERVER_CODES else "server_error"
+            self.answer_error(msg, exc, code=visible)
         except Exception:
             log.exception("handler_failed", type=msg.get("type") if msg else None)
             self.answer_error(msg, None, code="server_error")
@@ -458,6 +464,20 @@ class Connection:
     async def on_resign(self, msg: dict[str, Any]) -> None:
         room, _, player = self._seated()
         await self.commands.resign(room, player)
+
+    async def on_hint(self, msg: dict[str, Any]) -> None:
+        room, _, player = self._seated()
+        solution = await self.commands.hint(room, player)
+        self.reply(
+            msg,
+            {
+                "type": p.SUGGESTION,
+                "move": solution.next_move,
+                "status": str(solution.status),
+                "nodes": solution.nodes,
+                "max_nodes": solution.max_nodes,
+            },
+        )
 
     async def on_watch(self, msg: dict[str, Any]) -> None:
         room_id = msg.get("room")

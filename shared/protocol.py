@@ -28,6 +28,7 @@ START = "start"
 MOVE = "move"
 RESIGN = "resign"
 WATCH = "watch"
+HINT = "hint"
 
 # Server → client message types.
 WELCOME = "welcome"
@@ -46,6 +47,8 @@ ACK = "ack"
 REJECT = "reject"
 ERROR = "error"
 BATCH = "batch"
+# The answer to `hint`: a distinct type, as MESSAGES maps each type to one set of fields.
+SUGGESTION = "suggestion"
 
 VARIANTS = ("swiss", "quadrennial")
 ROLES = ("player", "spectator")
@@ -184,6 +187,7 @@ CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
         _opt("time_limit_ms", "int", min=0, max=86_400_000),
         _opt("spectator_delay_ms", "int", min=0, max=600_000),
         _opt("deck", "list", max_len=52, items="str"),
+        _opt("winnable", "bool"),
     ),
     JOIN: (
         _f("room", "str", max_len=MAX_ID_LEN),
@@ -201,6 +205,7 @@ CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
         _opt("room", "str", max_len=MAX_ID_LEN),
         _opt("player", "str", max_len=MAX_ID_LEN),
     ),
+    HINT: (),
 }
 
 SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
@@ -256,6 +261,12 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
     ACK: (_MOVE_ID, _f("version", "int", min=1)),
     REJECT: (_MOVE_ID, _f("code", "str"), _f("reason", "str")),
     BATCH: (_f("messages", "list", items="map"),),
+    SUGGESTION: (
+        _f("move", "str", "nil", max_len=MAX_MOVE_LEN),
+        _f("status", "str", choices=("won", "unwinnable", "unknown")),
+        _f("nodes", "int", min=0),
+        _f("max_nodes", "int", min=1),
+    ),
     ERROR: (
         _f("code", "str"),
         _f("reason", "str"),

@@ -10,6 +10,7 @@ import server.app
 import server.connection
 import server.delivery
 from server.config import build_parser
+from server.connection import _VISIBLE_SERVER_CODES
 from shared import protocol as p
 from shared.errors import ArenaError, ClientError
 
@@ -33,7 +34,8 @@ def codes(cell: str) -> list[str]:
 
 
 def wire_codes() -> set[str]:
-    """Every code an error or reject can carry: each client-error leaf, and server_error."""
+    """Every code an error or reject can carry: each client-error leaf, the server errors the
+    connection passes through (no_winnable_deal), and server_error."""
 
     def leaves(cls: type[ArenaError]) -> set[type[ArenaError]]:
         found = set()
@@ -42,7 +44,7 @@ def wire_codes() -> set[str]:
                 found |= leaves(sub) or {sub}
         return found
 
-    return {c.code for c in leaves(ClientError)} | {"server_error"}
+    return {c.code for c in leaves(ClientError)} | _VISIBLE_SERVER_CODES | {"server_error"}
 
 
 def test_the_error_table_lists_every_wire_code_and_no_other() -> None:
