@@ -20,6 +20,9 @@ VARIANTS = ("swiss", "quadrennial")
 _COMMON_TITLE = "common options:"
 
 
+_WINNABLE_HELP = "a deal the server's solver proved winnable (a secret seed: not with --seed)"
+
+
 def _seed(text: str) -> str:
     """A seed as typed: any non-empty text of at most 64 characters (an integer or a word)."""
     stripped = text.strip()
@@ -122,6 +125,7 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         "play", parents=[common], help="play a solo game", description="Play a solo game."
     )
     play.add_argument("--offline", action="store_true", help="play locally, with no server at all")
+    play.add_argument("--winnable", action="store_true", help=_WINNABLE_HELP)
 
     race = sub.add_parser(
         "race", help="race others on the same deal", description="Race others on the same deal."
@@ -147,6 +151,7 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         metavar="SECONDS",
         help="seconds of countdown before the start (default: the server's)",
     )
+    create.add_argument("--winnable", action="store_true", help=_WINNABLE_HELP)
     create.add_argument(
         "--players",
         type=int,

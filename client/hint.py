@@ -1,13 +1,15 @@
 """`hint` in solo practice: the solver's next move from the player's position, budgeted.
 
-Offline only: the client holds the whole position there (in a race it sees no stock, and a
-hint would be an unfair aid). The search runs in a thread so the screen keeps refreshing.
+Offline the client holds the whole position and solves it in a thread, so the screen keeps
+refreshing; online the server solves (it alone sees the stock) and only in solo rooms (in a
+race a hint would be an unfair aid).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from client.app import App
 from client.commands import Command, Kind
@@ -32,6 +34,17 @@ def hint_text(solution: Solution, fallback: str | None = None) -> str:
         return "Hint: no move wins from here (the solver searched every line); try undo."
     text = f"Hint: no winning line found within {solution.max_nodes:,} nodes"
     return f"{text}; try {fallback} ('moves' lists every legal move)." if fallback else text + "."
+
+
+def suggestion_text(answer: Mapping[str, Any]) -> str:
+    """What the player reads for the server's `suggestion` (docs/protocol.md)."""
+    if answer["status"] == "won":
+        if answer["move"] is None:
+            return "Hint: the game is won."
+        return f"Hint: {answer['move']} (a winning line, found in {answer['nodes']:,} nodes)"
+    if answer["status"] == "unwinnable":
+        return "Hint: no move wins from here (the solver searched every line)."
+    return f"Hint: no winning line found within {answer['max_nodes']:,} nodes."
 
 
 def is_hint(command: Command) -> bool:

@@ -19,6 +19,7 @@ from client.app import App, now_ms
 from client.cli import Output
 from client.commands import WATCH_FIRST, Command, Kind, confirm_texts, parse_command
 from client.connection import Connection, RequestFailed, State
+from client.hint import suggestion_text
 from client.offline import exit_status, seed_value
 from client.play import Outcome, play_loop, update_status
 from client.replay import run_replay
@@ -620,6 +621,8 @@ async def _play_room(
         if race and command.kind in (Kind.WATCH, Kind.BACK):
             await _watch_command(client, app, command)
             return True
+        if command.kind is Kind.HINT and client.my_view is not None:
+            return await _server_hint(conn, app)
         if command.kind is Kind.NEW and race:
             app.session.error = "new: start another race with 'solitaire race create'"
             return True
@@ -675,6 +678,25 @@ async def _play_room(
     return outcome
 
 
+async def _server_hint(conn: Connection, app: App) -> bool:
+    """`hint` online: the server's solver on the real position (solo rooms only). False when
+    the server refuses hints here (a race), so the public-view heuristic answers instead."""
+    try:
+        answer = await conn.request({"type": "hint"}, expect="suggestion", wait=60.0)
+    except RequestFailed as error:
+        if error.code == "not_allowed":
+            return False
+        app.session.error = f"hint: {error.reason}"
+        return True
+    except TimeoutError:
+        app.session.error = "hint: the server did not answer"
+        return True
+    text = suggestion_text(answer)
+    app.session.say(text)
+    app.log(text)
+    return True
+
+
 async def _watch_command(client: RoomClient, app: App, command: Command) -> None:
     """`watch [NAME|N|all]` and `back`/`me` in a race: whose board the board area shows."""
     whom = ""
@@ -722,6 +744,8 @@ def _create_msg(args: Any, capacity: int) -> dict[str, Any]:
     msg: dict[str, Any] = {"type": "create_room", "variant": args.variant, "capacity": capacity}
     if args.seed is not None:
         msg["seed"] = seed_value(args.seed)
+    if getattr(args, "winnable", False):
+        msg["winnable"] = True
     return msg
 
 

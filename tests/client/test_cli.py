@@ -132,3 +132,13 @@ def test_colour_only_on_a_terminal_without_no_color() -> None:
     assert not resolve_output(parse(["play", "--no-color"]), {}, tty).color
     assert not resolve_output(parse(["play"]), {"NO_COLOR": "1"}, tty).color
     assert not resolve_output(parse(["play", "--json"]), {}, tty).color
+
+
+@pytest.mark.parametrize("argv", [["play"], ["race", "create"]])
+def test_winnable_asks_the_server_for_a_proved_deal(argv: list[str]) -> None:
+    from client.online import _create_msg
+
+    asked = _create_msg(parse([*argv, "--winnable"]), 1)
+    assert asked["winnable"] is True
+    assert "seed" not in asked
+    assert "winnable" not in _create_msg(parse(argv), 1)

@@ -368,3 +368,44 @@ def test_a_racer_who_resigned_watches_another_live(server: ServerProcess) -> Non
         ann.close(force=True)
         if bob is not None:
             bob.close(force=True)
+
+
+def test_a_winnable_solo_game_takes_the_servers_hint(server: ServerProcess) -> None:
+    ann = spawn(
+        "play", "--server", server.url, "--variant", "quadrennial", "--winnable", "--name",
+        "ann", "--no-color",
+    )  # fmt: skip
+    try:
+        room_code(ann)
+        ann.expect("Your move")
+        ann.expect("> ")
+        type_line(ann, "hint")
+        # The server's solver saw the whole deal (proved winnable): a move of a winning line.
+        ann.expect(r"Hint: (\S+) \(a winning line, found in [\d,]+ nodes\)")
+        move = ann.match.group(1)
+        type_line(ann, move)
+        ann.expect("1 move")
+        type_line(ann, "quit")
+        ann.expect("Quit now and you resign this game")
+        type_line(ann, "y")
+        assert finish(ann) == 0
+    finally:
+        ann.close(force=True)
+
+
+def test_a_race_hint_is_the_public_view_heuristic(server: ServerProcess) -> None:
+    ann = spawn("race", "create", "--server", server.url, "--name", "ann", "--no-color")
+    try:
+        ann.expect("Type 'start' to start")
+        ann.expect("> ")
+        type_line(ann, "start")
+        ann.expect("Your move")
+        type_line(ann, "hint")
+        # The server answers not_allowed in a room for more than one: the client's own hint.
+        ann.expect(re.escape("('moves' lists every legal move)"))
+        type_line(ann, "quit")
+        ann.expect("Quit now and you resign this game")
+        type_line(ann, "y")
+        assert finish(ann) == 0
+    finally:
+        ann.close(force=True)
