@@ -329,8 +329,6 @@ def test_a_racer_who_resigned_watches_another_live(server: ServerProcess) -> Non
         code = ann.match.group(1)
         bob = spawn("race", "join", code, "--name", "bob", *common)
         for racer in (ann, bob):
-            # One frame: the status line (the move hint) above the messages (Go!).
-            racer.expect("Your move")
             racer.expect("Go! The race has started")
         type_line(ann, "watch bob")
         ann.expect("watch: finish or resign your game to watch the others")
