@@ -50,6 +50,7 @@ The prunings, each a `Pruning` so a test can turn it off and compare (RULES.md s
 
 from __future__ import annotations
 
+import abc
 import heapq
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
@@ -155,18 +156,20 @@ def _depth_first(root: GameState, rules: _Rules, max_nodes: int) -> Solution:
     return Solution(Status.UNWINNABLE, (), nodes, max_nodes)
 
 
-class _Rules:
+class _Rules(abc.ABC):
     """What the depth-first search needs of a variant: a canonical key, the moves of a
     position with the position each leads to (most promising first), and a dead-end test."""
 
     def __init__(self, prunings: frozenset[Pruning]) -> None:
         self.prunings = prunings
 
+    @abc.abstractmethod
     def key(self, st: GameState) -> Hashable:
-        raise NotImplementedError
+        """Equal for positions the search need not tell apart (symmetries folded in)."""
 
+    @abc.abstractmethod
     def children(self, st: GameState) -> Iterator[tuple[str, GameState]]:
-        raise NotImplementedError
+        """Each move with the position it leads to, most promising first."""
 
     def dead(self, st: GameState) -> bool:
         return False
