@@ -18,18 +18,6 @@ from tests.server.parts import DECK, SEED, Peer, join, open_app, racing, until
 
 
 @pytest.fixture
-async def store() -> AsyncIterator[MemoryEventStore]:
-    s = MemoryEventStore()
-    yield s
-    await s.aclose()
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
 async def app(store: MemoryEventStore, clock: FakeClock) -> AsyncIterator[App]:
     app = open_app(store, clock, Config(max_rooms=3))
     yield app

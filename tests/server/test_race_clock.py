@@ -19,18 +19,6 @@ from tests.server.parts import SEED, Peer, join, open_app, racing, until
 
 
 @pytest.fixture
-async def store() -> AsyncIterator[MemoryEventStore]:
-    s = MemoryEventStore()
-    yield s
-    await s.aclose()
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
 async def app(store: MemoryEventStore, clock: FakeClock) -> AsyncIterator[App]:
     app = open_app(store, clock)
     yield app
