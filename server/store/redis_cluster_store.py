@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -30,7 +30,6 @@ from server.store.base import (
     Follower,
     RawEntry,
     Subscription,
-    Wakeup,
     WakeupHandler,
     stream_group,
 )
@@ -38,9 +37,13 @@ from server.store.redis_adapter import refresh_topology
 from server.store.redis_store import (
     APPEND_SCRIPT,
     FOLLOW_BATCH,
+    AppendArgs,
+    AppendResult,
     RedisEventStore,
+    _append_result,
     _glob_escape,
     _reachable,
+    parse_wakeup,
     raw_entry,
 )
 
@@ -191,6 +194,38 @@ class RedisClusterEventStore(RedisEventStore):
     def cluster(self) -> RedisCluster:
         client: RedisCluster = self._client
         return client
+
+    async def _send_appends(
+        self, items: Sequence[AppendArgs]
+    ) -> list[AppendResult | BaseException]:
+        """One loop turn's appends through the cluster pipeline (one round trip per primary),
+        the whole batch retried through a failover: an append that had landed is recognised
+        by the script (status 2), so a retry never doubles one. With replicas to wait for,
+        each append keeps its own pipeline, since WAIT counts one connection's writes."""
+        if self.ack_after_replicas:
+            answers = await asyncio.gather(
+                *(self._append_and_wait(keys, args) for keys, args in items),
+                return_exceptions=True,
+            )
+            return [a if isinstance(a, BaseException) else (a[0], a[1], a[2]) for a in answers]
+        sha = self._append.sha
+
+        async def attempt() -> list[Any]:
+            await self.cluster.initialize()
+            async with self.cluster.pipeline() as pipe:
+                for keys, args in items:
+                    pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args)
+                replies = list(await pipe.execute(raise_on_error=False))
+            for reply in replies:
+                if isinstance(reply, redis_errors.NoScriptError):  # a promoted replica
+                    await self.cluster.script_load(APPEND_SCRIPT)
+                    raise redis_errors.TryAgainError("the append script was not loaded yet")
+                if isinstance(reply, TOPOLOGY_ERRORS):
+                    raise reply
+            return replies
+
+        replies = await patiently(self.patience, attempt)
+        return [_append_result(reply, None) for reply in replies]
 
     async def _append_and_wait(self, keys: list[str], args: list[Any]) -> tuple[int, int, int]:
         """The script and WAIT in one cluster pipeline, both sent to the key's node on one
@@ -400,13 +435,9 @@ class ClusterSubscription(Subscription):
                 continue
             if kind != "smessage":
                 continue
-            try:
-                version, stream = message["data"].decode().split(" ", 1)
-                wakeup = Wakeup(stream, int(version))
-            except (ValueError, UnicodeDecodeError, AttributeError):
-                _log.warning("bad_wakeup", data=repr(message.get("data"))[:80])
-                continue
-            self.deliver(wakeup)
+            wakeup = parse_wakeup(message["data"], self._store.origin)
+            if wakeup is not None:
+                self.deliver(wakeup)
 
     async def _watch(self) -> None:
         """Keep every followed channel on its slot's current primary; a move is a gap."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import secrets
 import weakref
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -21,6 +22,7 @@ import redis.asyncio as aioredis
 import redis.exceptions as redis_errors
 import structlog
 from redis.driver_info import DriverInfo
+from redis.exceptions import NoScriptError
 
 from server.store import codec
 from server.store.base import (
@@ -43,12 +45,15 @@ from server.store.base import (
     validate_append,
     validate_read,
 )
+from server.store.group_commit import GroupCommit
 from server.store.redis_adapter import QuickPool, raw_pipeline
 from shared.errors import WrongExpectedVersion
 
 DEFAULT_PREFIX = "sa:"
 READ_MANY_BATCH = 256
 """Streams read in one pipelined round trip by ``read_many``: bounds one reply's size."""
+APPEND_BATCH = 256
+"""Most appends one group-commit pipeline carries."""
 FOLLOW_BATCH = 1000
 """Most entries one XREAD takes per stream, so one busy stream cannot starve the others."""
 
@@ -58,7 +63,8 @@ INDEX_SHARDS = 16
 """Each index is spread over this many keys (slots), so a Cluster shares the load."""
 
 # KEYS[1]: the stream key; KEYS[2]: the wake-up channel of its group (same slot).
-# ARGV[1]: the expected version; ARGV[2]: the stream's name, for the wake-up; ARGV[3..]: one
+# ARGV[1]: the expected version; ARGV[2]: "<origin> <stream name>", for the wake-up (origin
+# names the store object that appends, which skips its own wake-ups); ARGV[3..]: one
 # envelope per event. Returns {1, new version}, {0, current version}, or {2, new version} when
 # the events after the expected version are exactly these (a retried append that had landed).
 # The current version is
@@ -104,6 +110,19 @@ return {1, version}
 
 _UNREACHABLE = (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError)
 
+AppendArgs = tuple[list[str], list[Any]]
+"""The script's KEYS and ARGV for one append."""
+AppendResult = tuple[int, int, int | None]
+"""The script's status and version, and how many replicas hold it (None: not asked)."""
+
+
+def _append_result(reply: Any, replicas: int | None) -> AppendResult | BaseException:
+    """One script reply of a pipeline as (status, version, replicas), or its error."""
+    if isinstance(reply, BaseException):
+        return reply
+    ok, version = reply
+    return int(ok), int(version), replicas
+
 
 @contextlib.contextmanager
 def _reachable() -> Iterator[None]:
@@ -120,6 +139,18 @@ def parse_entry_id(entry: str) -> int | None:
     if dash and seq == "0" and version.isdigit() and int(version) > 0:
         return int(version)
     return None
+
+
+def parse_wakeup(data: Any, origin: str) -> Wakeup | None:
+    """A wake-up message ``"<version> <origin> <stream>"``; None for this store's own appends
+    (already delivered, with their events) and for a message that is not one (logged)."""
+    try:
+        version, sender, stream = data.decode().split(" ", 2)
+        wakeup = Wakeup(stream, int(version))
+    except (ValueError, UnicodeDecodeError, AttributeError):
+        _log.warning("bad_wakeup", data=repr(data)[:80])
+        return None
+    return None if sender == origin else wakeup
 
 
 def raw_entry(stream: str, entry_id: bytes | str, fields: Mapping[bytes, bytes]) -> RawEntry:
@@ -181,6 +212,12 @@ class RedisEventStore(EventStore):
         self._pool: QuickPool | None = None
         self._client = self._connect(url, max_connections, pool_timeout, redis_options)
         self._append = self._client.register_script(APPEND_SCRIPT)
+        # Who appends: wake-ups carry it, so this store skips the channel's copy of its own
+        # appends (delivered at once, with their events) instead of reading them back.
+        self.origin = secrets.token_hex(6)
+        self._commits: GroupCommit[AppendArgs, AppendResult] = GroupCommit(
+            self._send_appends, max_batch=APPEND_BATCH
+        )
         self._followers: weakref.WeakSet[Follower] = weakref.WeakSet()
         self._subscriptions: weakref.WeakSet[Subscription] = weakref.WeakSet()
 
@@ -224,21 +261,16 @@ class RedisEventStore(EventStore):
     ) -> int:
         payloads = validate_append(stream, events, expected_version)
         keys = [self.key(stream), self.channel(stream_group(stream))]
-        args = [expected_version, stream, *payloads]
-        replicas: int | None = None
+        args = [expected_version, f"{self.origin} {stream}", *payloads]
         with _reachable():
             try:
-                if self.ack_after_replicas:
-                    ok, version, replicas = await self._append_and_wait(keys, args)
-                else:
-                    ok, version = await self._append(keys=keys, args=args)
+                ok, version, replicas = await self._commits.submit((keys, args))
             except redis_errors.ResponseError as exc:
                 message = str(exc)
                 if "CORRUPT" not in message:
                     raise
                 entry = message.split("CORRUPT", 1)[1].strip()
                 raise CorruptEntry(stream, entry, "the entry id is not <version>-0") from exc
-        version = int(version)
         if not ok:
             raise WrongExpectedVersion(stream, expected_version, version)
         if self._subscriptions:
@@ -249,14 +281,36 @@ class RedisEventStore(EventStore):
             raise NotReplicated(stream, version, replicas, self.ack_after_replicas)
         return version
 
-    async def _append_and_wait(self, keys: list[str], args: list[Any]) -> tuple[int, int, int]:
-        """The append script then WAIT on the same connection (WAIT counts the replicas that
-        hold this connection's writes): one round trip, in a pipeline."""
-        async with self._client.pipeline(transaction=False) as pipe:
-            await self._append(keys=keys, args=args, client=pipe)
-            pipe.execute_command("WAIT", self.ack_after_replicas, self.ack_timeout_ms)
-            (ok, version), replicas = await pipe.execute()
-        return int(ok), int(version), int(replicas)
+    async def _send_appends(
+        self, items: Sequence[AppendArgs]
+    ) -> list[AppendResult | BaseException]:
+        """One loop turn's appends in one pipeline, and one WAIT after them all when acks wait
+        for replicas (WAIT counts the replicas holding every write of the connection so far)."""
+        sha = self._append.sha
+
+        async def send(batch: Sequence[AppendArgs]) -> list[Any]:
+            async with self._client.pipeline(transaction=False) as pipe:
+                for keys, args in batch:
+                    pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args)
+                if self.ack_after_replicas:
+                    pipe.execute_command("WAIT", self.ack_after_replicas, self.ack_timeout_ms)
+                return list(await pipe.execute(raise_on_error=False))
+
+        replies = await send(items)
+        replicas: int | None = None
+        if self.ack_after_replicas:
+            waited = replies.pop()
+            replicas = waited if isinstance(waited, int) else 0
+        missing = [i for i, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
+        if missing:  # a restarted or promoted Redis has no script cache: load it, send those
+            await self._client.script_load(APPEND_SCRIPT)
+            again = await send([items[i] for i in missing])
+            if self.ack_after_replicas:
+                waited = again.pop()
+                replicas = min(replicas or 0, waited if isinstance(waited, int) else 0)
+            for i, reply in zip(missing, again, strict=True):
+                replies[i] = reply
+        return [_append_result(reply, replicas) for reply in replies]
 
     async def read(
         self, stream: str, *, after: int = 0, limit: int | None = None
@@ -459,6 +513,7 @@ class RedisEventStore(EventStore):
             return False
 
     async def aclose(self) -> None:
+        await self._commits.aclose()
         for follower in list(self._followers):
             await follower.aclose()
         for subscription in list(self._subscriptions):
@@ -618,17 +673,23 @@ class RedisSubscription(Subscription):
         self._cut = len(store.prefix) + len("wake:")
         self._subscribed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        # redis-py's PubSub takes its connection from the pool on first use without a lock:
+        # rooms loading side by side each took one, and all but the last were never given
+        # back (the pool ran dry: "No connection available", bench.load setup).
+        self._lock = asyncio.Lock()
 
     async def _subscribe(self, groups: list[str]) -> None:
         with _reachable():
-            await self._pubsub.ssubscribe(*(self._store.channel(g) for g in groups))
+            async with self._lock:
+                await self._pubsub.ssubscribe(*(self._store.channel(g) for g in groups))
         self._subscribed.set()
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._read(), name="store-wakeups")
 
     async def _unsubscribe(self, groups: list[str]) -> None:
         with contextlib.suppress(*_UNREACHABLE):
-            await self._pubsub.sunsubscribe(*(self._store.channel(g) for g in groups))
+            async with self._lock:
+                await self._pubsub.sunsubscribe(*(self._store.channel(g) for g in groups))
 
     async def _read(self) -> None:
         backoff = 0.0
@@ -650,13 +711,9 @@ class RedisSubscription(Subscription):
                 self.on_gap()  # reconnected: what was published meanwhile is lost
             if message is None or message.get("type") != "smessage":
                 continue
-            try:
-                version, stream = message["data"].decode().split(" ", 1)
-                wakeup = Wakeup(stream, int(version))
-            except (ValueError, UnicodeDecodeError, AttributeError):
-                _log.warning("bad_wakeup", data=repr(message.get("data"))[:80])
-                continue
-            self.deliver(wakeup)
+            wakeup = parse_wakeup(message["data"], self._store.origin)
+            if wakeup is not None:
+                self.deliver(wakeup)
 
     async def _shutdown(self) -> None:
         if self._task is not None:

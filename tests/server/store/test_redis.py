@@ -10,7 +10,15 @@ import pytest
 import redis.asyncio as aioredis
 from redis.crc import key_slot
 
-from server.store import CorruptEntry, RedisEventStore, StoredEvent, StoreUnavailable, codec
+from server.store import (
+    CorruptEntry,
+    RedisEventStore,
+    StoredEvent,
+    StoreUnavailable,
+    Wakeup,
+    codec,
+)
+from shared.errors import WrongExpectedVersion
 from tests.server.store.conftest import unique_prefix
 from tests.server.store.test_follow import SAFETY, take
 from tests.support.redis_server import RedisServer
@@ -160,6 +168,85 @@ async def test_many_concurrent_commands_share_a_small_pool(redis_server: RedisSe
             assert len(pool._available_connections) + len(pool._in_use_connections) <= 2
             assert not pool._in_use_connections
         assert [len(await store.read(f"s{n}")) for n in range(40)] == [3] * 40
+
+
+async def test_rooms_subscribed_side_by_side_leave_the_pool_its_connections(
+    redis_server: RedisServer,
+) -> None:
+    """redis-py's PubSub takes its connection without a lock: concurrent first subscribes each
+    took one and leaked all but the last, until appends found no connection at all."""
+    async with RedisEventStore(
+        redis_server.url, prefix=unique_prefix(), max_connections=3, pool_timeout=1.0
+    ) as store:
+        subscription = store.subscribe(lambda wakeup: None)
+        await asyncio.gather(*(subscription.subscribe([f"room{n}"]) for n in range(50)))
+        pool = store._pool
+        assert pool is not None
+        assert len(pool._in_use_connections) == 1  # the subscription's own
+        versions = await asyncio.gather(
+            *(store.append(f"{{room{n}}}:g", [ev(n)], expected_version=0) for n in range(20))
+        )
+        assert versions == [1] * 20
+        await subscription.aclose()
+
+
+async def test_the_appends_of_one_loop_turn_go_as_one_pipeline(store: RedisEventStore) -> None:
+    """Group commit: each caller gets its own answer, a conflict included, from one batch."""
+    await store.append("c", [ev(1)], expected_version=0)
+    before = store._commits.batches
+    answers = await asyncio.gather(
+        *(store.append(f"s{n}", [ev(n), ev(n + 1)], expected_version=0) for n in range(30)),
+        store.append("c", [ev(2)], expected_version=0),
+        return_exceptions=True,
+    )
+    assert answers[:30] == [2] * 30
+    assert isinstance(answers[30], WrongExpectedVersion)
+    assert store._commits.batches == before + 1
+
+
+async def test_an_append_after_the_script_cache_was_flushed(
+    store: RedisEventStore, raw: aioredis.Redis
+) -> None:
+    """A restarted or promoted Redis has no scripts: the batch loads it and goes on."""
+    await store.append("a", [ev(1)], expected_version=0)
+    await raw.script_flush()
+    versions = await asyncio.gather(
+        store.append("a", [ev(2)], expected_version=1),
+        store.append("b", [ev(1)], expected_version=0),
+    )
+    assert versions == [2, 1]
+
+
+async def test_own_wakeups_are_not_read_back_from_the_channel(
+    redis_server: RedisServer,
+) -> None:
+    """The channel's copy of this store's own append is dropped (it was delivered at once,
+    with its events); another store object's append arrives from the channel, without."""
+    prefix = unique_prefix()
+    async with (
+        RedisEventStore(redis_server.url, prefix=prefix) as mine,
+        RedisEventStore(redis_server.url, prefix=prefix) as theirs,
+    ):
+        got: list[Wakeup] = []
+        theirs_came = asyncio.Event()
+
+        def on_wakeup(wakeup: Wakeup) -> None:
+            got.append(wakeup)
+            if wakeup.stream == "{room}:b":
+                theirs_came.set()
+
+        subscription = mine.subscribe(on_wakeup)
+        await subscription.subscribe(["room"])
+        await mine.append("{room}:a", [ev(1)], expected_version=0)
+        await theirs.append("{room}:b", [ev(1)], expected_version=0)
+        async with asyncio.timeout(SAFETY):
+            await theirs_came.wait()
+        await asyncio.sleep(0.2)  # the channel's copy of ours would have come by now
+        assert [(w.stream, w.events is not None) for w in got] == [
+            ("{room}:a", True),
+            ("{room}:b", False),
+        ]
+        await subscription.aclose()
 
 
 async def test_the_store_works_over_resp3_too(redis_server: RedisServer) -> None:

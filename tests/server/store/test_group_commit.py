@@ -1,0 +1,87 @@
+"""Group commit: one loop turn's items in one batch, each caller answered on its own."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import pytest
+
+from server.store.group_commit import GroupCommit
+
+
+class Recorder:
+    def __init__(self, fail: BaseException | None = None) -> None:
+        self.batches: list[list[int]] = []
+        self.fail = fail
+        self.release = asyncio.Event()
+        self.release.set()
+
+    async def send(self, items: Sequence[int]) -> list[int | BaseException]:
+        self.batches.append(list(items))
+        await self.release.wait()
+        if self.fail is not None:
+            raise self.fail
+        return [ValueError(item) if item < 0 else item * 10 for item in items]
+
+
+async def test_one_turn_is_one_batch_in_order() -> None:
+    sent = Recorder()
+    commits: GroupCommit[int, int] = GroupCommit(sent.send)
+    assert await asyncio.gather(*(commits.submit(n) for n in range(5))) == [0, 10, 20, 30, 40]
+    assert sent.batches == [[0, 1, 2, 3, 4]]
+    assert await commits.submit(7) == 70
+    assert sent.batches[-1] == [7]
+
+
+async def test_a_turn_larger_than_max_batch_is_split() -> None:
+    sent = Recorder()
+    commits: GroupCommit[int, int] = GroupCommit(sent.send, max_batch=2)
+    await asyncio.gather(*(commits.submit(n) for n in range(5)))
+    assert sent.batches == [[0, 1], [2, 3], [4]]
+
+
+async def test_an_item_error_is_its_callers_alone() -> None:
+    commits: GroupCommit[int, int] = GroupCommit(Recorder().send)
+    answers = await asyncio.gather(
+        commits.submit(1), commits.submit(-1), commits.submit(2), return_exceptions=True
+    )
+    assert answers[0] == 10
+    assert answers[2] == 20
+    assert isinstance(answers[1], ValueError)
+
+
+async def test_a_broken_batch_fails_every_caller() -> None:
+    commits: GroupCommit[int, int] = GroupCommit(Recorder(fail=ConnectionError("gone")).send)
+    answers = await asyncio.gather(commits.submit(1), commits.submit(2), return_exceptions=True)
+    assert all(isinstance(a, ConnectionError) for a in answers)
+
+
+async def test_a_caller_that_gives_up_leaves_the_others_answered() -> None:
+    sent = Recorder()
+    sent.release.clear()
+    commits: GroupCommit[int, int] = GroupCommit(sent.send)
+    leaving = asyncio.ensure_future(commits.submit(1))
+    staying = commits.submit(2)
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    leaving.cancel()
+    sent.release.set()
+    assert await staying == 20
+    with pytest.raises(asyncio.CancelledError):
+        await leaving
+    await commits.aclose()
+
+
+async def test_a_sender_with_the_wrong_count_is_an_error_not_a_hang() -> None:
+    async def short(items: Sequence[int]) -> list[int | BaseException]:
+        return [1]
+
+    commits: GroupCommit[int, int] = GroupCommit(short)
+    with pytest.raises(RuntimeError):
+        await asyncio.gather(commits.submit(1), commits.submit(2))
+
+
+def test_max_batch_is_at_least_one() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        GroupCommit(Recorder().send, max_batch=0)
