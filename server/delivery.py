@@ -321,11 +321,24 @@ class Delivery:
             self._later(room, audience, lambda: setattr(audience, "finished_shown", True))
 
     def _send(self, peers: list[Peer], msg: dict[str, Any] | bytes) -> None:
-        """Send now, after whatever these peers have waiting for the tick (order is kept)."""
+        """Send now. A peer with frames waiting for the tick gets them first, in one batch
+        with this message (order is kept); the tick goes on for everyone else."""
         if not peers:  # encoding a frame for nobody is work for nothing
             return
-        if self._pending and any(peer in self._pending for peer in peers):
-            self.flush()
+        pending = self._pending
+        if pending and any(peer in pending for peer in peers):
+            frame = msg if isinstance(msg, bytes) else p.encode_unchecked(msg)
+            now = []
+            for peer in peers:
+                waiting = pending.pop(peer, None)
+                if waiting is None:
+                    now.append(peer)
+                else:
+                    self.frames += 1
+                    self.send_many([peer], batch_frame([*waiting, frame]))
+            peers, msg = now, frame
+            if not peers:
+                return
         self.frames += len(peers)
         self.send_many(peers, msg)
 

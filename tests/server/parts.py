@@ -28,14 +28,17 @@ class Peer:
         self.session = session
         self.connection_id = connection_id or f"test.{session}.{id(self)}"
         self.messages: list[dict[str, Any]] = []
+        self.frames: list[list[str]] = []  # the message types of each frame, as sent
         self.closed: list[int] = []
 
     def send(self, msg: dict[str, Any] | bytes) -> None:
         decoded = msgpack.unpackb(msg) if isinstance(msg, bytes) else msg
         if decoded["type"] == "batch":  # one tick's messages, each kept on its own
             self.messages.extend(decoded["messages"])
+            self.frames.append([m["type"] for m in decoded["messages"]])
         else:
             self.messages.append(decoded)
+            self.frames.append([decoded["type"]])
 
     def close_soon(self, code: int, reason: str) -> None:
         self.closed.append(code)

@@ -67,3 +67,25 @@ async def test_a_seat_taken_over_closes_the_old_connection(app: App, clock: Fake
     assert await app.commands.move(room, "ann", 1, move) == 2
     await until(lambda: len(again.of("game_event")) == 1)
     assert [m["version"] for m in ann.of("game_event")] == [1]  # nothing after the takeover
+
+
+async def test_a_racers_own_events_bring_its_waiting_frames_and_leave_the_tick_alone(
+    app: App, clock: FakeClock
+) -> None:
+    """A racer's own event goes at once, after (and in one frame with) the rivals' progress it
+    had waiting for the tick; a spectator's waiting frames still wait for the tick."""
+    ann, bob, fan = Peer("ann"), Peer("bob"), Peer("fan")
+    room = await racing(app, clock, [ann, bob])
+    await join(app, fan, room.id, "spectator")
+    bob_move = sorted(legal_moves(new_game("quadrennial", deck=DECK)))[0]
+    await app.commands.move(room, "bob", 1, bob_move)
+    assert app.delivery._pending.get(ann) is not None  # bob's progress waits for the tick
+    seen_by_fan = len(fan.messages)
+    frames_before = len(ann.frames)
+    await app.commands.move(room, "ann", 1, bob_move)  # the same deal: the same move is legal
+    first = ann.frames[frames_before]
+    assert first[0] == "progress"
+    assert first[-1] == "game_event"
+    assert ann.of("progress")[-1]["player"] == "bob"
+    assert len(fan.messages) == seen_by_fan  # nothing of the tick was sent early
+    await until(lambda: any(m["type"] == "progress" for m in fan.messages[seen_by_fan:]))
