@@ -3,10 +3,12 @@
     python -m bench.load [--quick] [--racers N] [--room-size K] [--spectators M]
                          [--spectator-rooms R] [--rate MOVES_PER_S] [--seconds S]
                          [--scenario paced|saturated|both] [--fsync everysec|always|no]
+                         [--workers 1[,2]] [--load-processes P] [--redis-cluster]
 
-Starts a private redis-server and ``python -m server`` on it, then a separate load process
-(``python -m bench.load drive``) with N racing bots in rooms of K players and M spectators spread
-over the first R rooms. Every bot folds its own game's public events
+Starts a private redis-server and ``python -m server`` on it, then ``--load-processes`` load
+processes (``python -m bench.load drive``, default 2, each driving every n-th room and its
+spectators, all starting together) with N racing bots in rooms of K players and M spectators
+spread over the first R rooms. Every bot folds its own game's public events
 (``shared.public_fold_event``) and plays a random legal move of its public view
 (``shared.public_legal_moves``), waiting for the ack and its own game_event before the next.
 
@@ -39,10 +41,12 @@ import asyncio
 import gc
 import json
 import os
+import queue
 import random
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -205,10 +209,14 @@ class Racer:
 class Driver:
     """The load process: sets up rooms over the protocol, runs the bots, collects Stats."""
 
-    def __init__(self, url: str, scenario: Scenario, target: str) -> None:
+    def __init__(
+        self, url: str, scenario: Scenario, target: str, part: int = 0, parts: int = 1
+    ) -> None:
         self.url = url
         self.sc = scenario
         self.target = target
+        self.part = part  # this load process drives rooms i with i % parts == part
+        self.parts = parts
         self.stats = Stats()
         self.racers: list[Racer] = []
         self.conns: list[ClientConnection] = []
@@ -368,7 +376,8 @@ class Driver:
         per_room = [0] * rooms
         for i in range(self.sc.spectators):
             per_room[i % watched] += 1
-        made = await asyncio.gather(*(self.setup_room(i, per_room[i]) for i in range(rooms)))
+        mine = [i for i in range(rooms) if i % self.parts == self.part]
+        made = await asyncio.gather(*(self.setup_room(i, per_room[i]) for i in mine))
         self.racers = [r for room in made for r in room]
         for room in made:
             for racer in room:
@@ -385,8 +394,10 @@ class Driver:
         async def one(i: int) -> Racer:
             return Racer(await self.open(), random.Random(i), False)
 
-        self.racers = list(await asyncio.gather(*(one(i) for i in range(self.sc.racers))))
-        await asyncio.gather(*(self.open() for _ in range(self.sc.spectators)))
+        racers = range(self.part, self.sc.racers, self.parts)
+        self.racers = list(await asyncio.gather(*(one(i) for i in racers)))
+        spectators = range(self.part, self.sc.spectators, self.parts)
+        await asyncio.gather(*(self.open() for _ in spectators))
 
     async def echo_bot(self, racer: Racer, stop_at: float) -> None:
         interval = 1 / self.sc.rate if self.sc.rate > 0 else 0.0
@@ -425,6 +436,9 @@ class Driver:
         else:
             await self.setup_echo()
         setup_s = time.monotonic() - began
+        # Every load process sets up, then all start together on the orchestrator's word.
+        print("READY", flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
         stop_at = time.monotonic() + self.sc.warmup + self.sc.seconds
         bot = self.play if self.target == "arena" else self.echo_bot
         bots = [asyncio.create_task(bot(r, stop_at)) for r in self.racers]
@@ -477,6 +491,13 @@ class Driver:
                 "cpu_percent": round(100 * cpu / window, 1),
                 "loop_lag": quantiles_ms([max(0, lag) for lag in lags]),
             },
+            # Merged over the load processes by the orchestrator, then dropped from the report.
+            "raw": {
+                "ack": s.ack_ns,
+                "spectator_lag_from_ack": s.lag_ack_ns,
+                "spectator_lag_from_send": s.lag_send_ns,
+                "loop_lag": [max(0, lag) for lag in lags],
+            },
         }
 
 
@@ -487,11 +508,14 @@ def drive_main(argv: list[str]) -> int:
     parser.add_argument("--target", choices=["arena", "echo"], required=True)
     parser.add_argument("--scenario", required=True, help="a Scenario as JSON")
     parser.add_argument("--loop", default="auto")
+    parser.add_argument("--part", type=int, default=0, help="which share of the load is this")
+    parser.add_argument("--parts", type=int, default=1, help="load processes in all")
     args = parser.parse_args(argv)
     raise_nofile()
     scenario = Scenario(**json.loads(args.scenario))
+    driver = Driver(args.url, scenario, args.target, args.part, args.parts)
     with asyncio.Runner(loop_factory=loop_factory(args.loop)) as runner:
-        result = runner.run(Driver(args.url, scenario, args.target).run())
+        result = runner.run(driver.run())
     print(json.dumps(result), flush=True)
     return 0
 
@@ -504,32 +528,177 @@ def drive(
     scenario: Scenario,
     target: str,
     sampler: ProcessSampler,
-    redis: ProcessSampler,
+    redis: ProcessSampler | Samplers,
     loop: str,
+    parts: int = 1,
 ) -> dict[str, Any]:
-    """Run one load process against ``url``; the samplers' window is the measured window."""
+    """Run ``parts`` load processes against ``url``, each a share of the rooms (or of the
+    echo clients); they start together once all are set up, and the samplers' window runs
+    from the first one's MARK to the last one's DONE."""
     command = [sys.executable, "-m", "bench.load", "drive", "--url", url, "--target", target,
                "--scenario", json.dumps(asdict(scenario)), "--loop", loop]  # fmt: skip
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
+    procs = [
+        subprocess.Popen(
+            [*command, "--part", str(part), "--parts", str(parts)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for part in range(parts)
+    ]
+    lines: queue.Queue[tuple[int, str | None]] = queue.Queue()
+
+    def read(index: int, proc: subprocess.Popen[str]) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put((index, line.strip()))
+        lines.put((index, None))
+
+    for index, proc in enumerate(procs):
+        threading.Thread(target=read, args=(index, proc), daemon=True).start()
     window: dict[str, float] = {}
     redis_window: dict[str, float] = {}
-    result: dict[str, Any] | None = None
-    for line in proc.stdout:
-        line = line.strip()
-        if line == "MARK":
-            sampler.mark()
-            redis.mark()
+    results: dict[int, dict[str, Any]] = {}
+    ready = marked = done = ended = 0
+    while ended < parts:
+        index, line = lines.get()
+        if line is None:
+            ended += 1
+            if index not in results:  # it died: do not leave the others waiting for GO
+                for proc in procs:
+                    proc.kill()
+        elif line == "READY":
+            ready += 1
+            if ready == parts:
+                for proc in procs:
+                    assert proc.stdin is not None
+                    proc.stdin.write("GO\n")
+                    proc.stdin.flush()
+        elif line == "MARK":
+            marked += 1
+            if marked == 1:
+                sampler.mark()
+                redis.mark()
         elif line == "DONE":
-            window = sampler.window()
-            redis_window = redis.window()
+            done += 1
+            if done == parts:
+                window = sampler.window()
+                redis_window = redis.window()
         elif line.startswith("{"):
-            result = json.loads(line)
-    if proc.wait() != 0 or result is None:
-        raise SystemExit(f"the load process failed against {target} (exit {proc.returncode})")
+            results[index] = json.loads(line)
+    codes = [proc.wait() for proc in procs]
+    if any(codes) or len(results) < parts:
+        raise SystemExit(f"a load process failed against {target} (exits {codes})")
+    result = merge([results[i] for i in range(parts)])
     result["server_process"] = window
     result["redis_cpu_percent"] = redis_window.get("cpu_percent", 0.0)
     return result
+
+
+def merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One result from the load processes' own: counts added, quantiles of all the samples."""
+    first = parts[0]
+    window = max(one["window_seconds"] for one in parts)
+    moves = sum(one["moves"] for one in parts)
+    frames = sum(one["frames_received_per_s"] * one["window_seconds"] for one in parts)
+    added: dict[str, Counter[str]] = {"rejects": Counter(), "errors": Counter()}
+    for one in parts:
+        for key, counter in added.items():
+            counter.update(one[key])
+    raw = {key: [v for one in parts for v in one["raw"][key]] for key in first["raw"]}
+    cpu = [one["load_process"]["cpu_percent"] for one in parts]
+    return {
+        "target": first["target"],
+        "connections": sum(one["connections"] for one in parts),
+        "setup_seconds": max(one["setup_seconds"] for one in parts),
+        "window_seconds": window,
+        "moves": moves,
+        "moves_per_s": round(moves / window, 1) if window else 0.0,
+        "frames_received_per_s": round(frames / window, 1) if window else 0.0,
+        "ack": quantiles_ms(raw["ack"]),
+        "spectator_lag_from_ack": quantiles_ms(raw["spectator_lag_from_ack"]),
+        "spectator_lag_from_send": quantiles_ms(raw["spectator_lag_from_send"]),
+        "spectator_receipts_unexplained": sum(
+            one["spectator_receipts_unexplained"] for one in parts
+        ),
+        "rejects": dict(added["rejects"]),
+        "errors": dict(added["errors"]),
+        "late_ticks": sum(one["late_ticks"] for one in parts),
+        "finished_games": sum(one["finished_games"] for one in parts),
+        "load_process": {
+            "processes": len(parts),
+            "cpu_percent": round(sum(cpu), 1),
+            "cpu_percent_each": cpu,
+            "loop_lag": quantiles_ms(raw["loop_lag"]),
+        },
+    }
+
+
+class BenchStore:
+    """The store the server runs on: our private Redis, or a private three-primary Cluster."""
+
+    def __init__(self, fsync: str, cluster: bool) -> None:
+        self.cluster = None
+        self.redis = None
+        if cluster:
+            from tests.support.redis_cluster import LocalRedisCluster
+
+            self._dir = tempfile.TemporaryDirectory(prefix="bench-cluster-")
+            self.cluster = LocalRedisCluster(Path(self._dir.name), primaries=3)
+            self.cluster.start()
+        else:
+            self.redis = PrivateRedis(fsync)
+
+    @property
+    def url(self) -> str:
+        return self.cluster.url if self.cluster is not None else self.redis.url  # type: ignore[union-attr]
+
+    @property
+    def server_args(self) -> list[str]:
+        return ["--redis-cluster"] if self.cluster is not None else []
+
+    @property
+    def pids(self) -> list[int]:
+        if self.cluster is not None:
+            return [n.process.pid for n in self.cluster.nodes if n.process is not None]
+        assert self.redis is not None
+        return [self.redis.process.pid]
+
+    def flush(self) -> None:
+        """A clean slate per scenario (these are our own servers, never the one on 6379)."""
+        import redis as redis_py
+
+        if self.cluster is not None:
+            for port in self.cluster.ports:
+                self.cluster.client(port).flushall()
+        else:
+            redis_py.Redis.from_url(self.url).flushall()
+
+    def stop(self) -> None:
+        if self.cluster is not None:
+            self.cluster.stop()
+            self._dir.cleanup()
+        elif self.redis is not None:
+            self.redis.stop()
+
+
+class Samplers:
+    """Several processes sampled as one (a Cluster's nodes): CPU added up."""
+
+    def __init__(self, pids: list[int]) -> None:
+        self.each = [ProcessSampler(pid) for pid in pids]
+
+    def mark(self) -> None:
+        for sampler in self.each:
+            sampler.mark()
+
+    def window(self) -> dict[str, float]:
+        windows = [sampler.window() for sampler in self.each]
+        return {"cpu_percent": round(sum(w["cpu_percent"] for w in windows), 1)}
+
+    def stop(self) -> None:
+        for sampler in self.each:
+            sampler.stop()
 
 
 def start_echo(loop: str) -> tuple[subprocess.Popen[bytes], int]:
@@ -545,31 +714,35 @@ def start_echo(loop: str) -> tuple[subprocess.Popen[bytes], int]:
 
 
 def run_scenario(
-    scenario: Scenario, redis: PrivateRedis, log_dir: Path, loop: str, workers: int = 1
+    scenario: Scenario,
+    store: BenchStore,
+    log_dir: Path,
+    loop: str,
+    workers: int = 1,
+    parts: int = 1,
 ) -> dict[str, Any]:
-    import redis as redis_py
-
     from tests.support.server_process import ServerProcess
 
-    redis_py.Redis.from_url(redis.url).flushall()  # our private Redis: a clean slate per scenario
+    store.flush()
     server = ServerProcess(
-        redis_url=redis.url,
-        extra_args=[*SERVER_ARGS, "--loop", loop, "--workers", str(workers)],
+        redis_url=store.url,
+        extra_args=[*SERVER_ARGS, *store.server_args, "--loop", loop, "--workers", str(workers)],
         log_path=log_dir / f"{scenario.name}-w{workers}.log",
     )
     server.start(timeout=30)
     assert server.process is not None
     sampler = ProcessSampler(server.process.pid)
-    redis_sampler = ProcessSampler(redis.process.pid)
+    redis_sampler = Samplers(store.pids)
     try:
-        arena = drive(server.url, scenario, "arena", sampler, redis_sampler, loop)
+        arena = drive(server.url, scenario, "arena", sampler, redis_sampler, loop, parts)
     finally:
         sampler.stop()
         server.stop()
     echo, port = start_echo(loop)
     sampler = ProcessSampler(echo.pid)
     try:
-        ceiling = drive(f"ws://127.0.0.1:{port}", scenario, "echo", sampler, redis_sampler, loop)
+        echo_url = f"ws://127.0.0.1:{port}"
+        ceiling = drive(echo_url, scenario, "echo", sampler, redis_sampler, loop, parts)
     finally:
         sampler.stop()
         redis_sampler.stop()
@@ -614,7 +787,9 @@ def print_scenario(result: dict[str, Any]) -> None:
     row("redis-server CPU %", f"{a['redis_cpu_percent']:.0f}", "-")
     row("server peak RSS MiB", f"{sa['peak_rss_mib']:.0f}", f"{se['peak_rss_mib']:.0f}")
     la, le = a["load_process"], e["load_process"]
-    row("load process CPU %", f"{la['cpu_percent']:.0f}", f"{le['cpu_percent']:.0f}")
+    each_a = "+".join(f"{c:.0f}" for c in la["cpu_percent_each"])
+    each_e = "+".join(f"{c:.0f}" for c in le["cpu_percent_each"])
+    row(f"load CPU % ({la['processes']} processes)", each_a, each_e)
     lag_a, lag_e = la["loop_lag"]["p99_ms"], le["loop_lag"]["p99_ms"]
     row("load loop lag p99 ms", f"{lag_a:.1f}", f"{lag_e:.1f}")
     errors = {**a["rejects"], **a["errors"]}
@@ -657,9 +832,9 @@ def targets(results: dict[str, dict[str, Any]], tick_ms: int) -> list[dict[str, 
                        "met": two >= 1.6 * one})  # fmt: skip
     for name, r in results.items():
         for side in ("server", "echo"):
-            if r[side]["load_process"]["cpu_percent"] >= 90:
+            if max(r[side]["load_process"]["cpu_percent_each"]) >= 90:
                 print(
-                    f"note: the load process was saturated ({side}, {name}): its figures "
+                    f"note: a load process was saturated ({side}, {name}): its figures "
                     f"are the load generator's limit, not the {side}'s"
                 )
     return checks
@@ -689,6 +864,17 @@ def main(argv: list[str] | None = None) -> int:
         help="server worker processes, or a list to compare in one run (e.g. 1,2)",
     )
     parser.add_argument(
+        "--redis-cluster",
+        action="store_true",
+        help="run the server on a private three-primary Redis Cluster instead of one Redis",
+    )
+    parser.add_argument(
+        "--load-processes",
+        type=int,
+        default=2,
+        help="load generator processes, each driving a share of the rooms (default 2)",
+    )
+    parser.add_argument(
         "--loop",
         choices=["auto", "uvloop", "asyncio"],
         default="auto",
@@ -703,10 +889,10 @@ def main(argv: list[str] | None = None) -> int:
     warmup = 0.3 if quick else 3.0
     names = ["paced", "saturated"] if args.scenario == "both" else [args.scenario]
     soft, hard = raise_nofile()
-    redis = PrivateRedis(args.fsync)
+    store = BenchStore(args.fsync, args.redis_cluster)
     results: dict[str, dict[str, Any]] = {}
     try:
-        server_versions = versions(redis.url)
+        server_versions = versions(store.url)
         with tempfile.TemporaryDirectory(prefix="bench-load-") as logs:
             for count in [int(w) for w in str(args.workers).split(",")]:
                 for name in names:
@@ -716,11 +902,13 @@ def main(argv: list[str] | None = None) -> int:
                     key = name if count == 1 else f"{name}-w{count}"
                     if count != 1:
                         print(f"--workers {count}:")
-                    results[key] = run_scenario(scenario, redis, Path(logs), args.loop, count)
+                    results[key] = run_scenario(
+                        scenario, store, Path(logs), args.loop, count, args.load_processes
+                    )
                     results[key]["workers"] = count
                     print_scenario(results[key])
     finally:
-        redis.stop()
+        store.stop()
     checks = targets(results, TICK_MS)
     for check in checks:
         print(f"{'met ' if check['met'] else 'MISSED'}  {check['target']}: {check['figure']}")
@@ -732,6 +920,8 @@ def main(argv: list[str] | None = None) -> int:
         "machine": {**machine(), "load_average": os.getloadavg(), "nofile": [soft, hard]},
         "versions": server_versions,
         "server_args": [*SERVER_ARGS, "--loop", args.loop],
+        "load_processes": args.load_processes,
+        "store": "cluster (3 primaries)" if args.redis_cluster else "redis",
         "loop": args.loop,
         "scenarios": results,
         "targets": checks,

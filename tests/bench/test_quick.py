@@ -78,6 +78,11 @@ def test_load_reports_every_figure_for_server_and_echo(quick: Quick) -> None:
             assert figures["ack"].keys() >= {"p50_ms", "p95_ms", "p99_ms"}
             assert figures["server_process"].keys() >= {"cpu_percent", "peak_rss_mib"}
             assert figures["errors"] == {}
+            # Two load processes, each a share of the rooms: together every client, once.
+            assert figures["load_process"]["processes"] == 2
+            assert len(figures["load_process"]["cpu_percent_each"]) == 2
+            assert figures["connections"] == 16 + 8
+            assert "raw" not in figures
         assert scenario["server"]["spectator_lag_from_ack"]["n"] > 0
     assert [isinstance(t["met"], bool) for t in report["targets"]] == [True, True, True]
     assert set(report["versions"]) >= {"websockets", "redis", "msgpack", "redis-server"}
