@@ -68,9 +68,10 @@ class NotReplicated(ServerError):
 
 
 class Wakeup(NamedTuple):
-    """A stream reached ``version``. ``events`` are the appended events when the append was
-    made through this very store object (so the process that wrote them folds them without
-    reading them back); None when the wake-up came from elsewhere: read the stream."""
+    """A stream reached ``version``. ``events`` are the appended events (the last
+    ``len(events)`` versions) when the wake-up carries them: always for an append made through
+    this very store object, and from elsewhere when the backend sends them along (Redis does).
+    None: read the stream. A subscriber folds them only if they follow on from its fold."""
 
     stream: str
     version: int

@@ -65,11 +65,13 @@ INDEX_SHARDS = 16
 # KEYS[1]: the stream key; KEYS[2]: the wake-up channel of its group (same slot).
 # ARGV[1]: the expected version; ARGV[2]: "<origin> <stream name>", for the wake-up (origin
 # names the store object that appends, which skips its own wake-ups); ARGV[3..]: one
-# envelope per event. Returns {1, new version}, {0, current version}, or {2, new version} when
-# the events after the expected version are exactly these (a retried append that had landed).
-# The current version is
-# the id of the last entry, "<version>-0"; each event is added with the explicit id of its
-# version, so the ids themselves forbid a gap or a duplicate even if this check were bypassed.
+# envelope per event. The wake-up is msgpack [version, "<origin> <stream>", [envelope, ...]]:
+# a subscriber whose fold is just before these events folds them without reading the stream.
+# Returns {1, new version}, {0, current version}, or {2, new version} when the events after
+# the expected version are exactly these (a retried append that had landed). The current
+# version is the id of the last entry, "<version>-0"; each event is added with the explicit
+# id of its version, so the ids themselves forbid a gap or a duplicate even if this check were
+# bypassed.
 APPEND_SCRIPT = """
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local current = 0
@@ -104,7 +106,11 @@ for i = 3, #ARGV do
   redis.call('XADD', KEYS[1], string.format('%d-0', current + i - 2), 'd', ARGV[i])
 end
 local version = current + #ARGV - 2
-redis.call('SPUBLISH', KEYS[2], version .. ' ' .. ARGV[2])
+local payloads = {}
+for i = 3, #ARGV do
+  payloads[i - 2] = ARGV[i]
+end
+redis.call('SPUBLISH', KEYS[2], cmsgpack.pack({version, ARGV[2], payloads}))
 return {1, version}
 """
 
@@ -142,15 +148,23 @@ def parse_entry_id(entry: str) -> int | None:
 
 
 def parse_wakeup(data: Any, origin: str) -> Wakeup | None:
-    """A wake-up message ``"<version> <origin> <stream>"``; None for this store's own appends
-    (already delivered, with their events) and for a message that is not one (logged)."""
+    """A wake-up message (``APPEND_SCRIPT``) with the events it carries; None for this store's
+    own appends (already delivered, with their events) and for a message that is not one
+    (logged). Events that do not decode are left out: the subscriber then reads the stream."""
     try:
-        version, sender, stream = data.decode().split(" ", 2)
+        version, head, payloads = msgpack.unpackb(data, raw=True)
+        sender, stream = head.decode().split(" ", 1)
         wakeup = Wakeup(stream, int(version))
-    except (ValueError, UnicodeDecodeError, AttributeError):
+    except Exception:  # msgpack raises several unrelated types on garbage
         _log.warning("bad_wakeup", data=repr(data)[:80])
         return None
-    return None if sender == origin else wakeup
+    if sender == origin:
+        return None
+    try:
+        events = [codec.decode(payload) for payload in payloads]
+    except (codec.DecodeError, TypeError):
+        return wakeup
+    return wakeup._replace(events=events) if events else wakeup
 
 
 def raw_entry(stream: str, entry_id: bytes | str, fields: Mapping[bytes, bytes]) -> RawEntry:

@@ -221,7 +221,8 @@ async def test_own_wakeups_are_not_read_back_from_the_channel(
     redis_server: RedisServer,
 ) -> None:
     """The channel's copy of this store's own append is dropped (it was delivered at once,
-    with its events); another store object's append arrives from the channel, without."""
+    with its events); another store object's append arrives from the channel, with its events
+    too, so the subscriber need not read the stream."""
     prefix = unique_prefix()
     async with (
         RedisEventStore(redis_server.url, prefix=prefix) as mine,
@@ -242,9 +243,9 @@ async def test_own_wakeups_are_not_read_back_from_the_channel(
         async with asyncio.timeout(SAFETY):
             await theirs_came.wait()
         await asyncio.sleep(0.2)  # the channel's copy of ours would have come by now
-        assert [(w.stream, w.events is not None) for w in got] == [
-            ("{room}:a", True),
-            ("{room}:b", False),
+        assert [(w.stream, w.version, w.events) for w in got] == [
+            ("{room}:a", 1, [ev(1)]),
+            ("{room}:b", 1, [ev(1)]),
         ]
         await subscription.aclose()
 
