@@ -253,13 +253,18 @@ class Commands:
         """Append what ``build`` makes of the up-to-date room; decide again on a conflict."""
         for _ in range(attempts):
             await self.hub.sync(room)
+            # What build decides on: the fold may move on during the await below (another
+            # process's append, folded from its wake-up), and must not lend its version to a
+            # decision made before it (two processes firing one countdown both appended
+            # race_started).
+            decided_on = room.version
             events = build()
             if not events:
                 return room.version
             if any(e["type"] in _LIFECYCLE for e in events):
                 await self.store.index_put(DUE_INDEX, room.id, self.clock.now_ms() + _RECHECK_MS)
             try:
-                version = await self._append(room.stream, events, expected_version=room.version)
+                version = await self._append(room.stream, events, expected_version=decided_on)
             except WrongExpectedVersion:
                 continue
             if room.version < version:

@@ -155,3 +155,38 @@ async def test_one_session_holds_a_few_open_lobbies_at_most(app: App, clock: Fak
     with pytest.raises(TooManyLobbies):
         await app.commands.create_room({"variant": "swiss"}, creator="greedy")
     await app.commands.create_room({"variant": "swiss"}, creator="someone else")
+
+
+class SlowIndexStore(MemoryEventStore):
+    """Index writes that give the loop a few turns, as a round trip to Redis does."""
+
+    async def index_put(self, index: str, member: str, score: int, value: bytes = b"") -> None:
+        for _ in range(3):
+            await asyncio.sleep(0)
+        await super().index_put(index, member, score, value)
+
+
+async def test_two_processes_firing_one_countdown_start_the_race_once(clock: FakeClock) -> None:
+    """Both processes' clocks fire the countdown. The second decided on the fold before the
+    first's race_started was folded in (during its due-index write): it must append at the
+    version it decided on, and so conflict, not after the first one's event."""
+    store = SlowIndexStore()
+    one, other = open_app(store, clock), open_app(store, clock)
+    try:
+        ann, bob = Peer("ann"), Peer("bob")
+        room = await one.commands.create_room(
+            {"variant": "quadrennial", "seed": SEED, "countdown_ms": 1000}, creator="test"
+        )
+        for peer in (ann, bob):
+            await join(one, peer, room.id)
+        there = await other.commands.room(room.id)  # followed by both processes
+        await one.commands.start(room, "ann")
+        await until(lambda: there.status is RoomStatus.COUNTDOWN)
+        clock.advance(1000)
+        await until(lambda: room.status is RoomStatus.RACING and there.status is RoomStatus.RACING)
+        await asyncio.sleep(0.05)
+        kinds = [e.data["type"] for e in await store.read(room.stream)]
+        assert kinds.count("race_started") == 1, kinds
+    finally:
+        await one.close_parts()
+        await other.close_parts()
