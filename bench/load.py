@@ -701,6 +701,14 @@ class Samplers:
             sampler.stop()
 
 
+def server_complaints(log: Path | None, most: int = 20) -> str:
+    """The server log's last warnings and errors, to say why a run failed."""
+    if log is None or not log.exists():
+        return "(no server log)"
+    lines = [line for line in log.read_text(errors="replace").splitlines() if '"info"' not in line]
+    return "the server's last warnings and errors:\n" + "\n".join(lines[-most:])
+
+
 def start_echo(loop: str) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
     proc = subprocess.Popen(
@@ -735,6 +743,9 @@ def run_scenario(
     redis_sampler = Samplers(store.pids)
     try:
         arena = drive(server.url, scenario, "arena", sampler, redis_sampler, loop, parts)
+    except SystemExit:
+        print(server_complaints(server.log_path), file=sys.stderr)
+        raise
     finally:
         sampler.stop()
         server.stop()

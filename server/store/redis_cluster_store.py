@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -74,23 +75,51 @@ def node_for(cluster: RedisCluster, key: str) -> ClusterNode:
     return node
 
 
+_GATED: contextvars.ContextVar[bool] = contextvars.ContextVar("cluster_gated", default=False)
+"""Set while a command or pipeline of this task holds a place at the gate (nested commands,
+such as redis-py's own redirect retries inside a pipeline, do not queue again)."""
+
+
 class _PatientCluster(RedisCluster):
     """redis-py's cluster client, retrying a command through a failover: its own retries are
-    a few quick attempts, while a replica takes a couple of node timeouts to be promoted."""
+    a few quick attempts, while a replica takes a couple of node timeouts to be promoted.
+
+    redis-py's async cluster does not wait for a free connection: past ``max_connections``
+    to a node it raises MaxConnectionsError, and a pipeline that meets it closes every
+    connection of the client, those in use by other commands included (3,000 clients setting
+    up at once broke every command in flight, bench.load --redis-cluster). So commands and
+    pipelines wait at a gate of ``max_connections`` places: never more in flight to a node.
+    """
 
     patience: float = 20.0
+    gate: asyncio.Semaphore | None = None
+
+    @contextlib.asynccontextmanager
+    async def place(self) -> AsyncIterator[None]:
+        """Hold a place at the gate for one command or pipeline (once per task)."""
+        if self.gate is None or _GATED.get():
+            yield
+            return
+        async with self.gate:
+            token = _GATED.set(True)
+            try:
+                yield
+            finally:
+                _GATED.reset(token)
 
     async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
-        # redis-py 8.1: commands racing on a client not initialized yet break a connection
-        # (AttributeError on its writer); initialized first, under its lock, they do not.
-        await self.initialize()
-        if kwargs.get("target_nodes") is not None and not self._is_node_flag(
-            kwargs["target_nodes"]
-        ):
-            return await super().execute_command(*args, **kwargs)  # one given node: no retry
-        return await patiently(
-            self.patience, lambda: super(_PatientCluster, self).execute_command(*args, **kwargs)
-        )
+        async with self.place():
+            # redis-py 8.1: commands racing on a client not initialized yet break a connection
+            # (AttributeError on its writer); initialized first, under its lock, they do not.
+            await self.initialize()
+            if kwargs.get("target_nodes") is not None and not self._is_node_flag(
+                kwargs["target_nodes"]
+            ):
+                return await super().execute_command(*args, **kwargs)  # one node: no retry
+            return await patiently(
+                self.patience,
+                lambda: super(_PatientCluster, self).execute_command(*args, **kwargs),
+            )
 
 
 async def patiently(patience: float, attempt: Callable[[], Awaitable[Any]]) -> Any:
@@ -160,6 +189,7 @@ class RedisClusterEventStore(RedisEventStore):
             )
         assert isinstance(client, _PatientCluster)
         client.patience = self.patience
+        client.gate = asyncio.Semaphore(max_connections)
         return client
 
     def key(self, stream: str) -> str:
@@ -195,6 +225,11 @@ class RedisClusterEventStore(RedisEventStore):
         client: RedisCluster = self._client
         return client
 
+    def _gated(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """A place at the client's gate for one pipeline (see ``_PatientCluster``)."""
+        client: _PatientCluster = self._client
+        return client.place()
+
     async def _send_appends(
         self, items: Sequence[AppendArgs]
     ) -> list[AppendResult | BaseException]:
@@ -211,11 +246,12 @@ class RedisClusterEventStore(RedisEventStore):
         sha = self._append.sha
 
         async def attempt() -> list[Any]:
-            await self.cluster.initialize()
-            async with self.cluster.pipeline() as pipe:
-                for keys, args in items:
-                    pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args)
-                replies = list(await pipe.execute(raise_on_error=False))
+            async with self._gated():
+                await self.cluster.initialize()
+                async with self.cluster.pipeline() as pipe:
+                    for keys, args in items:
+                        pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args)
+                    replies = list(await pipe.execute(raise_on_error=False))
             for reply in replies:
                 if isinstance(reply, redis_errors.NoScriptError):  # a promoted replica
                     await self.cluster.script_load(APPEND_SCRIPT)
@@ -250,7 +286,7 @@ class RedisClusterEventStore(RedisEventStore):
     async def _pipeline_append_wait(
         self, node: Any, keys: list[str], args: list[Any]
     ) -> tuple[int, int, int]:
-        async with self.cluster.pipeline() as pipe:
+        async with self._gated(), self.cluster.pipeline() as pipe:
             pipe.execute_command("EVALSHA", self._append.sha, len(keys), *keys, *args)
             pipe.execute_command(
                 "WAIT", self.ack_after_replicas, self.ack_timeout_ms, target_nodes=node
@@ -265,10 +301,11 @@ class RedisClusterEventStore(RedisEventStore):
         failover; replies always parsed (``decode_raw`` reads both shapes)."""
 
         async def attempt() -> Any:
-            await self.cluster.initialize()
-            async with self.cluster.pipeline(transaction=transaction) as pipe:
-                fill(pipe)
-                return await pipe.execute()
+            async with self._gated():
+                await self.cluster.initialize()
+                async with self.cluster.pipeline(transaction=transaction) as pipe:
+                    fill(pipe)
+                    return await pipe.execute()
 
         return await patiently(self.patience, attempt)
 

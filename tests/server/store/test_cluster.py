@@ -124,6 +124,30 @@ async def test_a_failover_loses_no_acked_append_and_the_wakeups_come_back(
             await store.aclose()
 
 
+async def test_more_commands_at_once_than_connections_wait_their_turn(
+    redis_cluster: LocalRedisCluster,
+) -> None:
+    """redis-py's cluster raises past max_connections per node (and a pipeline meeting that
+    closed every connection in use): the store's gate makes the surplus wait instead."""
+    async with RedisClusterEventStore(
+        redis_cluster.url, prefix=unique_prefix(), max_connections=2
+    ) as store:
+        for round_ in range(3):
+            results = await asyncio.gather(
+                *(store.index_put("rooms", f"r{n}", n) for n in range(200)),
+                *(store.last_version(f"{{r{n}}}:room") for n in range(200)),
+                *(store.read(f"{{r{n}}}:room") for n in range(200)),
+                *(store.index_range("rooms") for n in range(20)),
+                *(
+                    store.append(f"{{r{n}}}:room", [ev(n)], expected_version=round_)
+                    for n in range(200)
+                ),
+                return_exceptions=True,
+            )
+            assert [r for r in results if isinstance(r, BaseException)] == []
+        assert len(await store.index_range("rooms")) == 200
+
+
 def test_a_url_may_name_several_startup_nodes() -> None:
     from server.store.redis_cluster_store import startup_nodes
 
