@@ -457,7 +457,7 @@ class Connection:
                 raise NotYourGame("you can only move in your own game")
             version = await self.commands.move(room, player, msg["id"], msg["move"])
             self.send({"type": p.ACK, "id": msg["id"], "version": version})
-            self.metrics.moves.labels("accepted").inc()
+            self.metrics.moves_accepted.inc()
         finally:
             self.metrics.ack_seconds.observe(time.perf_counter() - started)
 

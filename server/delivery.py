@@ -292,14 +292,19 @@ class Delivery:
     def on_change(self, room: Room, changes: Sequence[Change]) -> None:
         """The hub's listener: fan out each change, in order."""
         audience = self.audience(room)
+        released = False  # a game's advance ends with a release: no second scan for a move
         for change in changes:
             if isinstance(change, GameAdvanced):
                 self._game_advanced(room, audience, change)
+                released = True
             elif isinstance(change, RoomChanged):
                 self._room_changed(room, audience, change)
+                released = False
             elif isinstance(change, Loaded):
                 self._loaded(room, audience)
-        self._release(room, audience)
+                released = False
+        if not released:
+            self._release(room, audience)
 
     def _loaded(self, room: Room, audience: Audience) -> None:
         """A room folded with nobody here: what viewers have been shown reaches the fold (after

@@ -16,23 +16,32 @@ from server.room import Game, Room
 
 def common_cards(room: Room) -> set[str] | None:
     """The cards every still-playing racer has seen, or None when nobody holds viewers back
-    (no race running, or every game done)."""
+    (no race running, or every game done). Read it at once: it may be a game's own set."""
     if room.status is not RoomStatus.RACING:
         return None
-    games = [room.games.get(player) for player in room.seats]
-    playing = [g for g in games if g is None or not g.progress.status.done]
-    if not playing:
-        return None
-    layout: set[str] | None = None
-    for game in games:
-        if game is not None and game.reveals:
-            layout = set(game.reveals[0])
-            break
+    games = room.games
     common: set[str] | None = None
-    for game in playing:
-        seen = game.seen if game is not None and game.version > 0 else layout or set()
-        common = set(seen) if common is None else common & seen
+    waiting = False  # a racer still playing whose game has not started: it has seen the layout
+    for player in room.seats:
+        game = games.get(player)
+        if game is None or game.version == 0:
+            waiting = True
+            continue
+        if game.progress.status.done:
+            continue
+        common = game.seen if common is None else common & game.seen
+    if waiting:
+        layout = _layout(room)
+        common = layout if common is None else common & layout
     return common
+
+
+def _layout(room: Room) -> set[str]:
+    """What a racer has seen before its first event: the layout every game starts from."""
+    for game in room.games.values():
+        if game.reveals:
+            return set(game.reveals[0])
+    return set()
 
 
 def viewable(game: Game, start: int, common: set[str] | None) -> int:

@@ -44,6 +44,7 @@ class Metrics:
             ["outcome"],
             registry=self.registry,
         )
+        self.moves_accepted = self.moves.labels("accepted")  # the one per move: looked up once
         self.ack_seconds = Histogram(
             "arena_ack_seconds",
             "From a move's frame read to its answer queued (accepted and rejected).",
