@@ -62,6 +62,12 @@ ROOMS_INDEX = "rooms"  # room id -> created_at, value: the packed room summary
 SEATS_INDEX = "seats"  # resume token hash -> joined at, value: the room id
 DUE_INDEX = "due"  # room id -> when its next timer is due (a hint; the fold decides)
 PROCESSES_INDEX = "processes"  # server process id -> its last heartbeat
+LIVE_INDEX = "live"  # room id -> created_at, for every room not finished or closed
+
+
+def lobbies_index(creator: str) -> str:
+    """The lobbies a session has open: what ``--max-lobbies-per-session`` counts."""
+    return f"lobbies.{creator}"
 
 
 def held_index(process: str) -> str:
@@ -148,10 +154,6 @@ class Commands:
             summaries.append(summary)
         return summaries
 
-    async def _summaries(self) -> list[dict[str, Any]]:
-        found = [_unpack(e.value) for e in await self.store.index_range(ROOMS_INDEX)]
-        return [s for s in found if s is not None]
-
     async def create_room(self, msg: dict[str, Any], *, creator: str) -> Room:
         cfg = self.config
         capacity = msg.get("capacity", min(4, cfg.max_players_per_room))
@@ -182,11 +184,11 @@ class Commands:
             time_limit_ms = cfg.time_limit_ms(variant, msg.get("time_limit_ms"))
         except ValueError as exc:
             raise BadField(f"field 'time_limit_ms' must be {exc}", field="time_limit_ms") from None
-        summaries = await self._summaries()
-        live = [s for s in summaries if s["status"] not in _ENDED]
-        if len(live) >= cfg.max_rooms:
+        # Counted, not read: reading the whole directory made each creation O(rooms) (a
+        # 10,000-room fill did not finish, bench.recovery).
+        if await self.store.index_count(LIVE_INDEX) >= cfg.max_rooms:
             raise TooManyRooms(f"this server already has {cfg.max_rooms} open rooms")
-        mine = [s for s in live if s["status"] == "lobby" and s.get("creator") == creator]
+        mine = await self.store.index_range(lobbies_index(creator))
         if len(mine) >= cfg.max_lobbies_per_session:
             raise TooManyLobbies(
                 f"you already have {len(mine)} open lobbies: start or leave one first"
@@ -239,11 +241,20 @@ class Commands:
     async def _publish(self, room: Room) -> None:
         """Put the room's summary in the directory (after each of its room events)."""
         summary = room.summary()
-        summary["creator"] = room.meta.get("creator")
+        creator = room.meta.get("creator")
+        summary["creator"] = creator
+        created = int(room.meta["at"])
         try:
-            await self.store.index_put(
-                ROOMS_INDEX, room.id, int(room.meta["at"]), msgpack.packb(summary)
-            )
+            await self.store.index_put(ROOMS_INDEX, room.id, created, msgpack.packb(summary))
+            if summary["status"] in _ENDED:
+                await self.store.index_remove(LIVE_INDEX, room.id)
+            else:
+                await self.store.index_put(LIVE_INDEX, room.id, created)
+            if creator:
+                if summary["status"] == RoomStatus.LOBBY.value:
+                    await self.store.index_put(lobbies_index(creator), room.id, created)
+                else:
+                    await self.store.index_remove(lobbies_index(creator), room.id)
         except Exception as exc:  # best effort: a stale directory entry heals on the next event
             log.warning("directory_failed", room=room.id, error=str(exc))
 

@@ -396,6 +396,10 @@ class EventStore(abc.ABC):
         """Members with a score <= ``max_score`` (all when None), by score then member."""
 
     @abc.abstractmethod
+    async def index_count(self, index: str) -> int:
+        """How many members ``index`` holds, without reading them."""
+
+    @abc.abstractmethod
     async def streams(self, prefix: str = "") -> list[str]:
         """Names of existing streams that start with ``prefix``, sorted."""
 

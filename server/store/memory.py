@@ -164,6 +164,10 @@ class MemoryEventStore(EventStore):
         ]
         return sorted(entries, key=lambda e: (e.score, e.member))
 
+    async def index_count(self, index: str) -> int:
+        check_index(index, "-")
+        return len(self._indexes.get(index, {}))
+
     async def ping(self) -> bool:
         return True
 

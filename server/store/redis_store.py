@@ -493,6 +493,13 @@ class RedisEventStore(EventStore):
                 entries.append(IndexEntry(member.decode(), int(score), value or b""))
         return sorted(entries, key=lambda e: (e.score, e.member))
 
+    async def index_count(self, index: str) -> int:
+        check_index(index, "-")
+        shards = [self._shard_keys(index, shard)[0] for shard in range(INDEX_SHARDS)]
+        with _reachable():
+            counts = await self._pipelined(lambda pipe: [pipe.zcard(z) for z in shards])
+        return sum(int(count) for count in counts)
+
     def follow(
         self, positions: Mapping[str, int], *, on_error: ErrorHandler | None = None
     ) -> Follower:

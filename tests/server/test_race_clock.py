@@ -9,7 +9,7 @@ import pytest
 
 from server.app import App
 from server.clock import FakeClock
-from server.commands import DUE_INDEX
+from server.commands import DUE_INDEX, LIVE_INDEX
 from server.config import Config
 from server.errors import NoSuchRoom, TooManyLobbies
 from server.race import RoomStatus
@@ -149,12 +149,23 @@ async def test_an_idle_lobby_closes_and_leaves_the_listing(
     assert await app.commands.list_rooms() == []
 
 
-async def test_one_session_holds_a_few_open_lobbies_at_most(app: App, clock: FakeClock) -> None:
-    for _ in range(5):
-        await app.commands.create_room({"variant": "swiss"}, creator="greedy")
+async def test_one_session_holds_a_few_open_lobbies_at_most(
+    app: App, store: MemoryEventStore, clock: FakeClock
+) -> None:
+    lobbies = [
+        await app.commands.create_room({"variant": "swiss"}, creator="greedy") for _ in range(5)
+    ]
     with pytest.raises(TooManyLobbies):
         await app.commands.create_room({"variant": "swiss"}, creator="greedy")
-    await app.commands.create_room({"variant": "swiss"}, creator="someone else")
+    lobbies.append(await app.commands.create_room({"variant": "swiss"}, creator="someone"))
+    assert await store.index_count(LIVE_INDEX) == 6
+    # Closed lobbies (idle past the TTL) count neither as the session's nor as open rooms.
+    clock.advance(600_000)
+    await until(lambda: all(room.status is RoomStatus.CLOSED for room in lobbies))
+    await asyncio.sleep(0.05)
+    assert await store.index_count(LIVE_INDEX) == 0
+    for _ in range(5):
+        await app.commands.create_room({"variant": "swiss"}, creator="greedy")
 
 
 class SlowIndexStore(MemoryEventStore):

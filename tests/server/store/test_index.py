@@ -37,6 +37,21 @@ async def test_many_members_spread_and_come_back_sorted(store: EventStore) -> No
     assert entries[0] == IndexEntry("room199", 801, b"199")
 
 
+async def test_count_follows_puts_and_removes(store: EventStore) -> None:
+    assert await store.index_count("live") == 0
+    for n in range(40):
+        await store.index_put("live", f"room{n}", n)
+    await store.index_put("live", "room3", 99)  # a second put of a member is not a second member
+    await store.index_put("other", "room1", 1)
+    assert await store.index_count("live") == 40
+    for n in range(10):
+        await store.index_remove("live", f"room{n}")
+    assert await store.index_count("live") == 30
+    assert await store.index_count("other") == 1
+    with pytest.raises(ValueError, match="index"):
+        await store.index_count("a{b")
+
+
 @pytest.mark.parametrize(("index", "member"), [("", "m"), ("a{b", "m"), ("ok", ""), ("ok", 3)])
 async def test_bad_names_are_value_errors(store: EventStore, index: str, member: object) -> None:
     with pytest.raises(ValueError, match="index"):
