@@ -114,6 +114,23 @@ redis.call('SPUBLISH', KEYS[2], cmsgpack.pack({version, ARGV[2], payloads}))
 return {1, version}
 """
 
+# KEYS[1], KEYS[2]: an index shard's sorted set and hash (one hash tag, one slot). ARGV[1]:
+# "put" or "remove"; ARGV[2]: the member; ARGV[3], ARGV[4]: its score and value (put). Both
+# keys change together, as MULTI did, but as one command that a pipeline can batch.
+INDEX_SCRIPT = """
+if ARGV[1] == 'put' then
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
+  redis.call('HSET', KEYS[2], ARGV[2], ARGV[4])
+else
+  redis.call('ZREM', KEYS[1], ARGV[2])
+  redis.call('HDEL', KEYS[2], ARGV[2])
+end
+return 1
+"""
+
+IndexWrite = tuple[str, str, str, str, int, bytes]
+"""(op, sorted set key, hash key, member, score, value) of one index write."""
+
 _UNREACHABLE = (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError)
 
 AppendArgs = tuple[list[str], list[Any]]
@@ -231,6 +248,12 @@ class RedisEventStore(EventStore):
         self.origin = secrets.token_hex(6)
         self._commits: GroupCommit[AppendArgs, AppendResult] = GroupCommit(
             self._send_appends, max_batch=APPEND_BATCH
+        )
+        # Index writes are batched the same way: a burst of resumes wrote several each, one
+        # MULTI round trip at a time through the pool (bench.recovery profile).
+        self._index_script = self._client.register_script(INDEX_SCRIPT)
+        self._index_writes: GroupCommit[IndexWrite, None] = GroupCommit(
+            self._send_index_writes, max_batch=APPEND_BATCH
         )
         self._followers: weakref.WeakSet[Follower] = weakref.WeakSet()
         self._subscriptions: weakref.WeakSet[Subscription] = weakref.WeakSet()
@@ -439,21 +462,29 @@ class RedisEventStore(EventStore):
         check_index(index, member)
         zkey, hkey = self._index_keys(index, member)
         with _reachable():
-            await self._pipelined(
-                lambda pipe: (
-                    pipe.zadd(zkey, {member: int(score)}),
-                    pipe.hset(hkey, member, value),
-                ),
-                transaction=True,
-            )
+            await self._index_writes.submit(("put", zkey, hkey, member, int(score), value))
 
     async def index_remove(self, index: str, member: str) -> None:
         check_index(index, member)
         zkey, hkey = self._index_keys(index, member)
         with _reachable():
-            await self._pipelined(
-                lambda pipe: (pipe.zrem(zkey, member), pipe.hdel(hkey, member)), transaction=True
-            )
+            await self._index_writes.submit(("remove", zkey, hkey, member, 0, b""))
+
+    async def _send_index_writes(self, items: Sequence[IndexWrite]) -> list[None]:
+        """One loop turn's index writes in one pipeline (per node on a Cluster), in order.
+        Each write is idempotent, so after a NOSCRIPT the whole batch is simply sent again."""
+        sha = self._index_script.sha
+
+        def fill(pipe: Any) -> None:
+            for op, zkey, hkey, member, score, value in items:
+                pipe.execute_command("EVALSHA", sha, 2, zkey, hkey, op, member, score, value)
+
+        try:
+            await self._pipelined(fill)
+        except NoScriptError:
+            await self._client.script_load(INDEX_SCRIPT)
+            await self._pipelined(fill)
+        return [None] * len(items)
 
     async def index_get(self, index: str, member: str) -> IndexEntry | None:
         check_index(index, member)
@@ -535,6 +566,7 @@ class RedisEventStore(EventStore):
 
     async def aclose(self) -> None:
         await self._commits.aclose()
+        await self._index_writes.aclose()
         for follower in list(self._followers):
             await follower.aclose()
         for subscription in list(self._subscriptions):

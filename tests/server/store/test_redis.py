@@ -12,6 +12,7 @@ from redis.crc import key_slot
 
 from server.store import (
     CorruptEntry,
+    IndexEntry,
     RedisEventStore,
     StoredEvent,
     StoreUnavailable,
@@ -190,6 +191,20 @@ async def test_rooms_subscribed_side_by_side_leave_the_pool_its_connections(
         await subscription.aclose()
 
 
+async def test_index_writes_of_one_loop_turn_go_as_one_pipeline_in_order(
+    store: RedisEventStore,
+) -> None:
+    before = store._index_writes.batches
+    await asyncio.gather(
+        *(store.index_put("rooms", f"r{n}", n, b"v") for n in range(20)),
+        store.index_remove("rooms", "r3"),
+        store.index_put("rooms", "r3", 33, b"again"),  # after the remove: it stays
+    )
+    assert store._index_writes.batches == before + 1
+    assert await store.index_count("rooms") == 20
+    assert await store.index_get("rooms", "r3") == IndexEntry("r3", 33, b"again")
+
+
 async def test_the_appends_of_one_loop_turn_go_as_one_pipeline(store: RedisEventStore) -> None:
     """Group commit: each caller gets its own answer, a conflict included, from one batch."""
     await store.append("c", [ev(1)], expected_version=0)
@@ -215,6 +230,9 @@ async def test_an_append_after_the_script_cache_was_flushed(
         store.append("b", [ev(1)], expected_version=0),
     )
     assert versions == [2, 1]
+    await raw.script_flush()  # the index script too
+    await asyncio.gather(store.index_put("due", "r1", 5, b"x"), store.index_put("due", "r2", 6))
+    assert [e.member for e in await store.index_range("due")] == ["r1", "r2"]
 
 
 async def test_own_wakeups_are_not_read_back_from_the_channel(
