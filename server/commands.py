@@ -244,17 +244,19 @@ class Commands:
         creator = room.meta.get("creator")
         summary["creator"] = creator
         created = int(room.meta["at"])
-        try:
-            await self.store.index_put(ROOMS_INDEX, room.id, created, msgpack.packb(summary))
-            if summary["status"] in _ENDED:
-                await self.store.index_remove(LIVE_INDEX, room.id)
+        store = self.store
+        writes = [store.index_put(ROOMS_INDEX, room.id, created, msgpack.packb(summary))]
+        if summary["status"] in _ENDED:
+            writes.append(store.index_remove(LIVE_INDEX, room.id))
+        else:
+            writes.append(store.index_put(LIVE_INDEX, room.id, created))
+        if creator:
+            if summary["status"] == RoomStatus.LOBBY.value:
+                writes.append(store.index_put(lobbies_index(creator), room.id, created))
             else:
-                await self.store.index_put(LIVE_INDEX, room.id, created)
-            if creator:
-                if summary["status"] == RoomStatus.LOBBY.value:
-                    await self.store.index_put(lobbies_index(creator), room.id, created)
-                else:
-                    await self.store.index_remove(lobbies_index(creator), room.id)
+                writes.append(store.index_remove(lobbies_index(creator), room.id))
+        try:
+            await asyncio.gather(*writes)  # one loop turn: one round trip (group commit)
         except Exception as exc:  # best effort: a stale directory entry heals on the next event
             log.warning("directory_failed", room=room.id, error=str(exc))
 
