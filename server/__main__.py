@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import signal
 import sys
 from collections.abc import Sequence
 
-from server.app import App
+from server.app import AddressInUse, App
 from server.clock import SystemClock
 from server.config import Config, parse_config
 from server.logging import configure_logging, get_logger
@@ -60,15 +59,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with asyncio.Runner(loop_factory=loop_factory(config.loop)) as runner:
             runner.run(serve(config))
-    except OSError as error:
-        if error.errno != errno.EADDRINUSE:
-            raise
-        # A second server on a busy port: one line, not a traceback.
-        print(
-            f"solitaire-server: cannot listen on {config.host}:{config.port}: the address is "
-            "already in use (another server running? choose another --port)",
-            file=sys.stderr,
-        )
+    except AddressInUse as error:  # a second server on a busy port: one line, not a traceback
+        print(f"solitaire-server: {error}", file=sys.stderr)
         return 1
     return 0
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import gc
 import itertools
 import json
 import secrets
 from http import HTTPStatus
+from typing import Any
 
 import structlog
 from websockets.asyncio.server import Server, ServerConnection, serve
@@ -28,6 +30,11 @@ from server.store import EventStore
 
 log = get_logger("server.app")
 _GC_THRESHOLDS = (700, 10, 1_000)  # see App.start
+
+
+class AddressInUse(OSError):
+    """A port the server should listen on is taken: the operator's start-up error, one line
+    for them, never a wire error."""
 
 
 class App:
@@ -146,24 +153,28 @@ class App:
         # (bench.load paced, gc.callbacks). Full collections now wait for 1,000 younger ones;
         # cyclic garbage that reached the oldest generation is reclaimed later, not leaked.
         gc.set_threshold(*_GC_THRESHOLDS)
-        self.server = await serve(
-            self.handler,
-            self.config.host,
-            self.config.port,
-            process_request=self.process_request,
-            max_size=self.config.max_frame_bytes,
-            compression=None,
-            close_timeout=2,
-            # --workers: every worker listens on the one port; the kernel spreads connections.
-            reuse_port=self.config.workers > 1,
-        )
-        if self.config.metrics_port:
-            self.metrics_server = await serve(
-                self._no_websocket,
-                self.config.host,
-                self.config.metrics_port + self.config.worker_index,
-                process_request=self.process_request,
+        try:
+            self.server = await self._listen(
+                self.handler,
+                self.config.port,
+                "--port",
+                max_size=self.config.max_frame_bytes,
+                compression=None,
+                close_timeout=2,
+                # --workers: every worker listens on the one port; the kernel spreads connections.
+                reuse_port=self.config.workers > 1,
             )
+            if self.config.metrics_port:
+                self.metrics_server = await self._listen(
+                    self._no_websocket,
+                    self.config.metrics_port + self.config.worker_index,
+                    "--metrics-port",
+                )
+        except BaseException:
+            # The parts opened above run tasks on the store; left to the loop's final cancel,
+            # a worker whose metrics port was taken hung there for good (tests/server/test_app).
+            await self.stop()
+            raise
         log.info(
             "listening",
             loop=type(asyncio.get_running_loop()).__module__.split(".")[0],
@@ -173,6 +184,19 @@ class App:
         )
         self._warm_up = asyncio.get_running_loop().create_task(self.warm_up(), name="warm-up")
         return self.server
+
+    async def _listen(self, handler: Any, port: int, option: str, **options: Any) -> Server:
+        try:
+            return await serve(
+                handler, self.config.host, port, process_request=self.process_request, **options
+            )
+        except OSError as error:
+            if error.errno != errno.EADDRINUSE:
+                raise
+            raise AddressInUse(
+                f"cannot listen on {self.config.host}:{port}: the address is already in use "
+                f"(another server running? choose another {option})"
+            ) from error
 
     async def warm_up(self) -> None:
         """Load the directory's live rooms, so their first move after a restart is quick; the

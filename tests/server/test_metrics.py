@@ -10,7 +10,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from shared import deal_deck, new_game
 from tests.server.wsclient import Client, greedy_moves
-from tests.support.ports import free_port
+from tests.support.ports import free_port_run
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
 
@@ -74,7 +74,7 @@ async def test_moves_rejects_latency_and_live_state_are_reported(tmp_path: Path)
 async def test_each_worker_is_scraped_on_its_own_metrics_port(
     fresh_redis: RedisServer, tmp_path: Path
 ) -> None:
-    base = free_port()
+    base = free_port_run(2)
     server = ServerProcess(
         redis_url=fresh_redis.url,
         log_path=tmp_path / "server.log",

@@ -7,11 +7,14 @@ worker's ``pid``, and each connection's ``hello`` line its player's ``name``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -19,6 +22,7 @@ import psutil
 
 from shared import deal_deck, public_fold
 from tests.server.wsclient import Client, assert_no_secrets, winning_seed
+from tests.support.ports import free_port_run
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
 
@@ -153,6 +157,52 @@ async def test_a_worker_that_dies_is_reported_and_started_again(
         await client.close()
     finally:
         assert server.stop() == 0
+
+
+def test_a_worker_that_cannot_start_exits_and_stops_the_server(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Worker 1's metrics port is taken: each of its starts fails and exits (before, the second
+    start hung in the loop's final cancel for good, and SIGTERM could not end the server); after
+    three quick deaths the whole server exits 1, leaving no process behind."""
+    base = free_port_run(2)
+    log = tmp_path / "server.log"
+    server = workers_server(redis_server, log)
+    server.extra_args += ["--metrics-port", str(base)]
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", base + 1))
+        taken.listen()
+        with log.open("ab") as out:
+            env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+            process = subprocess.Popen(
+                server.command(), stdout=out, stderr=subprocess.STDOUT, env=env
+            )
+        children: set[int] = set()
+        try:
+            deadline = time.monotonic() + 60
+            while process.poll() is None and time.monotonic() < deadline:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    children |= {c.pid for c in psutil.Process(process.pid).children()}
+                time.sleep(0.05)
+            code = process.poll()
+            left = [pid for pid in children if psutil.pid_exists(pid)]
+        finally:
+            for pid in [process.pid, *children]:  # a hung worker outlives its killed parent
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    psutil.Process(pid).kill()
+            process.wait()
+    assert code == 1
+    assert left == []
+    deaths = [
+        line
+        for line in log_lines(log)
+        if line.get("event") == "worker_exited" and line.get("worker") == 1
+    ]
+    assert len(deaths) == 3
+    assert all(line["exitcode"] == 1 for line in deaths)
+    text = log.read_text(errors="replace")
+    assert f"cannot listen on 127.0.0.1:{base + 1}: the address is already in use" in text
+    assert "choose another --metrics-port" in text
 
 
 def test_workers_without_redis_are_refused_in_one_line() -> None:
