@@ -4,11 +4,11 @@ Players get their own game's events at once. Viewers (spectators, and racers wat
 get a game's events once fair spectating allows them (server.fairness: no stock card before
 every racer still playing has turned it), then after the room's spectator delay; progress
 reaches them after the delay alone. Everything but a racer's own events and the room's
-lifecycle (progress, viewers' events) is coalesced per connection for one tick (``--tick-ms``)
-and sent as one ``batch`` frame: a move fans out to ~20 frames, and one frame a tick per viewer
-is what keeps a crowded room cheap. Frames are encoded once for all their recipients, and who
-receives what is cached per room until members or watching change. Delivery never appends and
-never decides a rule: it renders the folded room.
+lifecycle (progress, viewers' events) is coalesced per connection for one tick of its room
+(``--tick-ms``) and sent as one ``batch`` frame: a move fans out to ~20 frames, and one frame a
+tick per viewer is what keeps a crowded room cheap. Frames are encoded once for all their
+recipients, and who receives what is cached per room until members or watching change. Delivery
+never appends and never decides a rule: it renders the folded room.
 """
 
 from __future__ import annotations
@@ -90,6 +90,8 @@ class Audience:
     pending: deque[tuple[int, Callable[[], None]]] = field(default_factory=deque)
     pump: asyncio.Task[None] | None = None
     cache: dict[tuple[str, str | None], list[Peer]] = field(default_factory=dict)
+    waiting: dict[Peer, list[bytes]] = field(default_factory=dict)  # frames for the tick
+    tick: asyncio.TimerHandle | None = None
 
     def of(self, kind: str, player: str | None = None) -> list[Peer]:
         """The peers that receive one kind of frame, cached until ``changed``.
@@ -137,8 +139,6 @@ class Delivery:
         self.where: dict[Peer, tuple[Room, Member]] = {}
         self.seated: dict[tuple[str, str], Peer] = {}  # (room, player) -> its connection here
         self.frames = 0  # frames handed to connections (metrics)
-        self._pending: dict[Peer, list[bytes]] = {}  # frames waiting for the tick
-        self._tick: asyncio.TimerHandle | None = None
 
     # ---- members -----------------------------------------------------------------------------
 
@@ -188,9 +188,9 @@ class Delivery:
         if found is None:
             return None
         room, member = found
-        self._pending.pop(peer, None)
         audience = self.audiences.get(room.id)
         if audience is not None:
+            audience.waiting.pop(peer, None)
             audience.members.pop(peer, None)
             audience.changed()
         if member.player is not None and self.seated.get((room.id, member.player)) is peer:
@@ -325,56 +325,63 @@ class Delivery:
         if room.finished is not None and not audience.finished_shown:
             self._later(room, audience, lambda: setattr(audience, "finished_shown", True))
 
-    def _send(self, peers: list[Peer], msg: dict[str, Any] | bytes) -> None:
+    def _send(self, audience: Audience, peers: list[Peer], msg: dict[str, Any] | bytes) -> None:
         """Send now. A peer with frames waiting for the tick gets them first, in one batch
         with this message (order is kept); the tick goes on for everyone else."""
         if not peers:  # encoding a frame for nobody is work for nothing
             return
-        pending = self._pending
-        if pending and any(peer in pending for peer in peers):
+        waiting = audience.waiting
+        if waiting and any(peer in waiting for peer in peers):
             frame = msg if isinstance(msg, bytes) else p.encode_unchecked(msg)
             now = []
             for peer in peers:
-                waiting = pending.pop(peer, None)
-                if waiting is None:
+                frames = waiting.pop(peer, None)
+                if frames is None:
                     now.append(peer)
                 else:
                     self.frames += 1
-                    self.send_many([peer], batch_frame([*waiting, frame]))
+                    self.send_many([peer], batch_frame([*frames, frame]))
             peers, msg = now, frame
             if not peers:
                 return
         self.frames += len(peers)
         self.send_many(peers, msg)
 
-    def _queue(self, peers: list[Peer], frame: bytes) -> None:
-        """Send with the next tick, in one ``batch`` frame per connection."""
+    def _queue(self, audience: Audience, peers: list[Peer], frame: bytes) -> None:
+        """Send with the room's next tick, in one ``batch`` frame per connection. Each room
+        keeps its own tick, started by its first waiting frame, so the rooms' flushes spread
+        over the tick instead of landing on the loop (and on the clients) in one burst."""
         if not peers:
             return
         if self.config.tick_ms <= 0:
-            self._send(peers, frame)
+            self._send(audience, peers, frame)
             return
-        pending = self._pending
+        waiting = audience.waiting
         for peer in peers:
-            frames = pending.get(peer)
+            frames = waiting.get(peer)
             if frames is None:
-                pending[peer] = [frame]
+                waiting[peer] = [frame]
             else:
                 frames.append(frame)
-        if self._tick is None:
-            self._tick = asyncio.get_running_loop().call_later(
-                self.config.tick_ms / 1000, self.flush
+        if audience.tick is None:
+            audience.tick = asyncio.get_running_loop().call_later(
+                self.config.tick_ms / 1000, self._flush, audience
             )
 
     def flush(self) -> None:
-        """Send every connection what waited for the tick: connections that wait for the same
-        frames (a room's spectators, mostly) share one encoded batch."""
-        if self._tick is not None:
-            self._tick.cancel()
-            self._tick = None
-        pending, self._pending = self._pending, {}
+        """Send every connection here what waits for its room's tick, now."""
+        for audience in self.audiences.values():
+            self._flush(audience)
+
+    def _flush(self, audience: Audience) -> None:
+        """Send a room's connections what waited for the tick: connections that wait for the
+        same frames (the room's spectators, mostly) share one encoded batch."""
+        if audience.tick is not None:
+            audience.tick.cancel()
+            audience.tick = None
+        waiting, audience.waiting = audience.waiting, {}
         groups: dict[tuple[int, ...], tuple[list[bytes], list[Peer]]] = {}
-        for peer, frames in pending.items():
+        for peer, frames in waiting.items():
             key = tuple(map(id, frames))  # the same frame objects: the same batch
             group = groups.get(key)
             if group is None:
@@ -398,10 +405,10 @@ class Delivery:
             "countdown_cancelled",
             "room_closed",
         ):
-            self._send(everyone, {"type": p.ROOM, "room": self.room_state(room)})
+            self._send(audience, everyone, {"type": p.ROOM, "room": self.room_state(room)})
         elif kind == "countdown_started":
             msg = {"type": p.COUNTDOWN, "room": room.id, "at": data["at"], "go_at": room.go_at}
-            self._send(everyone, msg)
+            self._send(audience, everyone, msg)
         elif kind == "race_started":
             started = {
                 "type": p.STARTED,
@@ -410,15 +417,15 @@ class Delivery:
                 "ends_at": room.ends_at,
                 "commitment": room.meta["commitment"],
             }
-            self._send(everyone, started)
+            self._send(audience, everyone, started)
         elif kind == "race_finished":
             self._release(room, audience)  # every game's last events before the end
             message = room.finished_message()
-            self._send(audience.of(PLAYERS), message)
+            self._send(audience, audience.of(PLAYERS), message)
 
             def release_end() -> None:
                 audience.finished_shown = True
-                self._send(audience.of(SPECTATORS), message)
+                self._send(audience, audience.of(SPECTATORS), message)
 
             self._later(room, audience, release_end)
 
@@ -452,12 +459,12 @@ class Delivery:
         owner = audience.of(OWNER, player)
         if owner:
             for frame in self._frames(room, game, first, last):
-                self._send(owner, frame)
-        self._queue(audience.of(PLAYERS), update_frame)
+                self._send(audience, owner, frame)
+        self._queue(audience, audience.of(PLAYERS), update_frame)
 
         def show() -> None:
             audience.shown[player] = progress
-            self._queue(audience.of(SPECTATORS), update_frame)
+            self._queue(audience, audience.of(SPECTATORS), update_frame)
 
         # Progress first: viewers learn how far this racer is before the events of others
         # that its move let through (a viewer can check the fairness rule from what it gets).
@@ -485,7 +492,7 @@ class Delivery:
                 audience.released[player] = max(audience.released.get(player, 0), limit)
                 watchers = audience.of(WATCHERS, player)
                 for frame in frames:
-                    self._queue(watchers, frame)
+                    self._queue(audience, watchers, frame)
 
             self._later(room, audience, deliver)
 

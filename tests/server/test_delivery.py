@@ -79,7 +79,9 @@ async def test_a_racers_own_events_bring_its_waiting_frames_and_leave_the_tick_a
     await join(app, fan, room.id, "spectator")
     bob_move = sorted(legal_moves(new_game("quadrennial", deck=DECK)))[0]
     await app.commands.move(room, "bob", 1, bob_move)
-    assert app.delivery._pending.get(ann) is not None  # bob's progress waits for the tick
+    assert (
+        app.delivery.audience(room).waiting.get(ann) is not None
+    )  # bob's progress waits for the tick
     seen_by_fan = len(fan.messages)
     frames_before = len(ann.frames)
     await app.commands.move(room, "ann", 1, bob_move)  # the same deal: the same move is legal
