@@ -294,6 +294,13 @@ class RedisClusterEventStore(RedisEventStore):
             (ok, version), replicas = await pipe.execute()
         return int(ok), int(version), int(replicas)
 
+    def _key_batches(self, streams: Sequence[str]) -> list[list[str]]:
+        """Streams of one group (hash tag) per batch: a script's keys must share a slot."""
+        groups: dict[str, list[str]] = {}
+        for stream in streams:
+            groups.setdefault(stream_group(stream), []).append(stream)
+        return list(groups.values())
+
     async def _pipelined(
         self, fill: Callable[[Any], object], *, transaction: bool = False, raw: bool = False
     ) -> Any:

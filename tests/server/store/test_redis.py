@@ -233,6 +233,8 @@ async def test_an_append_after_the_script_cache_was_flushed(
     await raw.script_flush()  # the index script too
     await asyncio.gather(store.index_put("due", "r1", 5, b"x"), store.index_put("due", "r2", 6))
     assert [e.member for e in await store.index_range("due")] == ["r1", "r2"]
+    await raw.script_flush()  # and the catch-up's
+    assert await store.last_versions(["a", "b", "c"]) == {"a": 2, "b": 1, "c": 0}
 
 
 async def test_own_wakeups_are_not_read_back_from_the_channel(

@@ -98,3 +98,16 @@ async def test_last_versions_in_bulk(store: EventStore) -> None:
         "{b}:room": 1,
         "{c}:room": 0,
     }
+
+
+async def test_last_versions_of_more_streams_than_one_batch(store: EventStore) -> None:
+    """The catch-up asks for every loaded room's streams at once: 300 streams in 60 groups,
+    more than one script call's batch, each answered with its own last version."""
+    streams = [f"{{g{g}}}:s{s}" for g in range(60) for s in range(5)]
+    wanted = {}
+    for n, stream in enumerate(streams):
+        count = n % 4  # 0: never written
+        if count:
+            await store.append(stream, [ev(v) for v in range(1, count + 1)], expected_version=0)
+        wanted[stream] = count
+    assert await store.last_versions(streams) == wanted
