@@ -14,7 +14,7 @@ from shared import quadrennial, swiss
 from shared.cards import validate_deck
 from shared.deal import deal_deck
 from shared.errors import IllegalMove
-from shared.notation import parse_canonical
+from shared.notation import parse_canonical, parse_str
 from shared.state import GameState
 from shared.variants import SWISS, check_variant
 
@@ -48,7 +48,8 @@ def legal_moves(state: GameState) -> set[str]:
 
 def apply_move(state: GameState, move: str) -> GameState:
     """The state after the move; `state` is unchanged. IllegalMove says why when refused."""
-    return _APPLY[state.variant](state, parse_canonical(move), None)[0]
+    m = parse_str(move) if type(move) is str else parse_canonical(move)
+    return _APPLY[state.variant](state, m, None)[0]
 
 
 def apply_move_revealing(
@@ -57,7 +58,8 @@ def apply_move_revealing(
     """The state after the move and the cards it turned face up, in order.
 
     `reveal` supplies dealt cards when the stock order is unknown (public folds)."""
-    return _APPLY[state.variant](state, parse_canonical(move), reveal)
+    m = parse_str(move) if type(move) is str else parse_canonical(move)
+    return _APPLY[state.variant](state, m, reveal)
 
 
 def is_won(state: GameState) -> bool:

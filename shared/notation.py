@@ -35,11 +35,13 @@ def parse_canonical(move: str) -> Move:
     """The parsed form of a canonical move; IllegalMove saying what is wrong otherwise."""
     if type(move) is not str:
         raise IllegalMove(f"a move is a string, not {type(move).__name__}")
-    return _parse(move)
+    return parse_str(move)
 
 
 @lru_cache(maxsize=4096)
-def _parse(move: str) -> Move:
+def parse_str(move: str) -> Move:
+    """parse_canonical of a str, cached: the rules engine calls it directly once it has
+    checked the type, a function call less per move."""
     if move == "d":
         return DEAL
     if move == "redeal":

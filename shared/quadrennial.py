@@ -97,7 +97,7 @@ def apply(
     """The position after move m, and the cards it turned face up; IllegalMove if not allowed."""
     if st.resigned:
         raise IllegalMove("the game is over: the player resigned")
-    src = m.src
+    src, si, dst, _, _ = m
     fnd = st.foundations
     reserve, stock, waste = st.reserve, st.stock, st.waste
     redeals = st.redeals_left
@@ -106,7 +106,9 @@ def apply(
         if not stock:
             more = "redeal" if waste and redeals else "no redeal is left"
             raise IllegalMove(f"the stock is empty ({more})")
-        card = _draw(stock, reveal)
+        card = stock[-1]
+        if card is None:
+            card = _draw(stock, reveal)
         stock = stock[:-1]
         waste = (*waste, card)
         revealed.append(card)
@@ -126,25 +128,26 @@ def apply(
         what = "tableau piles" if src == "t" else "moves off the foundations"
         raise IllegalMove(f"Quadrennial has no {what}: cards go from r1..r8 or w to f")
     else:
-        if m.dst != "f":
+        if dst != "f":
             raise IllegalMove("in Quadrennial cards go only to the foundations")
         if src == "w":
             if not waste:
                 raise IllegalMove("the waste is empty")
             card = waste[-1]
         else:
-            held = reserve[m.si]
+            held = reserve[si]
             if held is None:
-                raise IllegalMove(f"r{m.si + 1} is empty")
+                raise IllegalMove(f"r{si + 1} is empty")
             card = held
         fnd = build_on(fnd, card, NEXT_ON_FOUNDATION, "an Ace")
         if src == "w":
             waste = waste[:-1]
         else:
             piles = list(reserve)
-            piles[m.si] = None
+            piles[si] = None
             reserve = tuple(piles)
-    reserve, stock = _refill(reserve, stock, reveal, revealed)
+    if stock and None in reserve:
+        reserve, stock = _refill(reserve, stock, reveal, revealed)
     return (
         GameState("quadrennial", (), reserve, stock, waste, fnd, redeals, st.moves_made + 1),
         revealed,

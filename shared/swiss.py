@@ -160,14 +160,13 @@ def apply(
     """The position after move m, and the cards it turned face up; IllegalMove if not allowed."""
     fnd = st.foundations
     tab = st.tableau
-    src = m.src
-    if src == "t" and m.dst == "t" and not st.resigned:
+    src, si, dst, di, n = m
+    if src == "t" and dst == "t" and not st.resigned:
         # Most moves of a game: a run from pile to pile. Only the success path is here (the
         # same conditions as below); anything refused goes on to say why.
-        si, n = m.si, m.n
         pile = tab[si]
         size = len(pile)
-        target = tab[m.di]
+        target = tab[di]
         if size >= n and pile[size - n] in ACCEPTS[target[-1] if target else None]:
             k = size - n + 1
             while k < size and pile[k] in ACCEPTS[pile[k - 1]]:
@@ -175,7 +174,7 @@ def apply(
             if k >= size:
                 new_tab = list(tab)
                 new_tab[si] = pile[: size - n]
-                new_tab[m.di] = target + pile[size - n :]
+                new_tab[di] = target + pile[size - n :]
                 return (
                     GameState(
                         "swiss", tuple(new_tab), (), st.stock, st.waste, fnd, 0, st.moves_made + 1
@@ -204,17 +203,16 @@ def apply(
         raise IllegalMove("Swiss has no redeal: the stock goes through once")
     if src == "r":
         raise IllegalMove("Swiss has no reserve piles (r1..r8 are Quadrennial)")
-    dst, di, n = m.dst, m.di, m.n
     waste = st.waste
     if src == "t":
-        pile = tab[m.si]
+        pile = tab[si]
         if len(pile) < n:
             where = "is empty" if not pile else f"holds {len(pile)} card(s)"
-            raise IllegalMove(f"t{m.si + 1} {where}: cannot move {n} card(s) from it")
+            raise IllegalMove(f"t{si + 1} {where}: cannot move {n} card(s) from it")
         for k in range(len(pile) - n + 1, len(pile)):
             if pile[k] not in ACCEPTS[pile[k - 1]]:
                 raise IllegalMove(
-                    f"the top {n} cards of t{m.si + 1} are not a run: "
+                    f"the top {n} cards of t{si + 1} are not a run: "
                     f"{pile[k]} cannot lie on {pile[k - 1]}"
                 )
         cards = pile[len(pile) - n :]
@@ -223,9 +221,9 @@ def apply(
             raise IllegalMove("the waste is empty")
         cards = (waste[-1],)
     else:  # "f"
-        if not fnd[m.si]:
-            raise IllegalMove(f"the {SUIT_NAMES[m.si]} foundation is empty")
-        cards = (fnd[m.si][-1],)
+        if not fnd[si]:
+            raise IllegalMove(f"the {SUIT_NAMES[si]} foundation is empty")
+        cards = (fnd[si][-1],)
     if dst == "f":
         card = cards[0]
         fnd = build_on(fnd, card, NEXT_ON_FOUNDATION, "a Two")
@@ -240,12 +238,12 @@ def apply(
             raise IllegalMove(f"{cards[0]} cannot go on {_describe(top)} on t{di + 1}: {why}")
     new_tab = list(tab)
     if src == "t":
-        new_tab[m.si] = tab[m.si][: len(tab[m.si]) - n]
+        new_tab[si] = tab[si][: len(tab[si]) - n]
     elif src == "w":
         waste = waste[:-1]
     else:
         new_f = list(fnd)
-        new_f[m.si] = fnd[m.si][:-1]
+        new_f[si] = fnd[si][:-1]
         fnd = tuple(new_f)
     if dst == "t":
         new_tab[di] = tab[di] + cards
