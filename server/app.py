@@ -27,6 +27,7 @@ from server.race import RoomStatus
 from server.race_clock import RaceClock
 from server.solving import SolverPool
 from server.store import EventStore
+from server.unloading import Unloader
 
 log = get_logger("server.app")
 _GC_THRESHOLDS = (700, 10, 1_000)  # see App.start
@@ -65,6 +66,13 @@ class App:
         self.race_clock = RaceClock(clock, config, self.hub, self.commands)
         self.hub.listen(self.delivery.on_change)
         self.hub.listen(self.race_clock.on_change)
+        self.unloader = Unloader(
+            self.hub,
+            clock,
+            config,
+            in_use=self.delivery.in_use,
+            forget=[self.delivery.forget, self.race_clock.forget],
+        )
         self.connections: set[Connection] = set()
         self.metrics.watch(self.live_figures)
         self.server: Server | None = None
@@ -86,6 +94,7 @@ class App:
             "frames_fanned_out": self.delivery.frames,
             "hub_wakeups": self.hub.wakeups,
             "hub_catch_ups": self.hub.catch_ups,
+            "rooms_unloaded": self.unloader.unloaded,
         }
 
     async def process_request(
@@ -143,6 +152,7 @@ class App:
         """Start the parts behind the endpoint (wake-ups, the race clock); no listening yet."""
         self.hub.start()
         self.race_clock.start()
+        self.unloader.start()
 
     async def start(self) -> Server:
         """Listen at once; rooms load on first use, and the live ones in the background."""
@@ -217,6 +227,7 @@ class App:
         """Stop the parts behind the endpoint, then the store."""
         if self._warm_up is not None:
             self._warm_up.cancel()
+        await self.unloader.aclose()
         await self.race_clock.aclose()
         await self.hub.aclose()
         await self.delivery.aclose()

@@ -47,6 +47,7 @@ class Config:
     )
     max_time_limit_s: float = 7200.0
     lobby_ttl_s: float = 600.0
+    unload_after_s: float = 300.0
     max_lobbies_per_session: int = 5
     heartbeat_s: float = 5.0
     solver_max_nodes: int = 10_000
@@ -215,6 +216,14 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         float,
         "ARENA_LOBBY_TTL_S",
         "seconds a lobby may have no connected player before it closes; 0 = never",
+    ),
+    (
+        "--unload-after-s",
+        "unload_after_s",
+        float,
+        "ARENA_UNLOAD_AFTER_S",
+        "seconds after a room ends (finished or closed) before a process with nobody in it "
+        "forgets it; the store keeps it and its next use loads it again; 0 = never",
     ),
     (
         "--max-lobbies-per-session",

@@ -217,6 +217,20 @@ class Delivery:
             own_game = member.role == Role.PLAYER and member.player == target
             member.peer.send(self.game_message(room, target, released_only=not own_game))
 
+    def in_use(self, room_id: str) -> bool:
+        """Whether a connection here is in the room, or frames still wait to reach one."""
+        audience = self.audiences.get(room_id)
+        if audience is None:
+            return False
+        pumping = audience.pump is not None and not audience.pump.done()
+        return bool(audience.members or audience.waiting or audience.pending or pumping)
+
+    def forget(self, room_id: str) -> None:
+        """The room was unloaded: what was kept for its viewers goes with it."""
+        audience = self.audiences.pop(room_id, None)
+        if audience is not None and audience.tick is not None:
+            audience.tick.cancel()
+
     def spectators_here(self, room_id: str) -> int:
         audience = self.audiences.get(room_id)
         return 0 if audience is None else audience.spectator_count()

@@ -144,13 +144,16 @@ class Hub:
 
         await asyncio.gather(*(load(r) for r in room_ids if r not in self.rooms))
 
-    async def unload(self, room: Room) -> None:
-        """Forget a room (finished, nobody here): its wake-ups stop; a later use reloads it."""
-        if self.rooms.get(room.id) is room:
-            del self.rooms[room.id]
-            self._behind.pop(room.id, None)
-            if self._subscription is not None:
-                await self._subscription.unsubscribe([room.id])
+    async def unload(self, rooms: Sequence[Room]) -> None:
+        """Forget rooms (ended, nobody here): their wake-ups stop; a later use reloads them."""
+        gone = []
+        for room in rooms:
+            if self.rooms.get(room.id) is room:
+                del self.rooms[room.id]
+                self._behind.pop(room.id, None)
+                gone.append(room.id)
+        if gone and self._subscription is not None:
+            await self._subscription.unsubscribe(gone)
 
     # ---- keeping up --------------------------------------------------------------------------
 

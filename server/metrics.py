@@ -85,6 +85,7 @@ _LIVE: dict[str, tuple[str, str]] = {
     "frames_fanned_out": ("counter", "Frames handed to connections by delivery (per recipient)."),
     "hub_wakeups": ("counter", "Wake-ups received for loaded rooms."),
     "hub_catch_ups": ("counter", "Stream reads after a wake-up, a gap or a periodic check."),
+    "rooms_unloaded": ("counter", "Ended rooms forgotten with nobody here (--unload-after-s)."),
 }
 
 

@@ -193,6 +193,14 @@ class RaceClock:
         except ArenaError as exc:
             log.warning("timer_failed", room=room.id, code=exc.code, reason=exc.reason)
 
+    def forget(self, room_id: str) -> None:
+        """The room was unloaded: its timer, if any, and what was written of it go with it
+        (an ended room has nothing due; a reload writes its due time again)."""
+        current = self._timers.pop(room_id, None)
+        if current is not None:
+            current[1].cancel()
+        self._written.pop(room_id, None)
+
     # ---- rooms not loaded --------------------------------------------------------------------
 
     async def _poll(self) -> None:

@@ -92,3 +92,50 @@ async def test_each_worker_is_scraped_on_its_own_metrics_port(
             assert ("arena_connections", ()) in found
     finally:
         assert server.stop() == 0
+
+
+async def test_an_ended_room_is_unloaded_and_a_late_spectator_still_sees_it(
+    fresh_redis: RedisServer, tmp_path: Path
+) -> None:
+    """On a real server and Redis, with --unload-after-s 1: the finished room leaves memory
+    (rooms_loaded 0, rooms_unloaded 1), and a spectator who comes later gets its end."""
+    server = ServerProcess(
+        redis_url=fresh_redis.url,
+        log_path=tmp_path / "server.log",
+        extra_args=[*FAST, "--unload-after-s", "1"],
+    )
+    server.start()
+    ann = await Client(server.url, "ann").open()
+    late: Client | None = None
+    try:
+        await ann.hello()
+        await ann.send(
+            {"type": "create_room", "variant": "quadrennial", "seed": "gone", "countdown_ms": 0}
+        )
+        room = (await ann.expect("room"))["room"]["id"]
+        await ann.send({"type": "join", "room": room})
+        await ann.expect("joined")
+        await ann.send({"type": "start"})
+        await ann.expect("started")
+        await ann.send({"type": "resign"})
+        ended = await ann.expect("finished")
+        await ann.close()
+        found: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+        for _ in range(100):
+            found = await asyncio.to_thread(scrape, server.port)
+            if found[("arena_rooms_unloaded_total", ())] == 1:
+                break
+            await asyncio.sleep(0.1)
+        assert found[("arena_rooms_unloaded_total", ())] == 1
+        assert found[("arena_rooms_loaded", ())] == 0
+        late = await Client(server.url, "late").open()
+        await late.hello()
+        await late.send({"type": "watch", "room": room})
+        again = await late.expect("finished")
+        assert again["ranking"] == ended["ranking"]
+        assert (await asyncio.to_thread(scrape, server.port))[("arena_rooms_loaded", ())] == 1
+    finally:
+        await ann.close()
+        if late is not None:
+            await late.close()
+        server.stop()

@@ -1,0 +1,87 @@
+"""Unloading: a room that ended (finished or closed) with nobody in it on this process is
+forgotten ``--unload-after-s`` after its end.
+
+Every room a process had served stayed folded and followed for the life of the process, so a
+server that ran for days held every race it had ever seen. The store still holds an unloaded
+room: its next use (a replay, a late spectator, ``list_rooms``) loads it again, as after a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+
+from server.clock import Clock
+from server.config import Config
+from server.hub import Hub
+from server.logging import get_logger
+from server.room import Room
+from server.tasks import stop_tasks
+
+log = get_logger("server.unloading")
+
+_MAX_SWEEP_S = 60.0
+
+
+def ended_at(room: Room) -> int | None:
+    """When the room ended (its race finished, or its lobby closed); None while it is live."""
+    if room.finished is not None:
+        return int(room.finished["at"])
+    return room.closed_at
+
+
+class Unloader:
+    """Sweeps the hub now and then for ended rooms that are no longer in use here."""
+
+    def __init__(
+        self,
+        hub: Hub,
+        clock: Clock,
+        config: Config,
+        *,
+        in_use: Callable[[str], bool],
+        forget: Sequence[Callable[[str], None]] = (),
+    ) -> None:
+        self.hub = hub
+        self.clock = clock
+        self.after_ms = int(config.unload_after_s * 1000)
+        self.in_use = in_use  # someone here is in the room, or something waits to reach them
+        self.forget = list(forget)  # what the other parts keep per room, dropped with it
+        self.unloaded = 0  # rooms unloaded (metrics)
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self.after_ms > 0:
+            self._task = asyncio.get_running_loop().create_task(self._sweeping(), name="unload")
+
+    async def aclose(self) -> None:
+        await stop_tasks([self._task])
+
+    async def _sweeping(self) -> None:
+        every_ms = int(min(_MAX_SWEEP_S * 1000, max(1000, self.after_ms // 4)))
+        while True:
+            await self.clock.sleep_until(self.clock.now_ms() + every_ms)
+            try:
+                await self.sweep()
+            except Exception:  # a failed unsubscribe must not end the sweeping
+                log.exception("unload_failed")
+
+    async def sweep(self) -> list[str]:
+        """Unload every room that ended long enough ago and is not in use here."""
+        if self.after_ms <= 0:
+            return []
+        now = self.clock.now_ms()
+        idle = []
+        for room in self.hub.rooms.values():
+            ended = ended_at(room)
+            if ended is not None and now - ended >= self.after_ms and not self.in_use(room.id):
+                idle.append(room)
+        if not idle:
+            return []
+        await self.hub.unload(idle)
+        for room in idle:
+            for forget in self.forget:
+                forget(room.id)
+        self.unloaded += len(idle)
+        log.info("rooms_unloaded", rooms=len(idle), loaded=len(self.hub.rooms))
+        return [room.id for room in idle]

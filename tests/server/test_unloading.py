@@ -1,0 +1,107 @@
+"""Unloading: ended rooms nobody here is in are forgotten after ``--unload-after-s``; the
+store keeps them, and their next use loads them again as they were."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from server.app import App
+from server.clock import FakeClock
+from server.config import Config
+from server.race import RoomStatus
+from server.store import MemoryEventStore
+from tests.server.parts import Peer, join, open_app, racing, until
+
+AFTER_S = 300
+
+
+@pytest.fixture
+async def app() -> AsyncIterator[App]:
+    app = open_app(MemoryEventStore(), FakeClock(), Config(unload_after_s=AFTER_S))
+    yield app
+    await app.close_parts()
+
+
+@pytest.fixture
+def clock(app: App) -> FakeClock:
+    assert isinstance(app.clock, FakeClock)
+    return app.clock
+
+
+async def finished_race(app: App, clock: FakeClock, peer: Peer) -> str:
+    room = await racing(app, clock, [peer])
+    await app.commands.resign(room, peer.session)
+    await until(lambda: room.status is RoomStatus.FINISHED)
+    app.delivery.detach(peer)  # the racer went away
+    return room.id
+
+
+async def test_an_ended_room_nobody_is_in_is_unloaded_after_the_delay_and_reloads_the_same(
+    app: App, clock: FakeClock
+) -> None:
+    room_id = await finished_race(app, clock, Peer("ann"))
+    before = app.hub.rooms[room_id]
+    summary = before.finished_message()
+    clock.advance(AFTER_S * 1000 - 1)
+    assert await app.unloader.sweep() == []  # not a millisecond early
+    clock.advance(1)
+    assert await app.unloader.sweep() == [room_id]
+    assert room_id not in app.hub.rooms
+    assert room_id not in app.delivery.audiences
+    assert app.hub._subscription is not None
+    assert room_id not in app.hub._subscription.groups  # its wake-ups stopped
+    assert app.live_figures()["rooms_unloaded"] == 1
+    again = await app.commands.room(room_id)  # a late spectator, a replay: loaded again
+    assert again is not before
+    assert again.finished_message() == summary
+    assert again.games.keys() == before.games.keys()
+    assert [g.version for g in again.games.values()] == [g.version for g in before.games.values()]
+
+
+async def test_a_room_with_someone_here_stays_until_they_leave(app: App, clock: FakeClock) -> None:
+    room_id = await finished_race(app, clock, Peer("ann"))
+    fan = Peer("fan")
+    await join(app, fan, room_id, "spectator")
+    clock.advance(AFTER_S * 1000)
+    assert await app.unloader.sweep() == []
+    app.delivery.detach(fan)
+    assert await app.unloader.sweep() == [room_id]
+
+
+async def test_a_live_room_is_never_unloaded(app: App, clock: FakeClock) -> None:
+    ann = Peer("ann")
+    room = await racing(app, clock, [ann])
+    app.delivery.detach(ann)  # nobody here, but the race goes on
+    clock.advance(AFTER_S * 1000 * 10)
+    await until(lambda: room.status is RoomStatus.FINISHED)  # the time limit ended it
+    assert room.finished is not None
+    assert await app.unloader.sweep() == []  # it only just ended
+    clock.advance(AFTER_S * 1000)
+    assert await app.unloader.sweep() == [room.id]
+
+
+async def test_a_closed_lobby_is_unloaded_too(app: App, clock: FakeClock) -> None:
+    room = await app.commands.create_room({"variant": "swiss"}, creator="test")
+    clock.advance(int(app.config.lobby_ttl_s * 1000))  # nobody came: the race clock closes it
+    await until(lambda: room.status is RoomStatus.CLOSED)
+    assert await app.unloader.sweep() == []
+    clock.advance(AFTER_S * 1000)
+    assert await app.unloader.sweep() == [room.id]
+
+
+async def test_the_sweep_runs_by_itself_and_zero_turns_it_off() -> None:
+    app = open_app(MemoryEventStore(), FakeClock(), Config(unload_after_s=AFTER_S))
+    never = open_app(MemoryEventStore(), FakeClock(), Config(unload_after_s=0))
+    try:
+        for each in (app, never):
+            assert isinstance(each.clock, FakeClock)
+            room_id = await finished_race(each, each.clock, Peer("ann"))
+            each.clock.advance(AFTER_S * 1000 * 2)
+        await until(lambda: app.unloader.unloaded == 1)
+        assert await never.unloader.sweep() == []
+        assert room_id in never.hub.rooms
+    finally:
+        await app.close_parts()
+        await never.close_parts()
