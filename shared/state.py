@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 
+class _Derived:
+    """Room for what the rules engine derives from a position and keeps with it, so the next
+    position can update it instead of recomputing it. Not a field: equality, hashing, repr,
+    pickling and replace see only the fields, and a rebuilt position starts without it."""
+
+    __slots__ = ("_movable",)
+
+    # Swiss: every card that may be moved, and from where (shared.swiss.movable_cards); None
+    # when not worked out yet. Set only by shared.swiss, from the fields, and never changed
+    # once set: the next position gets its own copy.
+    _movable: dict[str, int] | None
+
+
 @dataclass(frozen=True, slots=True, init=False)
-class GameState:
+class GameState(_Derived):
     """A position of either variant. Piles are tuples bottom to top; foundations in suit
     order C D H S. A stock entry is None only in a position rebuilt from public information,
     where the stock order is unknown and each dealt card comes from an event's "revealed".
@@ -35,9 +49,11 @@ class GameState:
         redeals_left: int,
         moves_made: int,
         resigned: bool = False,
+        _movable: dict[str, int] | None = None,
     ) -> None:
         # The generated frozen __init__ looks each field up by name through object.__setattr__
         # (1 µs a state); the slots' own setters do the same in half that, once per move.
+        # _movable is the rules engine's only (see _Derived); anyone else leaves it out.
         _SET_VARIANT(self, variant)
         _SET_TABLEAU(self, tableau)
         _SET_RESERVE(self, reserve)
@@ -47,6 +63,13 @@ class GameState:
         _SET_REDEALS_LEFT(self, redeals_left)
         _SET_MOVES_MADE(self, moves_made)
         _SET_RESIGNED(self, resigned)
+        _SET_MOVABLE(self, _movable)
+
+    def __setstate__(self, state: list[Any]) -> None:
+        # The dataclass's own, for unpickling and copying, which would leave _movable unset.
+        for f, value in zip(dataclasses.fields(self), state, strict=True):
+            object.__setattr__(self, f.name, value)
+        _SET_MOVABLE(self, None)
 
     @property
     def foundation_count(self) -> int:
@@ -76,5 +99,6 @@ _SET_FOUNDATIONS = slot_setter(GameState, "foundations")
 _SET_REDEALS_LEFT = slot_setter(GameState, "redeals_left")
 _SET_MOVES_MADE = slot_setter(GameState, "moves_made")
 _SET_RESIGNED = slot_setter(GameState, "resigned")
+_SET_MOVABLE = slot_setter(_Derived, "_movable")
 
 EMPTY_FOUNDATIONS: tuple[tuple[str, ...], ...] = ((), (), (), ())

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
-from shared.cards import FULL_DECK, IS_RED, RANK_OF, SUIT_NAMES, SUITS
+from shared.cards import FULL_DECK, IS_RED, RANK_OF, SUIT_INDEX, SUIT_NAMES, SUITS
 from shared.errors import IllegalMove
 from shared.foundation import build_on
 from shared.notation import Move
-from shared.state import EMPTY_FOUNDATIONS, GameState
+from shared.state import EMPTY_FOUNDATIONS, GameState, slot_setter
 
 PILE_SIZES = (1, 2, 3, 4, 5, 4, 3, 2, 1)
 FOUNDATION_ORDER = "23456789TJQKA"
@@ -63,16 +63,17 @@ def lay_out(deck: tuple[str, ...]) -> GameState:
 # ACCEPTS as tuples, to loop over: what each top card takes, and what an empty pile takes.
 _ACCEPTS_TUPLE: dict[str, tuple[str, ...]] = {a: tuple(ACCEPTS[a]) for a in FULL_DECK}
 _ACE_TUPLE = tuple(ACCEPTS[None])
-# _WANTED[s][k]: NEXT_ON_FOUNDATION[s][k], and None for a complete foundation (k == 13).
-_WANTED: tuple[tuple[str | None, ...], ...] = tuple((*seq, None) for seq in NEXT_ON_FOUNDATION)
+# _WANTED[s][k]: NEXT_ON_FOUNDATION[s][k], and "" (no card) for a complete foundation (k == 13).
+_WANTED: tuple[tuple[str, ...], ...] = tuple((*seq, "") for seq in NEXT_ON_FOUNDATION)
 
 
 def legal_moves(st: GameState) -> set[str]:
     """Every legal move in canonical notation (none once the game is won or resigned).
 
-    The piles each card may go to are indexed once per position (from the tops, through
-    ACCEPTS), so each movable card is one lookup: a run is 23 cards on average in random play,
-    and this loop is the rules engine's hottest."""
+    Each pile's top names the cards it takes (ACCEPTS, two in most cases) and movable_cards
+    says where each of those lies, if it may be moved at all: a few lookups a pile, where
+    walking the runs took one a card (23 cards a position in random play), in the rules
+    engine's hottest loop."""
     fnd = st.foundations
     f0, f1, f2, f3 = fnd
     h0, h1, h2, h3 = len(f0), len(f1), len(f2), len(f3)
@@ -82,72 +83,85 @@ def legal_moves(st: GameState) -> set[str]:
     add = moves.add
     if st.stock:
         add("d")
-    # The four cards the foundations take next (None for a complete one).
-    w0, w1, w2, w3 = _WANTED
-    wanted = {w0[h0], w1[h1], w2[h2], w3[h3]}
-    waste_top = st.waste[-1] if st.waste else None
-    if waste_top is not None and waste_top in wanted:
-        add("wf")
     tab = st.tableau
+    origin = movable_cards(st).get
+    # The four cards the foundations take next ("" for a complete one).
+    w0, w1, w2, w3 = _WANTED
+    for card in (w0[h0], w1[h1], w2[h2], w3[h3]):
+        src = origin(card)
+        if src is not None:
+            if src == WASTE_TOP:
+                add("wf")
+            elif src < 9 and tab[src][-1] == card:
+                add(_TF[src])
     accepts = _ACCEPTS_TUPLE
-    goes_to: dict[str, list[int]] = {}  # card -> the piles that take it
-    empty: list[int] = []
-    for j in range(9):
-        p = tab[j]
-        if p:
-            a = p[-1]
-            if a in wanted:
-                add(_TF[j])
-            for b in accepts[a]:
-                if b in goes_to:
-                    goes_to[b].append(j)
+    for j, p in enumerate(tab):
+        for card in accepts[p[-1]] if p else _ACE_TUPLE:
+            src = origin(card)
+            if src is not None and src != j:
+                if src < 9:
+                    pile = tab[src]
+                    add(_TT[src][j][len(pile) - pile.index(card)])
+                elif src == WASTE_TOP:
+                    add(_WT[j])
                 else:
-                    goes_to[b] = [j]
-        else:
-            empty.append(j)
-    if empty:
-        for b in _ACE_TUPLE:
-            if b in goes_to:
-                goes_to[b].extend(empty)
-            else:
-                goes_to[b] = list(empty)
-    if waste_top is not None and waste_top in goes_to:
-        for j in goes_to[waste_top]:
-            add(_WT[j])
-    for s in range(4):
-        pile = fnd[s]
-        if pile and pile[-1] in goes_to:
-            names = _FT[s]
-            for j in goes_to[pile[-1]]:
-                add(names[j])
-    for i in range(9):
-        p = tab[i]
-        if not p:
-            continue
-        k = len(p) - 1
-        n = 1
-        while True:
-            bottom = p[k]
-            if bottom in goes_to:
-                for j in goes_to[bottom]:
-                    if j != i:
-                        add(_TT[i][j][n])
-            if k == 0 or bottom not in ACCEPTS[p[k - 1]]:
-                break
-            k -= 1
-            n += 1
+                    add(_FT[src - FOUNDATION_TOP][j])
     return moves
 
 
-def run_length(pile: tuple[str, ...]) -> int:
-    """Cards in the pile's run (RULES.md, Swiss: the top card and the cards below it that
-    each take the one above); 0 for an empty pile."""
-    n = 1 if pile else 0
+def run_start(pile: tuple[str, ...]) -> int:
+    """Where the pile's run begins (RULES.md, Swiss: the top card and the cards below it that
+    each take the one above): the index of its bottom card, 0 for an empty pile."""
     k = len(pile) - 1
     while k > 0 and pile[k] in ACCEPTS[pile[k - 1]]:
         k -= 1
-        n += 1
-    return n
+    return k if k > 0 else 0
+
+
+def run_length(pile: tuple[str, ...]) -> int:
+    """Cards in the pile's run; 0 for an empty pile."""
+    return len(pile) - run_start(pile)
+
+
+# Where a movable card lies, besides a pile's index (0..8) for a card of that pile's run.
+WASTE_TOP = 9
+FOUNDATION_TOP = 10  # + the suit's index
+
+
+def movable_cards(st: GameState) -> Mapping[str, int]:
+    """Every card that may be moved, and from where: the cards of each pile's run (its index),
+    the waste's top (WASTE_TOP) and each foundation's top (FOUNDATION_TOP + suit).
+
+    Kept with the position once worked out (the position's own: read it, never change it);
+    apply gives the next position an updated copy, since a move changes where only a few cards
+    lie, so the positions of a game played from one another work it out once."""
+    movable = st._movable
+    if movable is None:
+        movable = {}
+        for i, pile in enumerate(st.tableau):
+            k = len(pile) - 1
+            if k >= 0:
+                movable[pile[k]] = i
+                while k > 0 and pile[k] in ACCEPTS[pile[k - 1]]:
+                    k -= 1
+                    movable[pile[k]] = i
+        if st.waste:
+            movable[st.waste[-1]] = WASTE_TOP
+        for s, f in enumerate(st.foundations):
+            if f:
+                movable[f[-1]] = FOUNDATION_TOP + s
+        _SET_MOVABLE(st, movable)
+    return movable
+
+
+def _add_run(movable: dict[str, int], pile: tuple[str, ...], i: int) -> None:
+    """The cards of pile i's run are movable from it."""
+    for card in pile[run_start(pile) :]:
+        movable[card] = i
+
+
+# Memoising a position's movable cards, derived from its fields (shared.state._Derived).
+_SET_MOVABLE = slot_setter(GameState, "_movable")
 
 
 def _describe(card: str | None) -> str:
@@ -166,21 +180,39 @@ def apply(
         # same conditions as below); anything refused goes on to say why.
         pile = tab[si]
         size = len(pile)
+        cut = size - n
         target = tab[di]
-        if size >= n and pile[size - n] in ACCEPTS[target[-1] if target else None]:
-            k = size - n + 1
-            while k < size and pile[k] in ACCEPTS[pile[k - 1]]:
-                k += 1
-            if k >= size:
+        if cut >= 0 and pile[cut] in ACCEPTS[target[-1] if target else None]:
+            movable = st._movable
+            if movable is not None:
+                is_run = movable.get(pile[cut]) == si
+            else:
+                k = cut + 1
+                while k < size and pile[k] in ACCEPTS[pile[k - 1]]:
+                    k += 1
+                is_run = k >= size
+            if is_run:
                 new_tab = list(tab)
-                new_tab[si] = pile[: size - n]
-                new_tab[di] = target + pile[size - n :]
-                return (
-                    GameState(
-                        "swiss", tuple(new_tab), (), st.stock, st.waste, fnd, 0, st.moves_made + 1
-                    ),
-                    [],
-                )
+                new_tab[si] = rest = pile[:cut]
+                new_tab[di] = target + (run := pile[cut:])
+                if movable is not None:
+                    movable = movable.copy()
+                    if rest and movable.get(rest[-1]) != si:
+                        _add_run(movable, rest, si)  # the whole run left: rest's is movable
+                    for c in run:
+                        movable[c] = di
+                return GameState(
+                    "swiss",
+                    tuple(new_tab),
+                    (),
+                    st.stock,
+                    st.waste,
+                    fnd,
+                    0,
+                    st.moves_made + 1,
+                    False,
+                    movable,
+                ), []
     if st.resigned:
         raise IllegalMove("the game is over: the player resigned")
     if len(fnd[0]) + len(fnd[1]) + len(fnd[2]) + len(fnd[3]) == 52:
@@ -193,12 +225,25 @@ def apply(
             card = reveal() if reveal is not None else None
             if card is None:
                 raise IllegalMove("the dealt card is unknown")
-        return (
-            GameState(
-                "swiss", tab, (), st.stock[:-1], (*st.waste, card), fnd, 0, st.moves_made + 1
-            ),
-            [card],
+        movable = st._movable
+        if movable is not None:
+            movable = movable.copy()
+            if st.waste:
+                del movable[st.waste[-1]]
+            movable[card] = WASTE_TOP
+        after = GameState(
+            "swiss",
+            tab,
+            (),
+            st.stock[:-1],
+            (*st.waste, card),
+            fnd,
+            0,
+            st.moves_made + 1,
+            False,
+            movable,
         )
+        return after, [card]
     if src == "redeal":
         raise IllegalMove("Swiss has no redeal: the stock goes through once")
     if src == "r":
@@ -237,17 +282,34 @@ def apply(
                 why = "it needs the opposite colour and one rank lower (or an Ace on a King)"
             raise IllegalMove(f"{cards[0]} cannot go on {_describe(top)} on t{di + 1}: {why}")
     new_tab = list(tab)
+    movable = st._movable
+    if movable is not None:
+        movable = movable.copy()
     if src == "t":
-        new_tab[si] = tab[si][: len(tab[si]) - n]
+        new_tab[si] = rest = tab[si][: len(tab[si]) - n]
+        if movable is not None and rest and movable.get(rest[-1]) != si:
+            _add_run(movable, rest, si)
     elif src == "w":
         waste = waste[:-1]
+        if movable is not None and waste:
+            movable[waste[-1]] = WASTE_TOP
     else:
         new_f = list(fnd)
         new_f[si] = fnd[si][:-1]
         fnd = tuple(new_f)
+        if movable is not None and fnd[si]:
+            movable[fnd[si][-1]] = FOUNDATION_TOP + si
     if dst == "t":
         new_tab[di] = tab[di] + cards
-    return (
-        GameState("swiss", tuple(new_tab), (), st.stock, waste, fnd, 0, st.moves_made + 1),
-        [],
+        if movable is not None:
+            for c in cards:
+                movable[c] = di
+    elif movable is not None:
+        s = SUIT_INDEX[cards[0]]
+        if len(fnd[s]) > 1:
+            del movable[fnd[s][-2]]
+        movable[cards[0]] = FOUNDATION_TOP + s
+    after = GameState(
+        "swiss", tuple(new_tab), (), st.stock, waste, fnd, 0, st.moves_made + 1, False, movable
     )
+    return after, []

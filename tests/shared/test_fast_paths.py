@@ -3,6 +3,7 @@ on positions of random play: they must give the same answers exactly, or the rul
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import pickle
 
@@ -14,6 +15,7 @@ from shared import (
     IllegalMove,
     PublicView,
     apply_move,
+    apply_move_revealing,
     deal_deck,
     fold,
     is_over,
@@ -29,6 +31,7 @@ from shared import (
 )
 from shared.cards import FULL_DECK
 from shared.state import GameState
+from shared.swiss import movable_cards
 from tests.shared.reference import swiss_legal_moves
 from tests.shared.strategies import known_positions, positions, swiss_positions
 
@@ -170,3 +173,72 @@ def test_public_view_keeps_the_frozen_dataclass_contract() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         view.won = True  # type: ignore[misc]
     assert pickle.loads(pickle.dumps(view)) == view
+
+
+def _afresh(state: GameState) -> GameState:
+    """The same position built again from its fields: nothing derived is kept with it."""
+    return GameState(*(getattr(state, f.name) for f in dataclasses.fields(GameState)))
+
+
+def _outcome(state: GameState, move: str) -> tuple[GameState, list[str]] | str:
+    """What applying the move gives: the next position and the cards it turned up, or why not."""
+    try:
+        return apply_move_revealing(state, move)
+    except IllegalMove as exc:
+        return exc.reason
+
+
+@SETTINGS
+@given(state=swiss_positions(hidden=False))
+def test_swiss_movable_cards_kept_and_updated_equal_those_worked_out_afresh(
+    state: GameState,
+) -> None:
+    """RULES.md, Swiss: legal_moves keeps the position's movable cards and apply hands the next
+    position an updated copy; that copy must be what working them out afresh gives, and every
+    move, legal or not, must have the same outcome with them as without them."""
+    legal = legal_moves(state)
+    movable_cards(state)  # kept by legal_moves too, unless the game is over
+    for move in sorted(_candidates(state) | legal):
+        outcome = _outcome(state, move)
+        assert outcome == _outcome(_afresh(state), move)
+        assert isinstance(outcome, str) != (move in legal)
+        if not isinstance(outcome, str):
+            after = outcome[0]
+            assert after._movable is not None
+            assert after._movable == movable_cards(_afresh(after))
+            assert legal_moves(after) == swiss_legal_moves(after)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10**6), picks=st.lists(st.integers(0, 10**6), max_size=300))
+def test_swiss_movable_cards_stay_exact_along_random_games(seed: int, picks: list[int]) -> None:
+    """Along random games from seeded deals every position's movable cards come from the one
+    before; they must stay what each position's own piles give."""
+    state = new_game("swiss", seed=seed)
+    for pick in picks:
+        legal = sorted(legal_moves(state))
+        if not legal:
+            break
+        assert state._movable == movable_cards(_afresh(state))
+        state = apply_move(state, legal[pick % len(legal)])
+
+
+def test_movable_cards_are_no_part_of_the_value() -> None:
+    """The movable cards kept with a position are derived: equality, hashing and repr ignore
+    them, and a copy, an unpickled or a replaced position starts without them."""
+    state = new_game("swiss", seed=11)
+    legal_moves(state)
+    assert state._movable is not None
+    plain = _afresh(state)
+    assert plain._movable is None
+    assert plain == state
+    assert hash(plain) == hash(state)
+    assert repr(plain) == repr(state)
+    for other in (
+        pickle.loads(pickle.dumps(state)),
+        copy.copy(state),
+        copy.deepcopy(state),
+        dataclasses.replace(state, moves_made=1),
+    ):
+        assert other._movable is None
+        assert legal_moves(other) == legal_moves(state)
