@@ -4,11 +4,12 @@ Players get their own game's events at once. Viewers (spectators, and racers wat
 get a game's events once fair spectating allows them (server.fairness: no stock card before
 every racer still playing has turned it), then after the room's spectator delay; progress
 reaches them after the delay alone. Everything but a racer's own events and the room's
-lifecycle (progress, viewers' events) is coalesced per connection for one tick of its room
-(``--tick-ms``) and sent as one ``batch`` frame: a move fans out to ~20 frames, and one frame a
-tick per viewer is what keeps a crowded room cheap. Frames are encoded once for all their
-recipients, and who receives what is cached per room until members or watching change. Delivery
-never appends and never decides a rule: it renders the folded room.
+lifecycle (progress, viewers' events) is sent at most once a tick (``--tick-ms``) per
+connection, as one ``batch`` frame: a move fans out to ~20 frames, and one frame a tick per
+viewer is what keeps a crowded room cheap, while a quiet room's next move goes at once (see
+``_queue``). Frames are encoded once for all their recipients, and who receives what is cached
+per room until members or watching change. Delivery never appends and never decides a rule: it
+renders the folded room.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ class Audience:
     pump: asyncio.Task[None] | None = None
     cache: dict[tuple[str, str | None], list[Peer]] = field(default_factory=dict)
     waiting: dict[Peer, list[bytes]] = field(default_factory=dict)  # frames for the tick
-    tick: asyncio.TimerHandle | None = None
+    tick: asyncio.Handle | None = None  # the room's next flush, while its tick is open
 
     def of(self, kind: str, player: str | None = None) -> list[Peer]:
         """The peers that receive one kind of frame, cached until ``changed``.
@@ -362,9 +363,15 @@ class Delivery:
         self.send_many(peers, msg)
 
     def _queue(self, audience: Audience, peers: list[Peer], frame: bytes) -> None:
-        """Send with the room's next tick, in one ``batch`` frame per connection. Each room
-        keeps its own tick, started by its first waiting frame, so the rooms' flushes spread
-        over the tick instead of landing on the loop (and on the clients) in one burst."""
+        """Send with the room's tick, in one ``batch`` frame per connection.
+
+        A quiet room's first frames go at the end of this loop turn (all that one move
+        released, together) and open a tick: what comes during it waits for its end, and a tick
+        that ends with nothing waiting closes. So no viewer gets more than a frame a tick, yet a
+        move in a quiet room is not held back a whole tick (which was most of a spectator's
+        lag). Each room keeps its own tick, so flushes spread over time instead of landing on
+        the loop (and on the clients) in one burst.
+        """
         if not peers:
             return
         if self.config.tick_ms <= 0:
@@ -378,9 +385,16 @@ class Delivery:
             else:
                 frames.append(frame)
         if audience.tick is None:
-            audience.tick = asyncio.get_running_loop().call_later(
-                self.config.tick_ms / 1000, self._flush, audience
-            )
+            audience.tick = asyncio.get_running_loop().call_soon(self._tick, audience)
+
+    def _tick(self, audience: Audience) -> None:
+        audience.tick = None
+        if not audience.waiting:
+            return  # a quiet tick: the room's next frames go at once
+        self._flush(audience)
+        audience.tick = asyncio.get_running_loop().call_later(
+            self.config.tick_ms / 1000, self._tick, audience
+        )
 
     def flush(self) -> None:
         """Send every connection here what waits for its room's tick, now."""
@@ -390,9 +404,6 @@ class Delivery:
     def _flush(self, audience: Audience) -> None:
         """Send a room's connections what waited for the tick: connections that wait for the
         same frames (the room's spectators, mostly) share one encoded batch."""
-        if audience.tick is not None:
-            audience.tick.cancel()
-            audience.tick = None
         waiting, audience.waiting = audience.waiting, {}
         groups: dict[tuple[int, ...], tuple[list[bytes], list[Peer]]] = {}
         for peer, frames in waiting.items():
@@ -536,6 +547,10 @@ class Delivery:
 
     async def aclose(self) -> None:
         self.flush()
+        for audience in self.audiences.values():
+            if audience.tick is not None:
+                audience.tick.cancel()
+                audience.tick = None
         pumps = [a.pump for a in self.audiences.values() if a.pump is not None]
         for pump in pumps:
             pump.cancel()

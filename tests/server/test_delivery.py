@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
 
 from server.app import App
 from server.clock import FakeClock
+from server.config import Config
 from server.delivery import Role
 from server.store import MemoryEventStore
 from shared import legal_moves, new_game, public_fold
 from tests.server.parts import DECK, Peer, join, open_app, racing, until
+from tests.server.wsclient import greedy_moves
 
 
 @pytest.fixture
@@ -69,25 +72,46 @@ async def test_a_seat_taken_over_closes_the_old_connection(app: App, clock: Fake
     assert [m["version"] for m in ann.of("game_event")] == [1]  # nothing after the takeover
 
 
-async def test_a_racers_own_events_bring_its_waiting_frames_and_leave_the_tick_alone(
-    app: App, clock: FakeClock
-) -> None:
-    """A racer's own event goes at once, after (and in one frame with) the rivals' progress it
-    had waiting for the tick; a spectator's waiting frames still wait for the tick."""
-    ann, bob, fan = Peer("ann"), Peer("bob"), Peer("fan")
-    room = await racing(app, clock, [ann, bob])
-    await join(app, fan, room.id, "spectator")
-    bob_move = sorted(legal_moves(new_game("quadrennial", deck=DECK)))[0]
-    await app.commands.move(room, "bob", 1, bob_move)
-    assert (
-        app.delivery.audience(room).waiting.get(ann) is not None
-    )  # bob's progress waits for the tick
-    seen_by_fan = len(fan.messages)
-    frames_before = len(ann.frames)
-    await app.commands.move(room, "ann", 1, bob_move)  # the same deal: the same move is legal
-    first = ann.frames[frames_before]
-    assert first[0] == "progress"
-    assert first[-1] == "game_event"
-    assert ann.of("progress")[-1]["player"] == "bob"
-    assert len(fan.messages) == seen_by_fan  # nothing of the tick was sent early
-    await until(lambda: any(m["type"] == "progress" for m in fan.messages[seen_by_fan:]))
+async def test_a_quiet_rooms_move_goes_at_once_and_what_follows_waits_for_the_tick() -> None:
+    """Leading edge: a move in a quiet room reaches viewers in the same loop pass; another
+    within the tick waits for the tick's end (at most a frame a tick per viewer); a racer's own
+    event takes its waiting frames along in one frame, leaving the tick alone for others; a
+    tick that ends with nothing waiting closes."""
+    tick_s = 0.2
+    app = open_app(MemoryEventStore(), FakeClock(), Config(tick_ms=int(tick_s * 1000)))
+    try:
+        assert isinstance(app.clock, FakeClock)
+        ann, bob, fan = Peer("ann"), Peer("bob"), Peer("fan")
+        room = await racing(app, app.clock, [ann, bob])
+        await join(app, fan, room.id, "spectator")
+        audience = app.delivery.audience(room)
+        await until(lambda: audience.tick is None)  # whatever the start sent, its tick is over
+        moves = greedy_moves(new_game("quadrennial", deck=DECK))
+        loop = asyncio.get_running_loop()
+
+        def bob_moves_seen() -> int:
+            return max([m["moves"] for m in fan.of("progress") if m["player"] == "bob"] or [0])
+
+        began = loop.time()
+        await app.commands.move(room, "bob", 1, moves[0])
+        await until(lambda: bob_moves_seen() == 1)
+        assert loop.time() - began < tick_s / 2  # not held for a tick
+        assert audience.tick is not None  # the tick it opened
+        await app.commands.move(room, "bob", 2, moves[1])
+        await asyncio.sleep(tick_s / 4)
+        assert bob_moves_seen() == 1  # waits for the tick's end
+        assert audience.waiting.get(ann) is not None  # bob's progress, for ann too
+        seen_by_fan = len(fan.messages)
+        frames_before = len(ann.frames)
+        await app.commands.move(room, "ann", 1, moves[0])  # the same deal: the same move
+        first = ann.frames[frames_before]
+        assert first[0] == "progress"
+        assert first[-1] == "game_event"
+        assert ann.of("progress")[-1]["player"] == "bob"
+        assert len(fan.messages) == seen_by_fan  # nothing of the tick was sent early
+        await until(lambda: bob_moves_seen() == 2)
+        assert loop.time() - began >= tick_s * 0.9
+        await asyncio.sleep(tick_s * 2.5)
+        assert audience.tick is None  # a tick with nothing waiting closed it
+    finally:
+        await app.close_parts()
