@@ -108,7 +108,9 @@ def apply(
             raise IllegalMove(f"the stock is empty ({more})")
         card = stock[-1]
         if card is None:
-            card = _draw(stock, reveal)
+            card = reveal() if reveal is not None else None
+            if card is None:
+                raise IllegalMove("the dealt card is unknown")
         stock = stock[:-1]
         waste = (*waste, card)
         revealed.append(card)

@@ -193,11 +193,9 @@ def _public_step(state: GameState, kind: str, event: Mapping[str, Any]) -> GameS
     if not revealed:
         reveal: Callable[[], str | None] = _reveal_nothing
     else:
-        cards: Iterator[str] = iter(revealed)
-
-        def reveal() -> str | None:
-            return next(cards, None)
-
+        # The cards, then None: a move wanting one more is refused at that None (IllegalMove).
+        cards: Iterator[str | None] = iter([*revealed, None])
+        reveal = cards.__next__
     try:
         after, _ = apply_move_revealing(state, move, reveal)
     except IllegalMove as exc:

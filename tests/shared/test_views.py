@@ -147,6 +147,27 @@ def test_public_fold_needs_the_revealed_cards() -> None:
             public_fold([events[0], bogus])
 
 
+def test_public_fold_needs_every_card_a_move_turned_up() -> None:
+    """A Quadrennial redeal refills several empty reserve piles at once: given fewer of the
+    cards it turned up, the public fold refuses it at the first card missing."""
+    for seed in range(100):
+        state = new_game("quadrennial", seed=seed)
+        events = [start_event("quadrennial", deal_deck("quadrennial", seed), at=0)]
+        while legal := sorted(legal_moves(state), key=lambda m: (not m.endswith("f"), m)):
+            events.append(move_event(state, legal[0], at=len(events)))
+            state = apply_move(state, legal[0])
+            if len(events[-1]["revealed"]) >= 2:
+                break
+        if len(events[-1]["revealed"]) >= 2:
+            break
+    assert len(events[-1]["revealed"]) >= 2
+    public = [public_event(e) for e in events]
+    assert public_fold(public) == public_view(state)
+    short = {**public[-1], "revealed": public[-1]["revealed"][:1]}
+    with pytest.raises(CorruptEvent, match="unknown"):
+        public_fold([*public[:-1], short])
+
+
 @pytest.mark.parametrize(
     "event",
     [
