@@ -43,6 +43,7 @@ import json
 import os
 import queue
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -502,7 +503,8 @@ class Driver:
 
 
 def drive_main(argv: list[str]) -> int:
-    """``python -m bench.load drive``: the load process; prints MARK, DONE, then a JSON line."""
+    """``python -m bench.load drive``: the load process; prints READY, MARK, DONE, then RESULT
+    once its result is in the ``--result`` file."""
     parser = argparse.ArgumentParser(prog="python -m bench.load drive")
     parser.add_argument("--url", required=True)
     parser.add_argument("--target", choices=["arena", "echo"], required=True)
@@ -510,13 +512,17 @@ def drive_main(argv: list[str]) -> int:
     parser.add_argument("--loop", default="auto")
     parser.add_argument("--part", type=int, default=0, help="which share of the load is this")
     parser.add_argument("--parts", type=int, default=1, help="load processes in all")
+    parser.add_argument("--result", required=True, help="where to write the result (JSON)")
     args = parser.parse_args(argv)
     raise_nofile()
     scenario = Scenario(**json.loads(args.scenario))
     driver = Driver(args.url, scenario, args.target, args.part, args.parts)
     with asyncio.Runner(loop_factory=loop_factory(args.loop)) as runner:
         result = runner.run(driver.run())
-    print(json.dumps(result), flush=True)
+    # A file, not a line on stdout: with every sample in it the result is megabytes, and
+    # lines that long arrived cut short at a 128 KiB boundary one run in a few (saturated).
+    Path(args.result).write_text(json.dumps(result))
+    print("RESULT", flush=True)
     return 0
 
 
@@ -537,9 +543,18 @@ def drive(
     from the first one's MARK to the last one's DONE."""
     command = [sys.executable, "-m", "bench.load", "drive", "--url", url, "--target", target,
                "--scenario", json.dumps(asdict(scenario)), "--loop", loop]  # fmt: skip
+    outputs = Path(tempfile.mkdtemp(prefix="bench-load-"))
     procs = [
         subprocess.Popen(
-            [*command, "--part", str(part), "--parts", str(parts)],
+            [
+                *command,
+                "--part",
+                str(part),
+                "--parts",
+                str(parts),
+                "--result",
+                str(outputs / f"{part}.json"),
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -584,9 +599,10 @@ def drive(
             if done == parts:
                 window = sampler.window()
                 redis_window = redis.window()
-        elif line.startswith("{"):
-            results[index] = json.loads(line)
+        elif line == "RESULT":
+            results[index] = json.loads((outputs / f"{index}.json").read_text())
     codes = [proc.wait() for proc in procs]
+    shutil.rmtree(outputs, ignore_errors=True)
     if any(codes) or len(results) < parts:
         raise SystemExit(f"a load process failed against {target} (exits {codes})")
     result = merge([results[i] for i in range(parts)])

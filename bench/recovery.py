@@ -157,7 +157,7 @@ async def fill(url: str, games: int, size: int, length: int) -> int:
     async def one(i: int) -> None:
         async with gate:
             room = await fill_room(app, store, i, size, length)
-            await app.hub.unload(room)  # the filler need not keep every room folded
+            await app.hub.unload([room])  # the filler need not keep every room folded
 
     try:
         await asyncio.gather(*(one(i) for i in range(count)))
