@@ -182,7 +182,7 @@ class App:
                 )
         except BaseException:
             # The parts opened above run tasks on the store; left to the loop's final cancel,
-            # a worker whose metrics port was taken hung there for good (tests/server/test_app).
+            # a worker whose metrics port was taken hung there for good (tests/server/test_workers).
             await self.stop()
             raise
         log.info(
