@@ -30,7 +30,7 @@ from server.store import EventStore
 from server.unloading import Unloader
 
 log = get_logger("server.app")
-_GC_THRESHOLDS = (700, 2, 5_000)  # see App.start
+_GC_THRESHOLDS = (700, 10, 1_000)  # see App.start
 
 
 class AddressInUse(OSError):
@@ -160,11 +160,8 @@ class App:
         # Racing keeps every game's state for about a second (one move each), long enough to be
         # promoted to the oldest generation, so with the default thresholds a full collection
         # (~100 ms over every connection's objects) ran every few seconds and was the ack tail
-        # (bench.load paced, gc.callbacks). Full collections now wait for 10,000 young ones;
+        # (bench.load paced, gc.callbacks). Full collections now wait for 1,000 younger ones;
         # cyclic garbage that reached the oldest generation is reclaimed later, not leaked.
-        # The middle generation is collected every 2 young collections, not 10: each object is
-        # scanned there once either way, but a pause holds a fifth as many (its longest went
-        # from 36-48 ms to 11-41 ms, p99 from 36-47 to 10-15 ms).
         gc.set_threshold(*_GC_THRESHOLDS)
         try:
             self.server = await self._listen(
