@@ -145,7 +145,8 @@ class Hub:
         await asyncio.gather(*(load(r) for r in room_ids if r not in self.rooms))
 
     async def unload(self, rooms: Sequence[Room]) -> None:
-        """Forget rooms (ended, nobody here): their wake-ups stop; a later use reloads them."""
+        """Forget rooms (ended, nobody here): their wake-ups stop; a later use reloads them.
+        They are forgotten before the first await, so a use meanwhile loads a fresh fold."""
         gone = []
         for room in rooms:
             if self.rooms.get(room.id) is room:

@@ -78,10 +78,13 @@ class Unloader:
                 idle.append(room)
         if not idle:
             return []
-        await self.hub.unload(idle)
+        # The other parts forget first, in this turn with the hub's own forgetting: a viewer
+        # joining while the unsubscribe is in flight reloads the room, and what delivery keeps
+        # for that new fold must not be dropped after it.
         for room in idle:
             for forget in self.forget:
                 forget(room.id)
+        await self.hub.unload(idle)
         self.unloaded += len(idle)
         log.info("rooms_unloaded", rooms=len(idle), loaded=len(self.hub.rooms))
         return [room.id for room in idle]

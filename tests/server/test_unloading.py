@@ -3,16 +3,23 @@ store keeps them, and their next use loads them again as they were."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
+import redis.asyncio as aioredis
 
 from server.app import App
 from server.clock import FakeClock
 from server.config import Config
 from server.race import RoomStatus
-from server.store import MemoryEventStore
+from server.room import Room
+from server.store import MemoryEventStore, RedisEventStore
+from server.store.redis_store import RedisSubscription
 from tests.server.parts import Peer, join, open_app, racing, until
+from tests.server.store.conftest import unique_prefix
+from tests.support.redis_server import RedisServer
 
 AFTER_S = 300
 
@@ -20,6 +27,7 @@ AFTER_S = 300
 @pytest.fixture
 async def app() -> AsyncIterator[App]:
     app = open_app(MemoryEventStore(), FakeClock(), Config(unload_after_s=AFTER_S))
+    await app.unloader.aclose()  # these tests sweep by hand; the last one checks it runs alone
     yield app
     await app.close_parts()
 
@@ -105,3 +113,55 @@ async def test_the_sweep_runs_by_itself_and_zero_turns_it_off() -> None:
     finally:
         await app.close_parts()
         await never.close_parts()
+
+
+async def test_a_viewer_who_comes_while_the_room_unloads_gets_the_fresh_fold(
+    redis_server: RedisServer,
+) -> None:
+    """The unsubscribe is a round trip (here held 20 ms longer, as a slow network would): a
+    spectator who joins meanwhile reloads the room; when the sweep ends the spectator is in the
+    fresh fold's audience, and its channel is subscribed in Redis (the subscribe of the reload
+    went after the unsubscribe of the unload, not before)."""
+    store = RedisEventStore(redis_server.url, prefix=unique_prefix())
+    app = open_app(store, FakeClock(), Config(unload_after_s=AFTER_S))
+    await app.unloader.aclose()  # swept by hand, at the moment the test chooses
+    try:
+        assert isinstance(app.clock, FakeClock)
+        room_id = await finished_race(app, app.clock, Peer("ann"))
+        app.clock.advance(AFTER_S * 1000)
+        subscription = app.hub._subscription
+        assert isinstance(subscription, RedisSubscription)
+        pubsub = subscription._pubsub
+        sunsubscribe = pubsub.sunsubscribe
+
+        async def slow_sunsubscribe(*channels: str) -> Any:
+            await asyncio.sleep(0.02)
+            return await sunsubscribe(*channels)
+
+        pubsub.sunsubscribe = slow_sunsubscribe
+        fan = Peer("fan")
+
+        async def join_meanwhile() -> Room:
+            await asyncio.sleep(0.005)  # the sweep has let go of the room, not yet returned
+            assert room_id not in app.hub.rooms
+            room, _ = await join(app, fan, room_id, "spectator")
+            return room
+
+        swept, room = await asyncio.gather(app.unloader.sweep(), join_meanwhile())
+        assert swept == [room_id]
+        assert app.hub.rooms[room_id] is room  # the fresh fold
+        assert app.delivery.in_use(room_id)
+        assert app.delivery.audiences[room_id].members.keys() == {fan}
+        assert fan.of("finished")  # what the fresh fold shows a late viewer
+        assert room_id in subscription.groups  # and it is followed: subscribed after the old
+        channel = store.channel(room_id)
+        raw = aioredis.Redis.from_url(redis_server.url)
+        try:
+            assert await raw.execute_command("PUBSUB", "SHARDNUMSUB", channel) == [
+                channel.encode(),
+                1,
+            ]
+        finally:
+            await raw.aclose()
+    finally:
+        await app.close_parts()
