@@ -25,17 +25,11 @@ AFTER_S = 300
 
 
 @pytest.fixture
-async def app() -> AsyncIterator[App]:
-    app = open_app(MemoryEventStore(), FakeClock(), Config(unload_after_s=AFTER_S))
+async def app(store: MemoryEventStore, clock: FakeClock) -> AsyncIterator[App]:
+    app = open_app(store, clock, Config(unload_after_s=AFTER_S))
     await app.unloader.aclose()  # these tests sweep by hand; the last one checks it runs alone
     yield app
     await app.close_parts()
-
-
-@pytest.fixture
-def clock(app: App) -> FakeClock:
-    assert isinstance(app.clock, FakeClock)
-    return app.clock
 
 
 async def finished_race(app: App, clock: FakeClock, peer: Peer) -> str:
