@@ -42,19 +42,36 @@ class GroupCommit(Generic[Item, Result]):
         future: asyncio.Future[Result] = loop.create_future()
         self._pending.append((item, future))
         if not self._scheduled:
+            # The task's first step runs in the next loop turn, after everything this turn
+            # submits, and sends the batch in that step: a callback that made the task took
+            # one loop turn more, and each turn of a loaded server is milliseconds long.
             self._scheduled = True
-            loop.call_soon(self._flush)
+            task = loop.create_task(self._drain(), name="group-commit")
+            self._in_flight.add(task)
+            task.add_done_callback(self._drained)
         return future
 
-    def _flush(self) -> None:
+    async def _drain(self) -> None:
         self._scheduled = False
         pending, self._pending = self._pending, []
+        batches = [
+            pending[start : start + self.max_batch]
+            for start in range(0, len(pending), self.max_batch)
+        ]
         loop = asyncio.get_running_loop()
-        for start in range(0, len(pending), self.max_batch):
-            batch = pending[start : start + self.max_batch]
+        for batch in batches[1:]:
             task = loop.create_task(self._commit(batch), name="group-commit")
             self._in_flight.add(task)
             task.add_done_callback(self._in_flight.discard)
+        await self._commit(batches[0])
+
+    def _drained(self, task: asyncio.Task[None]) -> None:
+        self._in_flight.discard(task)
+        if self._scheduled and task.cancelled():  # cancelled before its first step
+            self._scheduled = False
+            pending, self._pending = self._pending, []
+            for _, future in pending:
+                future.cancel()
 
     async def _commit(self, batch: list[tuple[Item, asyncio.Future[Result]]]) -> None:
         self.batches += 1
@@ -83,7 +100,5 @@ class GroupCommit(Generic[Item, Result]):
     async def aclose(self) -> None:
         """Wait for the batches in flight (their items were sent; their callers are owed an
         answer)."""
-        if self._pending:
-            self._flush()
-        if self._in_flight:
+        while self._in_flight:  # a batch's first step may start the turn's other batches
             await asyncio.gather(*self._in_flight, return_exceptions=True)

@@ -34,6 +34,34 @@ async def test_one_turn_is_one_batch_in_order() -> None:
     assert sent.batches[-1] == [7]
 
 
+async def test_the_batch_is_sent_in_the_next_loop_turn() -> None:
+    """One turn after the submits, not two: each turn of a loaded server is milliseconds."""
+    sent = Recorder()
+    sent.release.clear()
+    commits: GroupCommit[int, int] = GroupCommit(sent.send)
+    answers = [commits.submit(1), commits.submit(2)]
+    assert sent.batches == []
+    await asyncio.sleep(0)
+    assert sent.batches == [[1, 2]]
+    sent.release.set()
+    assert await asyncio.gather(*answers) == [10, 20]
+
+
+async def test_a_batch_cancelled_before_it_is_sent_cancels_its_callers() -> None:
+    """A shutdown that cancels every task leaves no caller waiting for ever."""
+    sent = Recorder()
+    commits: GroupCommit[int, int] = GroupCommit(sent.send)
+    answer = commits.submit(1)
+    for task in asyncio.all_tasks():
+        if task.get_name() == "group-commit":
+            task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await answer
+    assert sent.batches == []
+    assert await commits.submit(2) == 20  # and the next turn's items are sent as ever
+    await commits.aclose()
+
+
 async def test_a_turn_larger_than_max_batch_is_split() -> None:
     sent = Recorder()
     commits: GroupCommit[int, int] = GroupCommit(sent.send, max_batch=2)
