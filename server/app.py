@@ -62,7 +62,7 @@ class App:
             metrics=self.metrics,
             solver=self.solver,
         )
-        self.delivery = Delivery(clock, config, self.outbox.send_many)
+        self.delivery = Delivery(clock, config, self.outbox.send_many, self.outbox.soon)
         self.race_clock = RaceClock(clock, config, self.hub, self.commands)
         self.hub.listen(self.delivery.on_change)
         self.hub.listen(self.race_clock.on_change)

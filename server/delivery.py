@@ -40,6 +40,15 @@ log = get_logger("server.delivery")
 SendMany = Callable[[Iterable["Peer"], dict[str, Any] | bytes], None]
 """Send one message (or an encoded frame) to many peers."""
 
+
+class Cancellable(Protocol):
+    def cancel(self) -> None: ...
+
+
+Soon = Callable[[Callable[["Audience"], None], "Audience"], Cancellable]
+"""Run a room's tick at the end of this loop turn (``loop.call_soon``, or the outbox's hook
+that runs it just before the turn's writes)."""
+
 CLOSE_SUPERSEDED = 4001
 
 
@@ -92,7 +101,7 @@ class Audience:
     pump: asyncio.Task[None] | None = None
     cache: dict[tuple[str, str | None], list[Peer]] = field(default_factory=dict)
     waiting: dict[Peer, list[bytes]] = field(default_factory=dict)  # frames for the tick
-    tick: asyncio.Handle | None = None  # the room's next flush, while its tick is open
+    tick: Cancellable | None = None  # the room's next flush, while its tick is open
 
     def of(self, kind: str, player: str | None = None) -> list[Peer]:
         """The peers that receive one kind of frame, cached until ``changed``.
@@ -132,10 +141,13 @@ class Audience:
 class Delivery:
     """Fan-out of every loaded room's changes to its members on this process."""
 
-    def __init__(self, clock: Clock, config: Config, send_many: SendMany) -> None:
+    def __init__(
+        self, clock: Clock, config: Config, send_many: SendMany, soon: Soon | None = None
+    ) -> None:
         self.clock = clock
         self.config = config
         self.send_many = send_many
+        self._soon = soon
         self.audiences: dict[str, Audience] = {}
         self.where: dict[Peer, tuple[Room, Member]] = {}
         self.seated: dict[tuple[str, str], Peer] = {}  # (room, player) -> its connection here
@@ -385,7 +397,8 @@ class Delivery:
             else:
                 frames.append(frame)
         if audience.tick is None:
-            audience.tick = asyncio.get_running_loop().call_soon(self._tick, audience)
+            soon = self._soon or asyncio.get_running_loop().call_soon
+            audience.tick = soon(self._tick, audience)
 
     def _tick(self, audience: Audience) -> None:
         audience.tick = None

@@ -1,12 +1,16 @@
-"""The fan-out frames each message once: the bytes must be what websockets would have sent."""
+"""The outbox: each message framed once, as websockets would; one write per connection a loop
+turn, with the hooks that queue frames for it (a room's tick) run first; an ack written at once."""
 
 from __future__ import annotations
+
+import asyncio
+from typing import Any
 
 import pytest
 from websockets.protocol import State
 from websockets.server import ServerProtocol
 
-from server.connection import _plain, framed
+from server.connection import Outbox, _plain, framed
 
 
 @pytest.mark.parametrize("size", [0, 1, 125, 126, 65535, 65536, 200_000])
@@ -24,3 +28,83 @@ def test_a_fragmented_send_under_way_is_not_plain() -> None:
     protocol.state = State.OPEN
     protocol.send_binary(b"first part", fin=False)
     assert not _plain(protocol)
+
+
+class _Transport:
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+
+class _Ws:
+    """What the outbox touches of a websockets connection: its protocol and its transport."""
+
+    def __init__(self) -> None:
+        self.protocol = ServerProtocol()
+        self.protocol.state = State.OPEN
+        self.transport = _Transport()
+        self.send_in_progress = None
+
+
+class _Connection:
+    def __init__(self) -> None:
+        self.ws = _Ws()
+        self.queued = False
+        self.session = "s"
+
+
+def _outbox_and_connection() -> tuple[Outbox, Any, _Transport]:
+    connection = _Connection()
+    return Outbox(), connection, connection.ws.transport
+
+
+async def test_a_hooks_frames_go_out_in_the_flush_it_runs_in() -> None:
+    """A room's tick opened through ``soon`` is written in the next loop turn, not the one
+    after (each turn of a loaded server is milliseconds)."""
+    outbox, connection, transport = _outbox_and_connection()
+    outbox.soon(lambda c: outbox.queue(c, b"tick"), connection)
+    await asyncio.sleep(0)
+    assert transport.written == [framed(b"tick")]
+
+
+async def test_frames_queued_in_one_turn_are_one_write() -> None:
+    outbox, connection, transport = _outbox_and_connection()
+    outbox.queue(connection, b"one")
+    outbox.soon(lambda c: outbox.queue(c, b"two"), connection)
+    outbox.queue(connection, b"three")
+    assert transport.written == []
+    await asyncio.sleep(0)
+    assert transport.written == [framed(b"one") + framed(b"three") + framed(b"two")]
+
+
+async def test_a_cancelled_hook_does_not_run_and_a_failing_one_stops_nothing() -> None:
+    outbox, connection, transport = _outbox_and_connection()
+    ran: list[str] = []
+
+    def fail(_: Any) -> None:
+        raise RuntimeError("hook")
+
+    outbox.soon(ran.append, "cancelled").cancel()
+    outbox.soon(fail, None)
+    outbox.soon(lambda c: outbox.queue(c, b"after"), connection)
+    await asyncio.sleep(0)
+    assert ran == []
+    assert transport.written == [framed(b"after")]
+    outbox.queue(connection, b"next turn")  # the flush is scheduled again as ever
+    await asyncio.sleep(0)
+    assert transport.written[-1] == framed(b"next turn")
+
+
+async def test_write_now_writes_at_once_and_leaves_the_flush_nothing() -> None:
+    """An ack goes out with what was queued before it, in the turn its append is answered."""
+    outbox, connection, transport = _outbox_and_connection()
+    outbox.queue(connection, b"event")
+    outbox.queue(connection, b"ack")
+    outbox.write_now(connection)
+    assert transport.written == [framed(b"event") + framed(b"ack")]
+    await asyncio.sleep(0)
+    assert len(transport.written) == 1
+    outbox.write_now(connection)  # nothing queued: no empty write
+    assert len(transport.written) == 1
