@@ -31,7 +31,7 @@ class GroupCommit(Generic[Item, Result]):
         self._send = send
         self.max_batch = max_batch
         self._pending: list[tuple[Item, asyncio.Future[Result]]] = []
-        self._scheduled = False
+        self._next: asyncio.Task[None] | None = None  # made, its first step not run yet
         self._in_flight: set[asyncio.Task[None]] = set()
         self.batches = 0  # batches sent (metrics and tests)
         self.items = 0  # items sent
@@ -41,18 +41,17 @@ class GroupCommit(Generic[Item, Result]):
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Result] = loop.create_future()
         self._pending.append((item, future))
-        if not self._scheduled:
+        if self._next is None:
             # The task's first step runs in the next loop turn, after everything this turn
             # submits, and sends the batch in that step: a callback that made the task took
             # one loop turn more, and each turn of a loaded server is milliseconds long.
-            self._scheduled = True
-            task = loop.create_task(self._drain(), name="group-commit")
+            task = self._next = loop.create_task(self._drain(), name="group-commit")
             self._in_flight.add(task)
             task.add_done_callback(self._drained)
         return future
 
     async def _drain(self) -> None:
-        self._scheduled = False
+        self._next = None
         pending, self._pending = self._pending, []
         batches = [
             pending[start : start + self.max_batch]
@@ -67,8 +66,8 @@ class GroupCommit(Generic[Item, Result]):
 
     def _drained(self, task: asyncio.Task[None]) -> None:
         self._in_flight.discard(task)
-        if self._scheduled and task.cancelled():  # cancelled before its first step
-            self._scheduled = False
+        if task is self._next:  # cancelled before its first step
+            self._next = None
             pending, self._pending = self._pending, []
             for _, future in pending:
                 future.cancel()

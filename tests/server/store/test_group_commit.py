@@ -62,6 +62,22 @@ async def test_a_batch_cancelled_before_it_is_sent_cancels_its_callers() -> None
     await commits.aclose()
 
 
+async def test_a_batch_cancelled_in_flight_leaves_the_next_turns_callers_alone() -> None:
+    sent = Recorder()
+    sent.release.clear()
+    commits: GroupCommit[int, int] = GroupCommit(sent.send)
+    first = commits.submit(1)
+    await asyncio.sleep(0)
+    [in_flight] = [t for t in asyncio.all_tasks() if t.get_name() == "group-commit"]
+    second = commits.submit(2)  # the next turn's batch, not sent yet
+    in_flight.cancel()
+    sent.release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    assert await second == 20
+    await commits.aclose()
+
+
 async def test_a_turn_larger_than_max_batch_is_split() -> None:
     sent = Recorder()
     commits: GroupCommit[int, int] = GroupCommit(sent.send, max_batch=2)
