@@ -1,19 +1,24 @@
 """Every reach into redis-py's internals, in one place, each with a fallback to its public API.
 
-Two measured shortcuts (docs/benchmarks.md) read what redis-py does not promise: an idle pool
-connection taken without the pool's Condition, and a pipeline without response callbacks; and
-the Cluster store asks the cluster client to read its slot map again after a node broke.
+Three measured shortcuts (docs/benchmarks.md) read what redis-py does not promise: an idle pool
+connection taken without the pool's Condition, a pipeline without response callbacks, and a
+write timed without a task of its own; and the Cluster store asks the cluster client to read its
+slot map again after a node broke.
 ``INTERNALS`` lists what each relies on; tests/server/store/test_redis_adapter.py fails loudly
 when an installed redis-py no longer has them, and the store then takes the public path.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import sys
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis import exceptions as redis_errors
 from redis.asyncio.client import Pipeline
+from redis.asyncio.connection import AbstractConnection
 
 INTERNALS: dict[str, tuple[str, ...]] = {
     "BlockingConnectionPool": (
@@ -24,6 +29,7 @@ INTERNALS: dict[str, tuple[str, ...]] = {
         "ensure_connection",
     ),
     "Pipeline": ("connection_pool", "response_callbacks", "is_transaction"),
+    "Connection": ("socket_timeout",),
     "RedisCluster": ("nodes_manager",),
     "NodesManager": ("initialize",),
 }
@@ -46,6 +52,7 @@ class QuickPool(aioredis.BlockingConnectionPool):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.quick = _has(self, INTERNALS["BlockingConnectionPool"])
+        self.connection_class = timed_send(self.connection_class)
 
     async def get_connection(self, *args: Any, **kwargs: Any) -> Any:
         if not self.quick:
@@ -61,6 +68,43 @@ class QuickPool(aioredis.BlockingConnectionPool):
             await self.release(connection)
             raise
         return connection
+
+
+class _TimedSend(AbstractConnection):
+    """A write bounded by ``asyncio.timeout`` rather than redis-py's ``asyncio.wait_for``.
+
+    On Python 3.11 ``wait_for`` runs the write in a task of its own: the bytes leave a loop turn
+    later, and the caller resumes a turn after that. Every append batch paid both, and each
+    turn of a loaded server is milliseconds (bench.load paced, the ack's hops). redis-py skips
+    ``wait_for`` when the connection has no ``socket_timeout``, so the write runs without it,
+    under a timeout of the same length.
+    """
+
+    async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        timeout = self.socket_timeout
+        if not timeout:
+            await super().send_packed_command(command, check_health)
+            return
+        self.socket_timeout = None
+        try:
+            async with asyncio.timeout(timeout):
+                await super().send_packed_command(command, check_health)
+        except TimeoutError:  # redis-py disconnected when the write was cancelled
+            raise redis_errors.TimeoutError("Timeout writing to socket") from None
+        finally:
+            self.socket_timeout = timeout
+
+
+def timed_send(connection_class: type[AbstractConnection]) -> type[AbstractConnection]:
+    """``connection_class`` with ``_TimedSend``'s write where it saves a task (Python 3.11,
+    and connections that keep ``socket_timeout``); the class itself otherwise."""
+    if sys.version_info >= (3, 12) or issubclass(connection_class, _TimedSend):
+        return connection_class  # wait_for runs no task of its own there
+    probe = connection_class()
+    if not _has(probe, INTERNALS["Connection"]):
+        return connection_class
+    name = "Timed" + connection_class.__name__
+    return type(name, (_TimedSend, connection_class), {})
 
 
 def raw_pipeline(client: aioredis.Redis) -> Pipeline:
@@ -95,6 +139,7 @@ def quick_paths_available() -> dict[str, bool]:
     manager = getattr(cluster, "nodes_manager", None)
     return {
         "BlockingConnectionPool": pool.quick,
+        "Connection": issubclass(pool.connection_class, _TimedSend) or sys.version_info >= (3, 12),
         "Pipeline": _has(pipe, INTERNALS["Pipeline"]),
         "RedisCluster": _has(cluster, INTERNALS["RedisCluster"]),
         "NodesManager": manager is not None and _has(manager, INTERNALS["NodesManager"]),

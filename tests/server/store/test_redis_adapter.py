@@ -3,10 +3,13 @@ when an installed redis-py no longer has them, and the public paths still work w
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
+from redis import exceptions as redis_errors
 
 from server.store import redis_adapter
 from server.store.redis_adapter import INTERNALS, QuickPool, quick_paths_available, raw_pipeline
@@ -60,3 +63,60 @@ async def test_a_raw_pipeline_gives_flat_replies_and_a_fallback_parsed_ones(
     finally:
         await client.delete("adapter:s")
         await client.aclose()
+
+
+async def test_a_pooled_write_runs_in_its_callers_task(pool: QuickPool) -> None:
+    """redis-py's ``wait_for`` ran each write in a task of its own on Python 3.11: two more loop
+    turns an append batch; the timed write makes none. (The pipeline's reset still shields the
+    connection's release in a task.)"""
+    client = aioredis.Redis(connection_pool=pool)
+    assert await client.ping()  # connected: what follows is the write and the reply alone
+    loop = asyncio.get_running_loop()
+    made: list[object] = []
+    factory = loop.get_task_factory()
+
+    def counting(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+        made.append(coro)
+        return asyncio.Task(coro, loop=loop, **kwargs)
+
+    loop.set_task_factory(counting)
+    try:
+        async with client.pipeline(transaction=False) as pipe:
+            pipe.set("adapter:w", b"v")
+            pipe.get("adapter:w")
+            assert await pipe.execute() == [True, b"v"]
+    finally:
+        loop.set_task_factory(factory)
+        await client.delete("adapter:w")
+    names = [getattr(coro, "__qualname__", "") for coro in made]
+    assert [name for name in names if "send" in name] == [], names
+    assert names == ["BlockingConnectionPool.release"]  # a write's task would show up here
+
+
+async def test_a_write_to_a_redis_that_stops_answering_times_out() -> None:
+    """The timed write keeps redis-py's promise: a ``TimeoutError`` after ``socket_timeout``,
+    and a connection that is not used again."""
+
+    stop = asyncio.Event()
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await stop.wait()  # reads nothing, answers nothing
+        writer.close()
+
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    pool = QuickPool(host="127.0.0.1", port=port, socket_timeout=0.3, max_connections=1)
+    connection = pool.make_connection()  # connects on its first write: within the timeout
+    try:
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(redis_errors.TimeoutError):
+            await connection.send_packed_command([b"x" * (32 << 20)])
+        assert asyncio.get_running_loop().time() - started < 5
+        assert not connection.is_connected
+        assert connection.socket_timeout == 0.3
+    finally:
+        stop.set()
+        await connection.disconnect()
+        await pool.aclose()
+        server.close()
+        await server.wait_closed()
