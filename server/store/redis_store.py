@@ -339,12 +339,12 @@ class RedisEventStore(EventStore):
         sha = self._append.sha
 
         async def send(batch: Sequence[AppendArgs]) -> list[Any]:
-            async with self._client.pipeline(transaction=False) as pipe:
-                for keys, args in batch:
-                    pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args)
-                if self.ack_after_replicas:
-                    pipe.execute_command("WAIT", self.ack_after_replicas, self.ack_timeout_ms)
-                return list(await pipe.execute(raise_on_error=False))
+            commands: list[tuple[Any, ...]] = [
+                ("EVALSHA", sha, len(keys), *keys, *args) for keys, args in batch
+            ]
+            if self.ack_after_replicas:
+                commands.append(("WAIT", self.ack_after_replicas, self.ack_timeout_ms))
+            return await self._commands_in_one_write(commands)
 
         replies = await send(items)
         replicas: int | None = None
@@ -361,6 +361,33 @@ class RedisEventStore(EventStore):
             for i, reply in zip(missing, again, strict=True):
                 replies[i] = reply
         return [_append_result(reply, replicas) for reply in replies]
+
+    async def _commands_in_one_write(self, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
+        """The commands in one write on one pooled connection, and their replies in order,
+        an error reply as its exception: a non-transactional pipeline, retried as redis-py
+        retries one, without its reset, which hands the connection back through a task of its
+        own (two loop turns before every append batch's callers were answered)."""
+        pool = self._pool
+        assert pool is not None  # the Cluster store sends its appends its own way
+        connection = await pool.get_connection()
+        try:
+
+            async def attempt() -> list[Any]:
+                await connection.send_packed_command(connection.pack_commands(commands))
+                replies: list[Any] = []
+                for _ in commands:
+                    try:
+                        replies.append(await connection.read_response())
+                    except redis_errors.ResponseError as exc:  # that reply alone: read on
+                        replies.append(exc)
+                return replies
+
+            async def broken(error: BaseException) -> None:
+                await connection.disconnect()
+
+            return list(await connection.retry.call_with_retry(attempt, broken))
+        finally:
+            await pool.release(connection)
 
     async def read(
         self, stream: str, *, after: int = 0, limit: int | None = None

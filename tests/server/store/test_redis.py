@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import msgpack
 import pytest
@@ -324,3 +325,34 @@ async def test_a_follower_rides_through_a_restart(fresh_redis: RedisServer) -> N
             fresh_redis.start()
             await store.append("s", [ev(2), ev(3)], expected_version=1)
             assert [e.version for e in await waiting] == [2, 3]
+
+
+async def test_an_append_makes_no_task_but_its_batchs(store: RedisEventStore) -> None:
+    """Each task on an append's path was a loop turn before its caller was answered (a
+    pipeline's write and its reset each made one): the group commit's own is the only one."""
+    await store.append("g-tasks-1", [ev(1)], expected_version=0)  # connected, script loaded
+    loop = asyncio.get_running_loop()
+    made: list[str] = []
+    factory = loop.get_task_factory()
+
+    def counting(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+        made.append(getattr(coro, "__qualname__", repr(coro)))
+        return asyncio.Task(coro, loop=loop, **kwargs)
+
+    loop.set_task_factory(counting)
+    try:
+        assert await store.append("g-tasks-1", [ev(2)], expected_version=1) == 2
+    finally:
+        loop.set_task_factory(factory)
+    assert made == ["GroupCommit._drain"]
+
+
+async def test_an_append_batch_survives_a_dropped_connection(
+    store: RedisEventStore, raw: aioredis.Redis
+) -> None:
+    """A connection Redis closed is reconnected and the batch sent again, as redis-py retries
+    a pipeline; the script answers an append that had landed as done, so nothing doubles."""
+    assert await store.append("g-drop-1", [ev(1)], expected_version=0) == 1
+    await raw.execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+    assert await store.append("g-drop-1", [ev(2)], expected_version=1) == 2
+    assert [e.version for e in await store.read("g-drop-1")] == [1, 2]
