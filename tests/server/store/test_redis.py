@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any
 
 import msgpack
 import pytest
@@ -24,6 +23,7 @@ from shared.errors import WrongExpectedVersion
 from tests.server.store.conftest import unique_prefix
 from tests.server.store.test_follow import SAFETY, take
 from tests.support.redis_server import RedisServer
+from tests.support.tasks import tasks_made
 
 
 def ev(n: int) -> dict[str, object]:
@@ -331,19 +331,8 @@ async def test_an_append_makes_no_task_but_its_batchs(store: RedisEventStore) ->
     """Each task on an append's path was a loop turn before its caller was answered (a
     pipeline's write and its reset each made one): the group commit's own is the only one."""
     await store.append("g-tasks-1", [ev(1)], expected_version=0)  # connected, script loaded
-    loop = asyncio.get_running_loop()
-    made: list[str] = []
-    factory = loop.get_task_factory()
-
-    def counting(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
-        made.append(getattr(coro, "__qualname__", repr(coro)))
-        return asyncio.Task(coro, loop=loop, **kwargs)
-
-    loop.set_task_factory(counting)
-    try:
+    with tasks_made() as made:
         assert await store.append("g-tasks-1", [ev(2)], expected_version=1) == 2
-    finally:
-        loop.set_task_factory(factory)
     assert made == ["GroupCommit._drain"]
 
 
