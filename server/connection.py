@@ -142,22 +142,13 @@ class Outbox:
         dirty, self._dirty = self._dirty, []
         self._scheduled = False
         for connection in dirty:
-            connection.queued = False
-            try:
-                _write(connection.ws)
-            except Exception as exc:  # as broadcast(): a failed write never stops the others
-                log.warning("write_failed", session=connection.session, error=str(exc))
+            _write_queued(connection)
 
     def write_now(self, connection: Connection) -> None:
         """Write what is queued for one connection now, not at the end of the loop turn: an
         ack waited that extra turn, milliseconds on a loaded server."""
-        if not connection.queued:
-            return
-        connection.queued = False  # the flush finds nothing left to write
-        try:
-            _write(connection.ws)
-        except Exception as exc:
-            log.warning("write_failed", session=connection.session, error=str(exc))
+        if connection.queued:
+            _write_queued(connection)  # the flush then finds nothing left to write
 
     def send_many(self, peers: Iterable[Any], msg: dict[str, Any] | bytes) -> None:
         """One encoded frame to many connections; slow ones are dropped."""
@@ -175,6 +166,14 @@ class Outbox:
             if wire is None:
                 wire = framed(frame)
             self.queue(peer, frame, wire)
+
+
+def _write_queued(connection: Connection) -> None:
+    connection.queued = False
+    try:
+        _write(connection.ws)
+    except Exception as exc:  # as broadcast(): a failed write never stops the others
+        log.warning("write_failed", session=connection.session, error=str(exc))
 
 
 @dataclass(eq=False)
