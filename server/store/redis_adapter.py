@@ -1,9 +1,9 @@
 """Every reach into redis-py's internals, in one place, each with a fallback to its public API.
 
-Three measured shortcuts (docs/benchmarks.md) read what redis-py does not promise: an idle pool
-connection taken without the pool's Condition, a pipeline without response callbacks, and a
-write timed without a task of its own; and the Cluster store asks the cluster client to read its
-slot map again after a node broke.
+Four measured shortcuts (docs/benchmarks.md) read what redis-py does not promise: an idle pool
+connection taken without the pool's Condition, a pipeline without response callbacks, a write
+timed without a task of its own, and one deadline over a batch's write and replies; and the
+Cluster store asks the cluster client to read its slot map again after a node broke.
 ``INTERNALS`` lists what each relies on; tests/server/store/test_redis_adapter.py fails loudly
 when an installed redis-py no longer has them, and the store then takes the public path.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+from collections.abc import AsyncIterator
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -105,6 +106,27 @@ def timed_send(connection_class: type[AbstractConnection]) -> type[AbstractConne
         return connection_class
     name = "Timed" + connection_class.__name__
     return type(name, (_TimedSend, connection_class), {})
+
+
+@contextlib.asynccontextmanager
+async def one_deadline(connection: AbstractConnection) -> AsyncIterator[None]:
+    """The connection's ``socket_timeout`` as one deadline over a whole exchange, a pipelined
+    write and all its replies, instead of a timer for the write and one for each reply (making
+    and cancelling them was 5 % of a saturated server, bench.load profile). Without that
+    attribute, redis-py times each read and write itself."""
+    timeout = getattr(connection, "socket_timeout", None)
+    if not timeout:
+        yield
+        return
+    connection.socket_timeout = None
+    try:
+        async with asyncio.timeout(timeout):
+            yield
+    except TimeoutError:
+        await connection.disconnect(nowait=True)  # a reply may still be on its way: unusable
+        raise redis_errors.TimeoutError(f"Timeout: no reply within {timeout} s") from None
+    finally:
+        connection.socket_timeout = timeout
 
 
 def raw_pipeline(client: aioredis.Redis) -> Pipeline:

@@ -46,7 +46,7 @@ from server.store.base import (
     validate_read,
 )
 from server.store.group_commit import GroupCommit
-from server.store.redis_adapter import QuickPool, raw_pipeline
+from server.store.redis_adapter import QuickPool, one_deadline, raw_pipeline
 from shared.errors import WrongExpectedVersion
 
 DEFAULT_PREFIX = "sa:"
@@ -373,13 +373,14 @@ class RedisEventStore(EventStore):
         try:
 
             async def attempt() -> list[Any]:
-                await connection.send_packed_command(connection.pack_commands(commands))
                 replies: list[Any] = []
-                for _ in commands:
-                    try:
-                        replies.append(await connection.read_response())
-                    except redis_errors.ResponseError as exc:  # that reply alone: read on
-                        replies.append(exc)
+                async with one_deadline(connection):
+                    await connection.send_packed_command(connection.pack_commands(commands))
+                    for _ in commands:
+                        try:
+                            replies.append(await connection.read_response())
+                        except redis_errors.ResponseError as exc:  # that reply alone: read on
+                            replies.append(exc)
                 return replies
 
             async def broken(error: BaseException) -> None:
@@ -801,8 +802,10 @@ class RedisSubscription(Subscription):
         backoff = 0.0
         while not self.closed:
             try:
+                # Blocking: a timeout made and cancelled a timer for every wake-up read, and
+                # close() cancels this task anyway.
                 message = await self._pubsub.get_message(
-                    ignore_subscribe_messages=True, timeout=1.0
+                    ignore_subscribe_messages=True, timeout=None
                 )
             except asyncio.CancelledError:
                 raise

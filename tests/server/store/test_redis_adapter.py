@@ -5,13 +5,20 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
 from redis import exceptions as redis_errors
 
 from server.store import redis_adapter
-from server.store.redis_adapter import INTERNALS, QuickPool, quick_paths_available, raw_pipeline
+from server.store.redis_adapter import (
+    INTERNALS,
+    QuickPool,
+    one_deadline,
+    quick_paths_available,
+    raw_pipeline,
+)
 from tests.support.redis_server import RedisServer
 from tests.support.tasks import tasks_made
 
@@ -101,6 +108,75 @@ async def test_a_write_to_a_redis_that_stops_answering_times_out() -> None:
         with pytest.raises(redis_errors.TimeoutError):
             await connection.send_packed_command([b"x" * (32 << 20)])
         assert asyncio.get_running_loop().time() - started < 5
+        assert not connection.is_connected
+        assert connection.socket_timeout == 0.3
+    finally:
+        stop.set()
+        await connection.disconnect()
+        await pool.aclose()
+        server.close()
+        await server.wait_closed()
+
+
+async def test_one_deadline_times_a_write_and_its_replies_with_one_timer(
+    pool: QuickPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each read and each write made and cancelled a timer of ``socket_timeout``; under
+    ``one_deadline`` a pipelined write and its three replies share one."""
+    connection = await pool.get_connection()
+    loop = asyncio.get_running_loop()
+    timers: list[float] = []
+    call_at = loop.call_at
+
+    def counting(when: float, *args: Any, **kwargs: Any) -> asyncio.TimerHandle:
+        timers.append(when)
+        return call_at(when, *args, **kwargs)
+
+    commands = [("SET", "adapter:d", b"v"), ("GET", "adapter:d"), ("DEL", "adapter:d")]
+
+    async def exchange() -> list[Any]:
+        await connection.send_packed_command(connection.pack_commands(commands))
+        return [await connection.read_response() for _ in commands]
+
+    try:
+        monkeypatch.setattr(loop, "call_at", counting)
+        assert await exchange() == [b"OK", b"v", 1]
+        assert len(timers) == 4  # what redis-py does alone: the write, then each reply
+        timers.clear()
+        async with one_deadline(connection):
+            assert await exchange() == [b"OK", b"v", 1]
+        assert len(timers) == 1
+        assert connection.socket_timeout == 5
+    finally:
+        monkeypatch.undo()
+        await pool.release(connection)
+
+
+async def test_one_deadline_on_a_redis_that_stops_answering_times_out() -> None:
+    """The promise of ``socket_timeout`` kept over the exchange: a ``TimeoutError``, and a
+    connection that is not used again (a late reply must not answer the next command)."""
+    stop = asyncio.Event()
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(1 << 16)  # takes the command, answers nothing
+        await stop.wait()
+        writer.close()
+
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    pool = QuickPool(host="127.0.0.1", port=port, socket_timeout=0.3, max_connections=1)
+    connection = pool.make_connection()
+
+    async def ping() -> None:
+        async with one_deadline(connection):
+            await connection.send_packed_command(connection.pack_commands([("PING",)]))
+            await connection.read_response()
+
+    try:
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(redis_errors.TimeoutError):
+            await ping()
+        assert 0.25 < asyncio.get_running_loop().time() - started < 5
         assert not connection.is_connected
         assert connection.socket_timeout == 0.3
     finally:
