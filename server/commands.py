@@ -441,7 +441,11 @@ class Commands:
     # ---- games -------------------------------------------------------------------------------
 
     def _lock(self, room: Room, player: str) -> asyncio.Lock:
-        return self._locks.setdefault((room.id, player), asyncio.Lock())
+        key = (room.id, player)
+        lock = self._locks.get(key)
+        if lock is None:  # not setdefault: that made a lock at every move, to throw away
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
 
     async def _sync_game(self, room: Room, game: Game) -> None:
         """Fold the game up to what the store holds; a racer's game is started first if need be."""

@@ -46,6 +46,11 @@ def test_finished_is_terminal_and_time_up_also_finishes() -> None:
     assert next_status(RoomStatus.COUNTDOWN, Trigger.EMPTIED) is RoomStatus.LOBBY
 
 
+def test_a_game_is_done_once_won_over_or_resigned() -> None:
+    done = {status for status in PlayerStatus if status.done}
+    assert done == {PlayerStatus.WON, PlayerStatus.OVER, PlayerStatus.RESIGNED}
+
+
 def test_progress_tracks_when_the_foundation_count_changed() -> None:
     p = Progress(status=PlayerStatus.PLAYING, reached_at=100)
     p = p.after(at=110, foundation=0, moved=True, won=False, over=False, resigned=False)
