@@ -702,9 +702,7 @@ class RedisFollower(Follower):
         ids: dict[Any, Any] = {key: f"{self._cursor[stream]}-0" for key, stream in names.items()}
         if self._client is None:
             self._client = self._store._follow_client()
-        read: asyncio.Task[Any] = asyncio.ensure_future(
-            self._client.xread(ids, count=FOLLOW_BATCH, block=self._store.block_ms)
-        )
+        read: asyncio.Task[Any] = asyncio.ensure_future(self._xread(self._client, ids))
         self._reading = read
         try:
             await asyncio.wait({read})
@@ -731,6 +729,11 @@ class RedisFollower(Follower):
             if key in names
             for entry, fields in rows
         ]
+
+    async def _xread(self, client: aioredis.Redis, ids: dict[Any, Any]) -> Any:
+        """The read, called inside its task: redis-py wraps XREAD's command in a coroutine of
+        its own, and a read cancelled before its first step left that command never awaited."""
+        return await client.xread(ids, count=FOLLOW_BATCH, block=self._store.block_ms)
 
     async def _wait(self, seconds: float | None) -> None:
         """Sleep until ``_changed`` (or ``seconds`` pass), without a task of its own."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import warnings
 from collections.abc import AsyncIterator
 
 import msgpack
@@ -140,6 +142,23 @@ async def test_add_interrupts_a_long_blocking_read(redis_server: RedisServer) ->
             await asyncio.sleep(0.1)  # blocked on "a" and "b"
             await store.append("b", [ev(2)], expected_version=1)
             assert await waiting == [StoredEvent("b", 2, ev(2))]
+
+
+async def test_a_read_cut_short_before_it_began_leaves_no_command_unawaited(
+    store: RedisEventStore,
+) -> None:
+    """redis-py wraps XREAD's command in a coroutine of its own: a read task cancelled before its
+    first step (an ``add`` at once) left the command never awaited, a RuntimeWarning."""
+    await store.append("b", [ev(1)], expected_version=0)
+    async with store.follow({"a": 0}) as follower:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            waiting = asyncio.ensure_future(take(follower, 1))
+            await asyncio.sleep(0)  # its read task is made, and has not run yet
+            follower.add("b")
+            assert await waiting == [StoredEvent("b", 1, ev(1))]
+            gc.collect()
+    assert [str(w.message) for w in caught if w.category is RuntimeWarning] == []
 
 
 async def test_blocked_followers_do_not_starve_appends(redis_server: RedisServer) -> None:
