@@ -865,14 +865,36 @@ def targets(results: dict[str, dict[str, Any]], tick_ms: int) -> list[dict[str, 
         checks.append({"target": "saturated: two workers >= 1.6 x one worker",
                        "figure": f"{two:,.0f} vs {one:,.0f} moves/s = {two / one:.2f} x",
                        "met": two >= 1.6 * one})  # fmt: skip
+    for note in notes(results):
+        print(f"note: {note}")
+    return checks
+
+
+PACED_LOAD_LAG_MS = 20.0
+"""A paced load process uses about a third of a core and its loop lags 5-10 ms; a p99 above
+this means it was held up itself (the machine busy with something else), and the tail then
+measured is partly its own."""
+
+
+def notes(results: dict[str, dict[str, Any]]) -> list[str]:
+    """What makes a run's figures the load generator's rather than the server's."""
+    found = []
     for name, r in results.items():
         for side in ("server", "echo"):
-            if max(r[side]["load_process"]["cpu_percent_each"]) >= 90:
-                print(
-                    f"note: a load process was saturated ({side}, {name}): its figures "
+            load = r[side]["load_process"]
+            if max(load["cpu_percent_each"]) >= 90:
+                found.append(
+                    f"a load process was saturated ({side}, {name}): its figures "
                     f"are the load generator's limit, not the {side}'s"
                 )
-    return checks
+            lag = load["loop_lag"]["p99_ms"]
+            if r["scenario"]["rate"] and lag > PACED_LOAD_LAG_MS:
+                found.append(
+                    f"the load processes' own loops lagged ({side}, {name}: p99 {lag:.1f} ms, "
+                    f"over {PACED_LOAD_LAG_MS:g}): the machine was not quiet, and this run's "
+                    "tail is partly theirs; run it again"
+                )
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
