@@ -459,7 +459,8 @@ class ClusterSubscription(Subscription):
     async def _read(self, reader: _NodeReader) -> None:
         while not self.closed:
             try:
-                message = await reader.pubsub.get_message(timeout=1.0)
+                # Blocking, without a timer per read (as RedisSubscription): aclose cancels it.
+                message = await reader.pubsub.get_message(timeout=None)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the node went away, or its connection broke
