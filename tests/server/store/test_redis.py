@@ -24,6 +24,7 @@ from server.store import (
 from shared.errors import WrongExpectedVersion
 from tests.server.store.conftest import unique_prefix
 from tests.server.store.test_follow import SAFETY, take
+from tests.server.store.test_wakeups import until
 from tests.support.redis_server import RedisServer
 from tests.support.tasks import tasks_made
 
@@ -287,6 +288,38 @@ async def test_own_wakeups_are_not_read_back_from_the_channel(
             ("{room}:a", 1, [ev(1)]),
             ("{room}:b", 1, [ev(1)]),
         ]
+        await subscription.aclose()
+
+
+async def test_a_broken_wakeup_connection_is_a_gap_and_is_subscribed_again(
+    redis_server: RedisServer, raw: aioredis.Redis
+) -> None:
+    """The reader blocks without a timeout: a connection Redis closes still ends its read, is
+    reported as a gap (what was published meanwhile is gone: the hub reads the streams), and the
+    next wake-up comes through the new connection."""
+    prefix = unique_prefix()
+    async with (
+        RedisEventStore(redis_server.url, prefix=prefix) as mine,
+        RedisEventStore(redis_server.url, prefix=prefix) as theirs,
+    ):
+        got: list[int] = []
+        gaps: list[None] = []
+        subscription = mine.subscribe(
+            lambda w: got.append(w.version), on_gap=lambda: gaps.append(None)
+        )
+        await subscription.subscribe(["room"])
+        await theirs.append("{room}:b", [ev(1)], expected_version=0)
+        await until(lambda: bool(got))
+        assert await raw.execute_command("CLIENT", "KILL", "TYPE", "pubsub") >= 1
+        await until(lambda: bool(gaps))
+        async with asyncio.timeout(SAFETY):
+            version = 1
+            while got[-1] == 1:  # published until the new connection has subscribed again
+                version = await theirs.append(
+                    "{room}:b", [ev(version + 1)], expected_version=version
+                )
+                await asyncio.sleep(0.05)
+        assert got[-1] == version
         await subscription.aclose()
 
 
