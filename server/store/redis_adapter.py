@@ -71,43 +71,6 @@ class QuickPool(aioredis.BlockingConnectionPool):
         return connection
 
 
-class _TimedSend(AbstractConnection):
-    """A write bounded by ``asyncio.timeout`` rather than redis-py's ``asyncio.wait_for``.
-
-    On Python 3.11 ``wait_for`` runs the write in a task of its own: the bytes leave a loop turn
-    later, and the caller resumes a turn after that. Every append batch paid both, and each
-    turn of a loaded server is milliseconds (bench.load paced, the ack's hops). redis-py skips
-    ``wait_for`` when the connection has no ``socket_timeout``, so the write runs without it,
-    under a timeout of the same length.
-    """
-
-    async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
-        timeout = self.socket_timeout
-        if not timeout:
-            await super().send_packed_command(command, check_health)
-            return
-        self.socket_timeout = None
-        try:
-            async with asyncio.timeout(timeout):
-                await super().send_packed_command(command, check_health)
-        except TimeoutError:  # redis-py disconnected when the write was cancelled
-            raise redis_errors.TimeoutError("Timeout writing to socket") from None
-        finally:
-            self.socket_timeout = timeout
-
-
-def timed_send(connection_class: type[AbstractConnection]) -> type[AbstractConnection]:
-    """``connection_class`` with ``_TimedSend``'s write where it saves a task (Python 3.11,
-    and connections that keep ``socket_timeout``); the class itself otherwise."""
-    if sys.version_info >= (3, 12) or issubclass(connection_class, _TimedSend):
-        return connection_class  # wait_for runs no task of its own there
-    probe = connection_class()
-    if not _has(probe, INTERNALS["Connection"]):
-        return connection_class
-    name = "Timed" + connection_class.__name__
-    return type(name, (_TimedSend, connection_class), {})
-
-
 @contextlib.asynccontextmanager
 async def one_deadline(connection: AbstractConnection) -> AsyncIterator[None]:
     """The connection's ``socket_timeout`` as one deadline over a whole exchange, a pipelined
@@ -124,9 +87,36 @@ async def one_deadline(connection: AbstractConnection) -> AsyncIterator[None]:
             yield
     except TimeoutError:
         await connection.disconnect(nowait=True)  # a reply may still be on its way: unusable
-        raise redis_errors.TimeoutError(f"Timeout: no reply within {timeout} s") from None
+        raise redis_errors.TimeoutError(f"Timeout: nothing within {timeout} s") from None
     finally:
         connection.socket_timeout = timeout
+
+
+class _TimedSend(AbstractConnection):
+    """A write bounded by ``asyncio.timeout`` rather than redis-py's ``asyncio.wait_for``.
+
+    On Python 3.11 ``wait_for`` runs the write in a task of its own: the bytes leave a loop turn
+    later, and the caller resumes a turn after that. Every append batch paid both, and each
+    turn of a loaded server is milliseconds (bench.load paced, the ack's hops). redis-py skips
+    ``wait_for`` when the connection has no ``socket_timeout``, so the write runs without it,
+    under ``one_deadline`` of the same length.
+    """
+
+    async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        async with one_deadline(self):
+            await super().send_packed_command(command, check_health)
+
+
+def timed_send(connection_class: type[AbstractConnection]) -> type[AbstractConnection]:
+    """``connection_class`` with ``_TimedSend``'s write where it saves a task (Python 3.11,
+    and connections that keep ``socket_timeout``); the class itself otherwise."""
+    if sys.version_info >= (3, 12) or issubclass(connection_class, _TimedSend):
+        return connection_class  # wait_for runs no task of its own there
+    probe = connection_class()
+    if not _has(probe, INTERNALS["Connection"]):
+        return connection_class
+    name = "Timed" + connection_class.__name__
+    return type(name, (_TimedSend, connection_class), {})
 
 
 def raw_pipeline(client: aioredis.Redis) -> Pipeline:
