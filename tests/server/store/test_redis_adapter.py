@@ -4,12 +4,14 @@ when an installed redis-py no longer has them, and the public paths still work w
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
 from redis import exceptions as redis_errors
+from redis.asyncio.connection import AbstractConnection
 
 from server.store import redis_adapter
 from server.store.redis_adapter import (
@@ -89,33 +91,40 @@ async def test_a_pooled_write_runs_in_its_callers_task(pool: QuickPool) -> None:
     assert made == ["BlockingConnectionPool.release"]  # a write's task would show up here
 
 
-async def test_a_write_to_a_redis_that_stops_answering_times_out() -> None:
-    """The timed write keeps redis-py's promise: a ``TimeoutError`` after ``socket_timeout``,
-    and a connection that is not used again."""
-
+@contextlib.asynccontextmanager
+async def silent_redis() -> AsyncIterator[AbstractConnection]:
+    """A pooled connection (``socket_timeout`` 0.3 s) to a server that reads nothing and
+    answers nothing; it connects on its first write, within the timeout."""
     stop = asyncio.Event()
 
     async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await stop.wait()  # reads nothing, answers nothing
+        await stop.wait()
         writer.close()
 
     server = await asyncio.start_server(silent, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     pool = QuickPool(host="127.0.0.1", port=port, socket_timeout=0.3, max_connections=1)
-    connection = pool.make_connection()  # connects on its first write: within the timeout
+    connection = pool.make_connection()
     try:
-        started = asyncio.get_running_loop().time()
-        with pytest.raises(redis_errors.TimeoutError):
-            await connection.send_packed_command([b"x" * (32 << 20)])
-        assert asyncio.get_running_loop().time() - started < 5
-        assert not connection.is_connected
-        assert connection.socket_timeout == 0.3
+        yield connection
     finally:
         stop.set()
         await connection.disconnect()
         await pool.aclose()
         server.close()
         await server.wait_closed()
+
+
+async def test_a_write_to_a_redis_that_stops_answering_times_out() -> None:
+    """The timed write keeps redis-py's promise: a ``TimeoutError`` after ``socket_timeout``,
+    and a connection that is not used again."""
+    async with silent_redis() as connection:
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(redis_errors.TimeoutError):
+            await connection.send_packed_command([b"x" * (32 << 20)])
+        assert asyncio.get_running_loop().time() - started < 5
+        assert not connection.is_connected
+        assert connection.socket_timeout == 0.3
 
 
 async def test_one_deadline_times_a_write_and_its_replies_with_one_timer(
@@ -155,33 +164,16 @@ async def test_one_deadline_times_a_write_and_its_replies_with_one_timer(
 async def test_one_deadline_on_a_redis_that_stops_answering_times_out() -> None:
     """The promise of ``socket_timeout`` kept over the exchange: a ``TimeoutError``, and a
     connection that is not used again (a late reply must not answer the next command)."""
-    stop = asyncio.Event()
+    async with silent_redis() as connection:
 
-    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await reader.read(1 << 16)  # takes the command, answers nothing
-        await stop.wait()
-        writer.close()
+        async def ping() -> None:
+            async with one_deadline(connection):
+                await connection.send_packed_command(connection.pack_commands([("PING",)]))
+                await connection.read_response()
 
-    server = await asyncio.start_server(silent, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    pool = QuickPool(host="127.0.0.1", port=port, socket_timeout=0.3, max_connections=1)
-    connection = pool.make_connection()
-
-    async def ping() -> None:
-        async with one_deadline(connection):
-            await connection.send_packed_command(connection.pack_commands([("PING",)]))
-            await connection.read_response()
-
-    try:
         started = asyncio.get_running_loop().time()
         with pytest.raises(redis_errors.TimeoutError):
             await ping()
         assert 0.25 < asyncio.get_running_loop().time() - started < 5
         assert not connection.is_connected
         assert connection.socket_timeout == 0.3
-    finally:
-        stop.set()
-        await connection.disconnect()
-        await pool.aclose()
-        server.close()
-        await server.wait_closed()
