@@ -16,6 +16,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
 from server.clock import Clock
+from server.collector import YoungCollector
 from server.commands import Commands
 from server.config import Config
 from server.connection import Connection, Outbox
@@ -51,6 +52,7 @@ class App:
         self.process = secrets.token_hex(4)  # this process, in presence events and heartbeats
         self._connections = itertools.count(1)
         self.metrics = Metrics()
+        self.collector = YoungCollector(config.gc_interval_ms / 1000)
         self.hub = Hub(store, config)
         self._solver: SolverPool | None = None
         self.commands = Commands(
@@ -163,6 +165,9 @@ class App:
         # (bench.load paced, gc.callbacks). Full collections now wait for 1,000 younger ones;
         # cyclic garbage that reached the oldest generation is reclaimed later, not leaked.
         gc.set_threshold(*_GC_THRESHOLDS)
+        # Young collections come on a timer too: CPython's count missed most of them here.
+        self.collector.start()
+        self.metrics.watch_gc()
         try:
             self.server = await self._listen(
                 self.handler,
@@ -227,6 +232,8 @@ class App:
         """Stop the parts behind the endpoint, then the store."""
         if self._warm_up is not None:
             self._warm_up.cancel()
+        self.collector.stop()
+        self.metrics.unwatch_gc()
         await self.unloader.aclose()
         await self.race_clock.aclose()
         await self.hub.aclose()

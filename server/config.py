@@ -41,6 +41,7 @@ class Config:
     catch_up_s: float = 2.0
     loop: str = "auto"
     tick_ms: int = 50
+    gc_interval_ms: float = 10.0
     abandon_grace_s: float = 60.0
     default_time_limit_s: Mapping[str, float] = field(
         default_factory=lambda: {"swiss": 1200.0, "quadrennial": 900.0}
@@ -180,6 +181,14 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         "coalesced in one frame (0 = each at once); a racer's own ack and events never wait",
     ),
     (
+        "--gc-interval-ms",
+        "gc_interval_ms",
+        float,
+        "ARENA_GC_INTERVAL_MS",
+        "a young garbage collection every this many ms, so the collector's pauses stay short "
+        "(0 = only when CPython's own allocation count starts one)",
+    ),
+    (
         "--catch-up-s",
         "catch_up_s",
         float,
@@ -316,6 +325,8 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
     values["default_time_limit_s"] = parse_time_limits(str(values["default_time_limit_s"]))
     if values["solver_max_nodes"] < 1 or values["solver_attempts"] < 1:
         raise SystemExit("solitaire-server: --solver-max-nodes and --solver-attempts are >= 1")
+    if values["gc_interval_ms"] < 0:
+        raise SystemExit("solitaire-server: --gc-interval-ms is >= 0 (0: CPython's own trigger)")
     if values["workers"] < 1 or values["ack_after_replicas"] < 0:
         raise SystemExit("solitaire-server: --workers is at least 1, --ack-after-replicas >= 0")
     if values["redis_url"] is None:

@@ -8,6 +8,9 @@ hot path pays nothing for them. docs/operations.md says what each metric means.
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import time
 from collections.abc import Callable, Iterator, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
@@ -68,6 +71,30 @@ class Metrics:
             ["code"],
             registry=self.registry,
         )
+        self.gc_pause_seconds = Histogram(
+            "arena_gc_pause_seconds",
+            "The cyclic garbage collector's pauses, by generation (--gc-interval-ms).",
+            ["generation"],
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self._gc_pauses = [self.gc_pause_seconds.labels(str(g)) for g in range(3)]
+        self._gc_started = 0.0
+
+    def watch_gc(self) -> None:
+        """Time every collection of this process (``gc.callbacks``) until ``unwatch_gc``."""
+        if self._on_gc not in gc.callbacks:
+            gc.callbacks.append(self._on_gc)
+
+    def unwatch_gc(self) -> None:
+        with contextlib.suppress(ValueError):
+            gc.callbacks.remove(self._on_gc)
+
+    def _on_gc(self, phase: str, info: Mapping[str, int]) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        else:
+            self._gc_pauses[info["generation"]].observe(time.perf_counter() - self._gc_started)
 
     def watch(self, state: Callable[[], Mapping[str, float]]) -> None:
         """Report the live figures ``state`` returns at every scrape (see ``_LIVE``)."""

@@ -66,6 +66,8 @@ async def test_moves_rejects_latency_and_live_state_are_reported(tmp_path: Path)
         assert found[("arena_frames_fanned_out_total", ())] > 0
         assert ("arena_hub_wakeups_total", ()) in found
         assert found[("arena_slow_consumers_dropped_total", ())] == 0
+        # --gc-interval-ms (10 by default): young collections, each one timed.
+        assert found[("arena_gc_pause_seconds_count", (("generation", "0"),))] > 0
     finally:
         await asyncio.gather(ann.close(), eye.close())
         server.stop()

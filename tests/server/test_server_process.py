@@ -12,6 +12,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from server.config import Config, parse_config
 from tests.server.wsclient import Client, assert_no_secrets
 from tests.support.redis_server import RedisServer
@@ -60,6 +62,14 @@ def test_help_lists_every_option_and_env_configures_them() -> None:
     config = parse_config([], env={"REDIS_URL": "redis://x:1/0", "ARENA_MAX_ROOMS": "7"})
     assert (config.redis_url, config.max_rooms, config.port) == ("redis://x:1/0", 7, 8765)
     assert parse_config(["--port", "9000"], env={}) == Config(port=9000)
+
+
+def test_gc_interval_is_a_knob_and_zero_leaves_collections_to_cpython() -> None:
+    assert Config().gc_interval_ms == 10
+    assert parse_config([], env={"ARENA_GC_INTERVAL_MS": "0"}).gc_interval_ms == 0
+    assert parse_config(["--gc-interval-ms", "2.5"], env={}).gc_interval_ms == 2.5
+    with pytest.raises(SystemExit, match="--gc-interval-ms"):
+        parse_config(["--gc-interval-ms", "-1"], env={})
 
 
 async def test_healthz_follows_the_store_and_sigterm_closes_with_1001(

@@ -1,0 +1,97 @@
+"""Young collections on a timer, so the collector's pauses stay short on a racing server.
+
+CPython 3.11 starts a collection when allocations outnumber deallocations by 700, but it
+counts a freed object of any generation against the young one. Racing replaces long-lived
+state at every move (a game's position, its stored events), so the net count stays low while
+the youngest generation grows to tens of thousands of objects: collections then paused the
+server for 5-50 ms (docs/benchmarks.md, round 9). A collection every ``interval`` seconds
+bounds the young generation by what the server allocates in that time.
+
+The older generations are collected as CPython would collect them: the middle one after
+``threshold[1]`` young collections, the oldest after ``threshold[2]`` middle ones once it has
+grown by a quarter since its last full collection. CPython's own trigger stays on, for a
+burst that allocates 700 objects more than it frees within one interval.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# A full collection waits until objects promoted to the oldest generation since the last one
+# number a quarter of what that one left, as CPython's long_lived_pending > long_lived_total / 4:
+# it keeps the cost of full collections linear in what the server allocates.
+_OLDEST_GROWTH = 0.25
+
+
+def _size(generation: int) -> int:
+    return len(gc.get_objects(generation=generation))
+
+
+@dataclass(frozen=True)
+class GcApi:
+    """The parts of ``gc`` the collector uses; tests pass their own."""
+
+    collect: Callable[[int], int] = gc.collect
+    get_count: Callable[[], tuple[int, int, int]] = gc.get_count
+    get_threshold: Callable[[], tuple[int, ...]] = gc.get_threshold
+    size: Callable[[int], int] = _size
+
+
+def generation_due(
+    count: tuple[int, int, int], threshold: tuple[int, ...], pending: int, long_lived: int
+) -> int:
+    """The generation CPython would collect next: the oldest whose count passed its
+    threshold, the oldest itself only once ``pending`` promoted objects reach a quarter of the
+    ``long_lived`` its last full collection left."""
+    if count[2] > threshold[2] and pending > long_lived * _OLDEST_GROWTH:
+        return 2
+    if count[1] > threshold[1]:
+        return 1
+    return 0
+
+
+class YoungCollector:
+    """Runs the collection ``generation_due`` names every ``interval`` seconds of loop time."""
+
+    def __init__(self, interval: float, api: GcApi | None = None) -> None:
+        self.interval = interval
+        self.api = api if api is not None else GcApi()
+        self.collections = [0, 0, 0]
+        self.pending = 0  # promoted to the oldest generation since the last full collection
+        self.long_lived = 0  # what the last full collection left there (read at start)
+        self._handle: asyncio.TimerHandle | None = None
+
+    def start(self) -> None:
+        if self._handle is None and self.interval > 0:
+            self.long_lived = self.api.size(2)
+            self._handle = asyncio.get_running_loop().call_later(self.interval, self._tick)
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def collect(self) -> int:
+        """One collection now, of the generation due; returns which."""
+        api = self.api
+        generation = generation_due(
+            api.get_count(), api.get_threshold(), self.pending, self.long_lived
+        )
+        if generation == 1:
+            # What survives a middle collection is promoted: CPython counts it so too.
+            young = api.size(0) + api.size(1)
+            self.pending += max(0, young - api.collect(1))
+        else:
+            api.collect(generation)
+        if generation == 2:
+            self.pending = 0
+            self.long_lived = api.size(2)
+        self.collections[generation] += 1
+        return generation
+
+    def _tick(self) -> None:
+        self._handle = asyncio.get_running_loop().call_later(self.interval, self._tick)
+        self.collect()
