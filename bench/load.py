@@ -545,6 +545,7 @@ def drive(
     redis: ProcessSampler | Samplers,
     loop: str,
     parts: int = 1,
+    metrics: ServerMetrics | None = None,
 ) -> dict[str, Any]:
     """Run ``parts`` load processes against ``url``, each a share of the rooms (or of the
     echo clients); they start together once all are set up, and the samplers' window runs
@@ -581,6 +582,7 @@ def drive(
         threading.Thread(target=read, args=(index, proc), daemon=True).start()
     window: dict[str, float] = {}
     redis_window: dict[str, float] = {}
+    histograms: dict[str, dict[str, float | None]] = {}
     results: dict[int, dict[str, Any]] = {}
     ready = marked = done = ended = 0
     while ended < parts:
@@ -602,11 +604,15 @@ def drive(
             if marked == 1:
                 sampler.mark()
                 redis.mark()
+                if metrics is not None:
+                    metrics.mark()
         elif line == "DONE":
             done += 1
             if done == parts:
                 window = sampler.window()
                 redis_window = redis.window()
+                if metrics is not None:
+                    histograms = metrics.window()
         elif line == "RESULT":
             results[index] = json.loads((outputs / f"{index}.json").read_text())
     codes = [proc.wait() for proc in procs]
@@ -616,6 +622,8 @@ def drive(
     result = merge([results[i] for i in range(parts)])
     result["server_process"] = window
     result["redis_cpu_percent"] = redis_window.get("cpu_percent", 0.0)
+    result["server_histograms"] = histograms
+    result["cpu_per_move_us"] = cpu_per_move_us(result)
     return result
 
 
@@ -725,6 +733,105 @@ class Samplers:
             sampler.stop()
 
 
+Histograms = dict[tuple[str, str], list[tuple[float, float]]]
+"""A /metrics scrape's histograms: (name, generation label or "") to cumulative (le, count)."""
+
+# The server's histograms bench.load reads (docs/operations.md): its side of an ack, and how
+# long it waited on the store and on its garbage collector meanwhile.
+SERVER_HISTOGRAMS = ("arena_ack_seconds", "arena_store_append_seconds", "arena_gc_pause_seconds")
+
+
+def parse_histograms(text: str) -> Histograms:
+    """The cumulative buckets of SERVER_HISTOGRAMS in a Prometheus text scrape."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    found: Histograms = {}
+    for family in text_string_to_metric_families(text):
+        if family.name not in SERVER_HISTOGRAMS:
+            continue
+        for sample in family.samples:
+            if sample.name.endswith("_bucket"):
+                key = (family.name, sample.labels.get("generation", ""))
+                found.setdefault(key, []).append((float(sample.labels["le"]), sample.value))
+    return found
+
+
+def bucket_quantile(
+    before: list[tuple[float, float]], after: list[tuple[float, float]], q: float
+) -> float | None:
+    """The upper bound (ms) of the bucket holding the q-quantile of what was observed between
+    two scrapes; None when nothing was. Histograms give no finer answer than their buckets."""
+    counts = [(le, n - dict(before).get(le, 0.0)) for le, n in sorted(after)]
+    total = counts[-1][1] if counts else 0.0
+    if total <= 0:
+        return None
+    for le, n in counts:
+        if n >= q * total:
+            return le * 1000
+    return None
+
+
+def histogram_window(before: Histograms, after: Histograms) -> dict[str, dict[str, float | None]]:
+    """p50/p99/max bucket bounds and counts of each histogram between two scrapes."""
+    window: dict[str, dict[str, float | None]] = {}
+    for key, buckets in sorted(after.items()):
+        name = key[0].removeprefix("arena_").removesuffix("_seconds")
+        label = f"{name}{key[1]}"
+        earlier = before.get(key, [])
+        total = buckets[-1][1] - dict(earlier).get(buckets[-1][0], 0.0) if buckets else 0.0
+        window[label] = {
+            "n": total,
+            "p50_le_ms": bucket_quantile(earlier, buckets, 0.50),
+            "p99_le_ms": bucket_quantile(earlier, buckets, 0.99),
+            "max_le_ms": bucket_quantile(earlier, buckets, 1.0),
+        }
+    return window
+
+
+class ServerMetrics:
+    """The server's own histograms over the measured window (GET /metrics at MARK and DONE)."""
+
+    def __init__(self, port: int) -> None:
+        self.url = f"http://127.0.0.1:{port}/metrics"
+        self._before: Histograms = {}
+
+    def scrape(self) -> Histograms:
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(self.url, timeout=5) as answer:
+                return parse_histograms(answer.read().decode())
+        except OSError:
+            return {}
+
+    def mark(self) -> None:
+        self._before = self.scrape()
+
+    def window(self) -> dict[str, dict[str, float | None]]:
+        return histogram_window(self._before, self.scrape())
+
+
+def cpu_per_move_us(result: dict[str, Any]) -> dict[str, float]:
+    """CPU microseconds each process spent per accepted move (per echo, for the ceiling)."""
+    rate = result["moves_per_s"]
+    if not rate:
+        return {}
+    share = {
+        "server": result["server_process"]["cpu_percent"],
+        "load": result["load_process"]["cpu_percent"],
+        "redis": result.get("redis_cpu_percent", 0.0),
+    }
+    return {who: round(percent / 100 / rate * 1e6, 1) for who, percent in share.items()}
+
+
+def cores_at_goal(result: dict[str, Any], goal: float = 0.5) -> tuple[float, float]:
+    """The moves/s the saturated goal asks of this run, and the cores its per-move CPU
+    (server, load processes and Redis together) would need at that rate."""
+    wanted = goal * result["echo"]["moves_per_s"]
+    per_move = sum(result["server"]["cpu_per_move_us"].values())
+    return wanted, wanted * per_move / 1e6
+
+
 def server_complaints(log: Path | None, most: int = 20) -> str:
     """The server log's last warnings and errors, to say why a run failed."""
     if log is None or not log.exists():
@@ -765,8 +872,10 @@ def run_scenario(
     assert server.process is not None
     sampler = ProcessSampler(server.process.pid)
     redis_sampler = Samplers(store.pids)
+    # With --workers the port's /metrics is whichever worker answers: one worker's figures.
+    metrics = ServerMetrics(server.port) if workers == 1 else None
     try:
-        arena = drive(server.url, scenario, "arena", sampler, redis_sampler, loop, parts)
+        arena = drive(server.url, scenario, "arena", sampler, redis_sampler, loop, parts, metrics)
     except SystemExit:
         print(server_complaints(server.log_path), file=sys.stderr)
         raise
@@ -827,12 +936,31 @@ def print_scenario(result: dict[str, Any]) -> None:
     row(f"load CPU % ({la['processes']} processes)", each_a, each_e)
     lag_a, lag_e = la["loop_lag"]["p99_ms"], le["loop_lag"]["p99_ms"]
     row("load loop lag p99 ms", f"{lag_a:.1f}", f"{lag_e:.1f}")
+    per_a, per_e = a.get("cpu_per_move_us", {}), e.get("cpu_per_move_us", {})
+    for who in ("server", "load", "redis"):
+        if who in per_a:
+            theirs = f"{per_e[who]:,.0f}" if who in per_e and who != "redis" else "-"
+            row(f"CPU us per move: {who}", f"{per_a[who]:,.0f}", theirs)
+    hist = a.get("server_histograms", {})
+    for label, key in (("server's own ack", "ack"), ("  of it store append", "store_append")):
+        if key in hist:
+            h = hist[key]
+            row(f"{label} p50/p99 ms", f"<={_ms(h['p50_le_ms'])} / <={_ms(h['p99_le_ms'])}")
+    for gen, name in (("0", "young"), ("1", "middle"), ("2", "full")):
+        h = hist.get(f"gc_pause{gen}")
+        if h and h["n"]:
+            per_s = h["n"] / a["window_seconds"]
+            row(f"server gc {name}/s, max ms", f"{per_s:,.1f}, <={_ms(h['max_le_ms'])}")
     errors = {**a["rejects"], **a["errors"]}
     row("errors", str(sum(errors.values())), str(sum(e["errors"].values())))
     if errors or e["errors"]:
         print(f"  server: {errors}  echo: {e['errors']}")
     print(f"  setup {a['setup_seconds']} s for {a['connections']} connections")
     print()
+
+
+def _ms(bound: float | None) -> str:
+    return "-" if bound is None else f"{bound:g}"
 
 
 def targets(results: dict[str, dict[str, Any]], tick_ms: int) -> list[dict[str, Any]]:
@@ -879,6 +1007,15 @@ measured is partly its own."""
 def notes(results: dict[str, dict[str, Any]]) -> list[str]:
     """What makes a run's figures the load generator's rather than the server's."""
     found = []
+    saturated = results.get("saturated")
+    if saturated is not None and saturated["server"].get("cpu_per_move_us"):
+        wanted, cores = cores_at_goal(saturated)
+        have = os.cpu_count() or 1
+        if cores > have:
+            found.append(
+                f"at the saturated goal ({wanted:,.0f} moves/s) this run's CPU per move (server, "
+                f"load processes and Redis) would need {cores:.1f} cores; this machine has {have}"
+            )
     for name, r in results.items():
         for side in ("server", "echo"):
             load = r[side]["load_process"]

@@ -3,9 +3,10 @@ generator's rather than the server's (the quick run in test_quick.py covers the 
 
 from __future__ import annotations
 
+from math import inf
 from typing import Any
 
-from bench.load import notes
+from bench.load import cores_at_goal, cpu_per_move_us, histogram_window, notes, parse_histograms
 
 
 def result(rate: float, cpu: list[float], lag_p99: float) -> dict[str, Any]:
@@ -27,3 +28,56 @@ def test_a_saturated_run_lags_by_design_but_a_saturated_load_process_is_named() 
     assert notes({"saturated": result(0.0, [52.0, 53.0], 56.0)}) == []
     (note,) = notes({"saturated": result(0.0, [95.0, 53.0], 56.0)})
     assert note.startswith("a load process was saturated (server, saturated)")
+
+
+SCRAPE = """\
+# HELP arena_ack_seconds From a move's frame read to its answer queued.
+# TYPE arena_ack_seconds histogram
+arena_ack_seconds_bucket{le="0.001"} %d
+arena_ack_seconds_bucket{le="0.002"} %d
+arena_ack_seconds_bucket{le="0.01"} %d
+arena_ack_seconds_bucket{le="+Inf"} %d
+arena_ack_seconds_count %d
+arena_ack_seconds_sum 1.0
+# HELP arena_gc_pause_seconds Pauses.
+# TYPE arena_gc_pause_seconds histogram
+arena_gc_pause_seconds_bucket{generation="1",le="0.001"} 3.0
+arena_gc_pause_seconds_bucket{generation="1",le="+Inf"} 3.0
+arena_gc_pause_seconds_count{generation="1"} 3.0
+arena_gc_pause_seconds_sum{generation="1"} 0.001
+# HELP arena_moves_total Moves.
+# TYPE arena_moves_total counter
+arena_moves_total{outcome="accepted"} 7.0
+"""
+
+
+def scrape(*cumulative: int) -> str:
+    return SCRAPE % (*cumulative, cumulative[-1])
+
+
+def test_the_servers_histograms_are_read_over_the_window_only() -> None:
+    before = parse_histograms(scrape(10, 10, 10, 10))
+    after = parse_histograms(scrape(60, 108, 109, 110))  # 100 in the window: 50, 48, 1, 1
+    window = histogram_window(before, after)
+    assert window["ack"] == {"n": 100, "p50_le_ms": 1.0, "p99_le_ms": 10.0, "max_le_ms": inf}
+    assert window["gc_pause1"]["n"] == 0
+    assert window["gc_pause1"]["p99_le_ms"] is None  # nothing observed: no quantile
+    assert ("arena_moves_total", "") not in after
+
+
+def test_cpu_per_move_and_the_cores_the_saturated_goal_would_need() -> None:
+    server = {
+        "moves_per_s": 2_000.0,
+        "server_process": {"cpu_percent": 90.0},
+        "load_process": {"cpu_percent": 80.0},
+        "redis_cpu_percent": 6.0,
+    }
+    per_move = cpu_per_move_us(server)
+    assert per_move == {"server": 450.0, "load": 400.0, "redis": 30.0}
+    run = result(0.0, [40.0, 40.0], 50.0)
+    run["server"]["cpu_per_move_us"] = per_move
+    run["echo"]["moves_per_s"] = 16_000.0
+    assert cores_at_goal(run) == (8_000.0, 8_000.0 * 880 / 1e6)
+    (note,) = notes({"saturated": run})
+    assert note.startswith("at the saturated goal (8,000 moves/s)")
+    assert "would need 7.0 cores" in note
