@@ -972,16 +972,17 @@ def targets(results: dict[str, dict[str, Any]], tick_ms: int) -> list[dict[str, 
         sc = r["scenario"]
         echo_p99 = r["echo"]["ack"]["p99_ms"]
         p99 = r["server"]["ack"]["p99_ms"]
+        disturbed = echo_disturbed(r["echo"]["ack"])
         checks.append({"target": f"paced ack p99 <= 5 x echo p99 ({sc['racers']} racers at "
                                  f"{sc['rate']:g}/s)",
                        "figure": f"{p99:.2f} ms = {p99 / echo_p99:.1f} x echo {echo_p99:.2f} ms",
-                       "met": p99 <= 5 * echo_p99})  # fmt: skip
+                       "met": None if disturbed else p99 <= 5 * echo_p99})  # fmt: skip
         lag = r["server"]["spectator_lag_from_send"]["p99_ms"]
         bound = tick_ms + 10 * echo_p99
         where = f"{sc['spectators']} spectators on {sc['spectator_rooms']} rooms"
         checks.append({"target": f"spectator lag from send p99 <= tick + 10 x echo p99 ({where})",
                        "figure": f"{lag:.2f} ms vs {tick_ms} + 10 x {echo_p99:.2f} = {bound:.1f}",
-                       "met": lag <= bound})  # fmt: skip
+                       "met": None if disturbed else lag <= bound})  # fmt: skip
     if "saturated" in results:
         r = results["saturated"]
         ratio = r["moves_vs_echo"]
@@ -996,6 +997,17 @@ def targets(results: dict[str, dict[str, Any]], tick_ms: int) -> list[dict[str, 
     for note in notes(results):
         print(f"note: {note}")
     return checks
+
+
+ECHO_TAIL = 10.0
+"""An undisturbed echo's ack p99 is 3-5 x its p50 (0.9-1.3 ms against 0.27-0.33); past this
+its own run was held up (once 6.6 ms against 0.33), and the goals measured against it would
+be met by the ceiling's noise, not the server: they are not judged, and a note says so."""
+
+
+def echo_disturbed(ack: dict[str, float]) -> bool:
+    """Whether the ceiling's own tail says its run was held up (``ECHO_TAIL``)."""
+    return ack["p99_ms"] > ECHO_TAIL * ack["p50_ms"]
 
 
 PACED_LOAD_LAG_MS = 20.0
@@ -1017,6 +1029,14 @@ def notes(results: dict[str, dict[str, Any]]) -> list[str]:
                 f"load processes and Redis) would need {cores:.1f} cores; this machine has {have}"
             )
     for name, r in results.items():
+        ack = r["echo"].get("ack")
+        if r["scenario"]["rate"] and ack and echo_disturbed(ack):
+            times = ack["p99_ms"] / max(ack["p50_ms"], 0.001)
+            found.append(
+                f"the echo's own tail was disturbed ({name}: p99 {ack['p99_ms']:.2f} ms, "
+                f"{times:.0f} x its p50): the goals measured against it are not judged (n/a); "
+                "run again"
+            )
         for side in ("server", "echo"):
             load = r[side]["load_process"]
             if max(load["cpu_percent_each"]) >= 90:
@@ -1105,7 +1125,8 @@ def main(argv: list[str] | None = None) -> int:
         store.stop()
     checks = targets(results, TICK_MS)
     for check in checks:
-        print(f"{'met ' if check['met'] else 'MISSED'}  {check['target']}: {check['figure']}")
+        verdict = {True: "met ", False: "MISSED", None: "n/a "}[check["met"]]
+        print(f"{verdict}  {check['target']}: {check['figure']}")
     report = {
         "benchmark": "load",
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -6,7 +6,14 @@ from __future__ import annotations
 from math import inf
 from typing import Any
 
-from bench.load import cores_at_goal, cpu_per_move_us, histogram_window, notes, parse_histograms
+from bench.load import (
+    cores_at_goal,
+    cpu_per_move_us,
+    histogram_window,
+    notes,
+    parse_histograms,
+    targets,
+)
 
 
 def result(rate: float, cpu: list[float], lag_p99: float) -> dict[str, Any]:
@@ -81,3 +88,23 @@ def test_cpu_per_move_and_the_cores_the_saturated_goal_would_need() -> None:
     (note,) = notes({"saturated": run})
     assert note.startswith("at the saturated goal (8,000 moves/s)")
     assert "would need 7.0 cores" in note
+
+
+def paced(echo_p50: float, echo_p99: float) -> dict[str, Any]:
+    run = result(1.0, [36.0, 36.0], 6.0)
+    run["scenario"].update(racers=1000, spectators=2000, spectator_rooms=100)
+    run["server"]["ack"] = {"p50_ms": 5.3, "p99_ms": 27.3}
+    run["server"]["spectator_lag_from_send"] = {"p99_ms": 54.7}
+    run["echo"]["ack"] = {"p50_ms": echo_p50, "p99_ms": echo_p99}
+    return run
+
+
+def test_goals_against_a_disturbed_echo_are_not_judged() -> None:
+    """Measured: an echo whose p99 was 6.63 ms against its p50 of 0.33 made a 27 ms ack p99
+    look 'met' at 4.1 x; a quiet echo's p99 is 3-5 x its p50."""
+    quiet = targets({"paced": paced(0.27, 1.07)}, tick_ms=50)
+    assert [check["met"] for check in quiet] == [False, True]
+    disturbed = {"paced": paced(0.33, 6.63)}
+    assert [check["met"] for check in targets(disturbed, tick_ms=50)] == [None, None]
+    (note,) = notes(disturbed)
+    assert note.startswith("the echo's own tail was disturbed (paced: p99 6.63 ms, 20 x its p50)")
