@@ -58,10 +58,11 @@ def test_a_collection_every_interval_keeps_the_young_generation_small(
 
 
 class FakeGc:
-    """Counts and sizes as the test sets them; records what was collected."""
+    """Counts, thresholds and sizes as the test sets them; records what was collected."""
 
     def __init__(self, count: tuple[int, int, int], sizes: tuple[int, int, int]) -> None:
         self.count = count
+        self.threshold: tuple[int, ...] = (700, 10, 1000)
         self.sizes = list(sizes)
         self.collected: list[int] = []
         self.unreachable = 0
@@ -70,13 +71,25 @@ class FakeGc:
         self.collected.append(generation)
         return self.unreachable
 
+    def set_threshold(self, *threshold: int) -> None:
+        self.threshold = threshold
+
     def api(self) -> GcApi:
         return GcApi(
             collect=self.collect,
             get_count=lambda: self.count,
-            get_threshold=lambda: (700, 10, 1000),
+            get_threshold=lambda: self.threshold,
+            set_threshold=self.set_threshold,
             size=lambda generation: self.sizes[generation],
         )
+
+
+class FakeTime:
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
 def test_the_middle_generation_after_its_threshold_of_young_ones_and_survivors_counted() -> None:
@@ -90,11 +103,32 @@ def test_the_middle_generation_after_its_threshold_of_young_ones_and_survivors_c
     assert collector.pending == 300 + 2_000 - 100  # promoted to the oldest generation
 
 
+async def test_full_collections_are_the_collectors_at_most_every_full_every() -> None:
+    """A full collection goes over every live object: CPython would start one after 1,000
+    middle collections, every 100 s at the timer's pace; the collector holds them to one per
+    ``full_every`` while the oldest generation has grown by a quarter, and gives CPython its
+    threshold back when it stops."""
+    fake = FakeGc(count=(0, 11, 5_000), sizes=(1_000, 3_000, 40_000))
+    clock = FakeTime()
+    collector = YoungCollector(interval=60.0, api=fake.api(), full_every=600.0, now=clock)
+    collector.start()
+    assert fake.threshold[2] > 10**9  # CPython's own full collections are off meanwhile
+    collector.pending = 20_000
+    clock.now += 599.0
+    assert collector.collect() == 1  # grown enough, but too soon
+    clock.now += 1.0
+    assert collector.collect() == 2
+    assert (collector.pending, collector.long_lived, collector.last_full) == (0, 40_000, 1_600)
+    assert fake.collected == [1, 2]
+    collector.stop()
+    assert fake.threshold == (700, 10, 1000)
+
+
 def test_a_full_collection_waits_for_the_oldest_generation_to_grow_by_a_quarter() -> None:
-    fake = FakeGc(count=(5, 11, 1_001), sizes=(1_000, 3_000, 40_000))
-    collector = YoungCollector(interval=0.01, api=fake.api())
-    collector.long_lived = 40_000
-    collector.pending = 9_000
+    fake = FakeGc(count=(0, 11, 0), sizes=(1_000, 3_000, 40_000))
+    clock = FakeTime()
+    collector = YoungCollector(interval=0.01, api=fake.api(), full_every=600.0, now=clock)
+    collector.long_lived, collector.pending, clock.now = 40_000, 9_000, 700.0
     assert collector.collect() == 1  # 9,000 + 4,000 promoted: not yet a quarter
     assert collector.pending == 13_000
     fake.sizes[2] = 30_000
@@ -103,20 +137,32 @@ def test_a_full_collection_waits_for_the_oldest_generation_to_grow_by_a_quarter(
     assert fake.collected == [1, 2]
 
 
+async def test_two_collectors_leave_cpythons_threshold_as_they_found_it() -> None:
+    """Tests run two servers in one process, and stop them in either order."""
+    for first_to_stop in (0, 1):
+        fake = FakeGc(count=(0, 0, 0), sizes=(0, 0, 0))
+        pair = [YoungCollector(interval=60.0, api=fake.api()) for _ in range(2)]
+        for collector in pair:
+            collector.start()
+        pair[first_to_stop].stop()
+        pair[1 - first_to_stop].stop()
+        assert fake.threshold == (700, 10, 1000)
+
+
 @pytest.mark.parametrize(
-    ("count", "pending", "due"),
+    ("count", "full_due", "pending", "due"),
     [
-        ((0, 0, 0), 0, 0),
-        ((699, 10, 1000), 10**6, 0),
-        ((0, 11, 0), 0, 1),
-        ((0, 11, 1001), 250, 1),
-        ((0, 0, 1001), 251, 2),
+        ((0, 0, 0), False, 0, 0),
+        ((699, 10, 10_000), False, 10**6, 0),
+        ((0, 11, 0), False, 10**6, 1),
+        ((0, 11, 0), True, 250, 1),
+        ((0, 0, 0), True, 251, 2),
     ],
 )
 def test_generation_due_follows_cpythons_order(
-    count: tuple[int, int, int], pending: int, due: int
+    count: tuple[int, int, int], full_due: bool, pending: int, due: int
 ) -> None:
-    assert generation_due(count, (700, 10, 1000), pending, long_lived=1000) == due
+    assert generation_due(count, (700, 10, 1000), full_due, pending, long_lived=1000) == due
 
 
 async def test_runs_on_the_loop_until_stopped() -> None:
