@@ -165,7 +165,9 @@ class App:
         # (bench.load paced, gc.callbacks). Full collections now wait for 1,000 younger ones;
         # cyclic garbage that reached the oldest generation is reclaimed later, not leaked.
         gc.set_threshold(*_GC_THRESHOLDS)
-        # Young collections come on a timer too: CPython's count missed most of them here.
+        # Young collections come on a timer too (CPython's count missed most of them here), and
+        # the collector takes full ones over: these thresholds then serve bursts, and every
+        # collection with --gc-interval-ms 0.
         self.collector.start()
         self.metrics.watch_gc()
         try:
