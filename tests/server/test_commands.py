@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 from server.app import App
-from server.clock import FakeClock
-from server.config import Config
-from server.errors import IdReused, TooManyRooms, WrongStatus
-from server.race import RoomStatus
+from server.domain.errors import IdReused, TooManyRooms, WrongStatus
+from server.domain.race import RoomStatus
+from server.runtime.clock import FakeClock
+from server.runtime.config import Config
 from server.store import MemoryEventStore
 from shared import apply_move, legal_moves, new_game
 from tests.server.parts import DECK, SEED, Peer, join, open_app, racing, until

@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from server.app import App
-from server.clock import FakeClock
-from server.config import Config
-from server.delivery import Role
+from server.net.delivery import Role
+from server.runtime.clock import FakeClock
+from server.runtime.config import Config
 from server.store import MemoryEventStore
 from shared import legal_moves, new_game, public_fold
 from tests.server.parts import DECK, Peer, join, open_app, racing, until

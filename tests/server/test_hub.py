@@ -11,10 +11,10 @@ import pytest
 import redis.asyncio as aioredis
 
 from server.app import App
-from server.clock import FakeClock
-from server.config import Config
-from server.projection import room_event
-from server.room import room_stream
+from server.domain.fold import room_event
+from server.domain.model import room_stream
+from server.runtime.clock import FakeClock
+from server.runtime.config import Config
 from server.store import EventStore, MemoryEventStore, RedisEventStore, Wakeup
 from shared import legal_moves
 from tests.server.parts import Peer, join, open_app, racing, until

@@ -7,8 +7,8 @@ import itertools
 
 import pytest
 
-from server.errors import WrongStatus
-from server.race import (
+from server.domain.errors import WrongStatus
+from server.domain.race import (
     TRANSITIONS,
     Entrant,
     PlayerStatus,

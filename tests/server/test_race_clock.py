@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator
 import pytest
 
 from server.app import App
-from server.clock import FakeClock
-from server.commands import DUE_INDEX, LIVE_INDEX
-from server.config import Config
-from server.errors import NoSuchRoom, TooManyLobbies
-from server.race import RoomStatus
+from server.domain.errors import NoSuchRoom, TooManyLobbies
+from server.domain.race import RoomStatus
+from server.rooms.commands import DUE_INDEX, LIVE_INDEX
+from server.runtime.clock import FakeClock
+from server.runtime.config import Config
 from server.store import MemoryEventStore
 from shared.protocol import BadField
 from tests.server.parts import SEED, Peer, join, open_app, racing, until

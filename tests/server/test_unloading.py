@@ -11,10 +11,10 @@ import pytest
 import redis.asyncio as aioredis
 
 from server.app import App
-from server.clock import FakeClock
-from server.config import Config
-from server.race import RoomStatus
-from server.room import Room
+from server.domain.model import Room
+from server.domain.race import RoomStatus
+from server.runtime.clock import FakeClock
+from server.runtime.config import Config
 from server.store import MemoryEventStore, RedisEventStore
 from server.store.redis_store import RedisSubscription
 from tests.server.parts import Peer, join, open_app, racing, until

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgpack
 
-from server.race import Entrant, Progress, RoomStatus
+from server.domain.race import Entrant, Progress, RoomStatus
 from shared import protocol as p
 from shared.errors import ClientError
 from shared.state import GameState

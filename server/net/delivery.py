@@ -1,7 +1,7 @@
 """Delivery: what changed in a room, sent to the connections in it on this process.
 
 Players get their own game's events at once. Viewers (spectators, and racers watching others)
-get a game's events once fair spectating allows them (server.fairness: no stock card before
+get a game's events once fair spectating allows them (server.domain.fairness: no stock card before
 every racer still playing has turned it), then after the room's spectator delay; progress
 reaches them after the delay alone. Everything but a racer's own events and the room's
 lifecycle (progress, viewers' events) is sent at most once a tick (``--tick-ms``) per
@@ -25,17 +25,17 @@ from typing import Any, Protocol
 
 import msgpack
 
-from server.clock import Clock
-from server.config import Config
-from server.errors import NoSuchPlayer, NotAllowed, TooManySpectators
-from server.fairness import common_cards, viewable
-from server.logging import get_logger
-from server.projection import Change, GameAdvanced, Loaded, RoomChanged
-from server.race import Progress, RoomStatus
-from server.room import Game, Room, packed_with
+from server.domain.errors import NoSuchPlayer, NotAllowed, TooManySpectators
+from server.domain.fairness import common_cards, viewable
+from server.domain.fold import Change, GameAdvanced, Loaded, RoomChanged
+from server.domain.model import Game, Room, packed_with
+from server.domain.race import Progress, RoomStatus
+from server.runtime.clock import Clock
+from server.runtime.config import Config
+from server.runtime.logging import get_logger
 from shared import protocol as p
 
-log = get_logger("server.delivery")
+log = get_logger("server.net.delivery")
 
 SendMany = Callable[[Iterable["Peer"], dict[str, Any] | bytes], None]
 """Send one message (or an encoded frame) to many peers."""

@@ -20,11 +20,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.frames import Frame, Opcode
 from websockets.protocol import Protocol, Side, State
 
-from server.clock import Clock
-from server.commands import Commands
-from server.config import Config
-from server.delivery import CLOSE_SUPERSEDED, Delivery, Member, Role
-from server.errors import (
+from server.domain.errors import (
     AlreadyHello,
     AlreadyInRoom,
     HelloRequired,
@@ -34,15 +30,19 @@ from server.errors import (
     RateLimited,
     UnsupportedProtocol,
 )
-from server.logging import bind, get_logger
-from server.metrics import Metrics
-from server.names import DEFAULT_NAME, clean_name
-from server.room import Room, game_stream
-from server.solving import NoWinnableDeal
+from server.domain.model import Room, game_stream
+from server.domain.names import DEFAULT_NAME, clean_name
+from server.net.delivery import CLOSE_SUPERSEDED, Delivery, Member, Role
+from server.rooms.commands import Commands
+from server.runtime.clock import Clock
+from server.runtime.config import Config
+from server.runtime.logging import bind, get_logger
+from server.runtime.metrics import Metrics
+from server.runtime.solver_pool import NoWinnableDeal
 from shared import protocol as p
 from shared.errors import ArenaError, ClientError, ProtocolError
 
-log = get_logger("server.connection")
+log = get_logger("server.net.connection")
 
 SERVER_NAME = "solitaire-arena/0.1.0"
 CLOSE_GOING_AWAY = 1001

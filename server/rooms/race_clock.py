@@ -17,18 +17,18 @@ import contextvars
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
-from server.clock import Clock
-from server.commands import DUE_INDEX, PROCESSES_INDEX, Commands
-from server.config import Config
-from server.hub import Hub
-from server.logging import get_logger
-from server.projection import Change, GameAdvanced, Loaded, RoomChanged
-from server.race import RoomStatus
-from server.room import Room
-from server.tasks import stop_tasks
+from server.domain.fold import Change, GameAdvanced, Loaded, RoomChanged
+from server.domain.model import Room
+from server.domain.race import RoomStatus
+from server.rooms.commands import DUE_INDEX, PROCESSES_INDEX, Commands
+from server.rooms.hub import Hub
+from server.runtime.clock import Clock
+from server.runtime.config import Config
+from server.runtime.logging import get_logger
+from server.runtime.tasks import stop_tasks
 from shared.errors import ArenaError
 
-log = get_logger("server.race_clock")
+log = get_logger("server.rooms.race_clock")
 
 _LOOKAHEAD_MS = 1500  # rooms due this soon are loaded, so their timers fire on time
 

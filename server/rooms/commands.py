@@ -20,9 +20,7 @@ from typing import Any
 
 import msgpack
 
-from server.clock import Clock
-from server.config import Config
-from server.errors import (
+from server.domain.errors import (
     CustomDeckDisabled,
     GameOver,
     IdReused,
@@ -35,15 +33,17 @@ from server.errors import (
     TooManyRooms,
     WrongStatus,
 )
-from server.hub import Hub
-from server.logging import get_logger
-from server.metrics import Metrics
-from server.names import unique_name
-from server.projection import room_event
-from server.race import RoomStatus, Trigger, commitment, deck_secret, next_status
-from server.race import ranking as rank
-from server.room import Game, Room, room_stream, token_hash
-from server.solving import SolverPool
+from server.domain.fold import room_event
+from server.domain.model import Game, Room, room_stream, token_hash
+from server.domain.names import unique_name
+from server.domain.race import RoomStatus, Trigger, commitment, deck_secret, next_status
+from server.domain.race import ranking as rank
+from server.rooms.hub import Hub
+from server.runtime.clock import Clock
+from server.runtime.config import Config
+from server.runtime.logging import get_logger
+from server.runtime.metrics import Metrics
+from server.runtime.solver_pool import SolverPool
 from server.store import EventStore
 from shared import (
     DEAL_VERSION,
@@ -83,7 +83,7 @@ _LIFECYCLE = frozenset({"countdown_started", "race_started", "player_away"})
 _ENDED = frozenset({RoomStatus.FINISHED.value, RoomStatus.CLOSED.value})
 _ENDED_STATUSES = frozenset({RoomStatus.FINISHED, RoomStatus.CLOSED})
 
-log = get_logger("server.commands")
+log = get_logger("server.rooms.commands")
 
 
 class Commands:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
-from server.errors import WrongStatus
+from server.domain.errors import WrongStatus
 
 
 class RoomStatus(Enum):

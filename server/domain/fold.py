@@ -17,19 +17,31 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from server.errors import WrongStatus
-from server.logging import get_logger
-from server.race import PlayerStatus, Progress, RoomStatus, Trigger, next_status
-from server.room import Game, Room, Seat, game_stream, pack
-from server.store import StoredEvent
+from server.domain.errors import WrongStatus
+from server.domain.model import Game, Room, Seat, game_stream, pack
+from server.domain.race import PlayerStatus, Progress, RoomStatus, Trigger, next_status
+from server.runtime.logging import get_logger
 from shared import fold_event, is_over, public_event
 from shared.state import GameState
 
 ROOM_EVENT_VERSION = 1
 
-log = get_logger("server.projection")
+
+class StoredEvent(Protocol):
+    """An event as a store holds it; the store's own type has these fields (the domain does not
+    import the store, so it stays free of I/O)."""
+
+    @property
+    def stream(self) -> str: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def data(self) -> dict[str, Any]: ...
+
+
+log = get_logger("server.domain.fold")
 
 
 @dataclass(frozen=True)
