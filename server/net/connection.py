@@ -507,7 +507,7 @@ class Connection:
             target = msg.get("player")
             if target is not None and target != player:
                 raise NotYourGame("you can only move in your own game")
-            version = await self.commands.move(room, player, msg["id"], msg["move"])
+            version = await self.commands.games.move(room, player, msg["id"], msg["move"])
             self.send({"type": p.ACK, "id": msg["id"], "version": version})
             self.outbox.write_now(self)  # with the move's own event, queued before it
             self.metrics.moves_accepted.inc()
@@ -516,11 +516,11 @@ class Connection:
 
     async def on_resign(self, msg: dict[str, Any]) -> None:
         room, _, player = self._seated()
-        await self.commands.resign(room, player)
+        await self.commands.games.resign(room, player)
 
     async def on_hint(self, msg: dict[str, Any]) -> None:
         room, _, player = self._seated()
-        solution = await self.commands.hint(room, player)
+        solution = await self.commands.games.hint(room, player)
         self.reply(
             msg,
             {
