@@ -43,6 +43,7 @@ class RoomCreated(RoomEvent):
     open_seed: bool
     winnable: bool
     creator: str | None
+    rated: bool = False  # counts for ratings if >= 2 racers are logged in (docs/ratings.md)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +55,7 @@ class PlayerJoined(RoomEvent):
     name: str
     token_hash: str
     connection: str | None
+    account: str | None = None  # the racer's account (its folded name), None for a guest
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +149,8 @@ _SCHEMA: Schema[RoomEvent] = Schema(
         "winnable": False,
         "spectator_delay_ms": 0,
         "ranking": (),
+        "rated": False,
+        "account": None,
     },
     sequences=("deck", "ranking"),
 )

@@ -59,6 +59,7 @@ class Seat:
     order: int
     connection: str | None = None
     away_since: int | None = None
+    account: str | None = None  # a logged-in racer's account (folded name)
 
     def wire(self) -> dict[str, Any]:
         return {"connected": self.connection is not None, "away_since": self.away_since}
@@ -130,6 +131,11 @@ class Room:
     def winnable(self) -> bool:
         return self.meta is not None and self.meta.winnable
 
+    @property
+    def rated(self) -> bool:
+        """The room's race counts for ratings when at least two racers are logged in."""
+        return self.meta is not None and self.meta.rated
+
     def names(self) -> list[str]:
         return [s.name for s in self.seats.values()]
 
@@ -164,6 +170,7 @@ class Room:
             "finished_at": self.finished.at if self.finished else None,
             "open_seed": self.open_seed,
             "winnable": self.winnable,
+            "rated": self.rated,
             "names": self.names(),
         }
 

@@ -20,6 +20,8 @@ from websockets.exceptions import ConnectionClosed
 from websockets.frames import Frame, Opcode
 from websockets.protocol import Protocol, Side, State
 
+from server.accounts.ratings import Ratings
+from server.accounts.service import Accounts
 from server.domain.errors import (
     AlreadyHello,
     AlreadyInRoom,
@@ -32,6 +34,7 @@ from server.domain.errors import (
 )
 from server.domain.model import Room, game_stream
 from server.domain.names import DEFAULT_NAME, clean_name
+from server.net.account_requests import AccountRequests
 from server.net.delivery import CLOSE_SUPERSEDED, Delivery, Member, Role
 from server.rooms.commands import Commands
 from server.runtime.clock import Clock
@@ -242,6 +245,8 @@ class Connection:
         outbox: Outbox,
         connection_id: str,
         metrics: Metrics,
+        accounts: Accounts,
+        ratings: Ratings,
     ) -> None:
         self.metrics = metrics
         self.ws = ws
@@ -271,6 +276,10 @@ class Connection:
             p.WATCH: self.on_watch,
             p.HINT: self.on_hint,
         }
+        remote = ws.remote_address
+        address = str(remote[0]) if isinstance(remote, tuple) and remote else "unknown"
+        self.login = AccountRequests(accounts, ratings, commands, self.reply, address)
+        self.handlers.update(self.login.handlers())
 
     # ---- sending -----------------------------------------------------------------------------
 
@@ -403,6 +412,10 @@ class Connection:
                 f"this server speaks protocol {p.PROTOCOL_VERSION}, not {msg['protocol']}"
             )
         self.name = clean_name(msg.get("name", DEFAULT_NAME))
+        if "key" in msg:
+            await self.login.authenticate(msg["key"])
+            if self.login.account is not None:
+                self.name = self.login.account.name
         room = None
         player = None
         if "resume" in msg:
@@ -425,6 +438,7 @@ class Connection:
             "room": room.id if room is not None else None,
             "server": SERVER_NAME,
             "limits": self.config.limits(),
+            "account": self.login.account.name if self.login.account is not None else None,
         }
         self.reply(msg, welcome)
         if room is not None and player is not None:
@@ -467,8 +481,14 @@ class Connection:
         room = await self.commands.room(room_id)
         player = self.session if role == Role.PLAYER else None
         if player is not None:
+            account = self.login.account
             await self.commands.join(
-                room, player, name=self.name, token=self.token, connection=self.connection_id
+                room,
+                player,
+                name=account.name if account is not None else self.name,
+                token=self.token,
+                connection=self.connection_id,
+                account=account.id if account is not None else None,
             )
             if self.delivery.member(self) is not None:  # joined twice concurrently
                 raise AlreadyInRoom("leave your room first")

@@ -293,6 +293,7 @@ class Delivery:
             ],
             "open_seed": room.open_seed,
             "winnable": room.winnable,
+            "rated": room.rated,
             "spectators": audience.spectator_count(),
             "created_at": meta.at,
             "go_at": room.go_at,
