@@ -15,6 +15,7 @@ import signal
 from dataclasses import dataclass, field
 from typing import Any
 
+from client.accounts import saved_key
 from client.app import App, now_ms
 from client.cli import Output
 from client.commands import WATCH_FIRST, Command, Kind, confirm_texts, parse_command
@@ -116,6 +117,7 @@ class RoomClient:
             on_welcome=self.on_welcome,
             resume=resume,
             on_token=self.on_token,
+            key=saved_key(url),
         )
         await self.conn.start()
         return self.conn
@@ -358,7 +360,24 @@ class RoomClient:
             self.session.say(f"Results: {places}")
         for line in fairness_lines(msg, open_seed=self.open_seed and not self.solo):
             self.session.say(line)
+        if self.room.get("rated") and self.conn is not None and self.conn.welcome.get("account"):
+            self._spawn(self._rating_changes(msg["room"]))
         self.finished.set()
+
+    async def _rating_changes(self, room: str) -> None:
+        """A rated race's rating changes, once the server has rated it: `1523 → 1541 (+18)`."""
+        assert self.conn is not None
+        try:
+            answer = await self.conn.request({"type": "race_ratings", "room": room})
+        except ArenaError:
+            return  # fewer than two logged-in racers: not rated
+        arrow = "->" if self.app.output.ascii else "\u2192"
+        parts = [
+            f"{c['name']} {c['before']} {arrow} {c['after']} ({c['delta']:+d})"
+            for c in answer["changes"]
+        ]
+        self.session.say("Ratings: " + ", ".join(parts))
+        self.app.refresh()
 
     def _on_error(self, msg: dict[str, Any]) -> None:
         if msg.get("ref") is not None:
