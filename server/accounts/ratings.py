@@ -38,7 +38,8 @@ from shared.errors import ServerError, WrongExpectedVersion
 log = get_logger("server.accounts.ratings")
 
 PENDING_INDEX = "ratings-pending"  # rated rooms racing or finished, not yet recorded
-BUILT_INDEX = "ratings-built"  # variant -> the ratings version the leaderboard index holds
+BUILT_INDEX = "ratings-built"
+_PAGE = 2_000  # variant -> the ratings version the leaderboard index holds
 
 
 def leaderboard_index(variant: str) -> str:
@@ -69,9 +70,19 @@ class Ratings:
         """Fold what the variant's ratings stream holds beyond this process's table."""
         table = self.tables[variant]
         async with self._locks[variant]:
-            for event in await self.store.read(ratings_stream(variant), after=table.version):
-                table.apply(event.version, event.data)
+            await self._fold(table)
         return table
+
+    async def _fold(self, table: RatingTable) -> None:
+        """Read and fold the stream beyond ``table``, a page at a time (one read of 100,000
+        events outlasted the store's socket timeout)."""
+        stream = ratings_stream(table.variant)
+        while True:
+            page = await self.store.read(stream, after=table.version, limit=_PAGE)
+            for event in page:
+                table.apply(event.version, event.data)
+            if len(page) < _PAGE:
+                return
 
     async def record(self, room: Room) -> tuple[Change, ...] | None:
         """Rate the room's finished race once; its changes (None: the race is not rated)."""
@@ -122,8 +133,7 @@ class Ratings:
         folded = {}
         for variant in variants:
             table = RatingTable(variant)
-            for event in await self.store.read(ratings_stream(variant)):
-                table.apply(event.version, event.data)
+            await self._fold(table)
             self.tables[variant] = table
             index = leaderboard_index(variant)
             for entry in await self.store.index_range(index):

@@ -114,16 +114,23 @@ class Standing:
     """One account's rating in one variant, and what its profile shows."""
 
     name: str
-    mu: float = MODEL.mu
-    sigma: float = MODEL.sigma
+    skill: Any = field(default_factory=MODEL.rating)  # openskill's rating object (mu, sigma)
     games: int = 0
     wins: int = 0
     best_ms: int | None = None
     recent: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=RECENT))
 
     @property
+    def mu(self) -> float:
+        return float(self.skill.mu)
+
+    @property
+    def sigma(self) -> float:
+        return float(self.skill.sigma)
+
+    @property
     def rating(self) -> int:
-        return display(self.mu, self.sigma)
+        return display(self.skill.mu, self.skill.sigma)
 
     @property
     def provisional(self) -> bool:
@@ -161,13 +168,13 @@ class RatingTable:
         standings = [
             self.players.setdefault(r["account"], Standing(r["name"])) for r in event.racers
         ]
-        teams = [[MODEL.create_rating([s.mu, s.sigma])] for s in standings]
-        rated = MODEL.rate(teams, ranks=[float(r["place"]) for r in event.racers])
+        # The rating objects themselves: rate() copies them, so ours are never changed in place.
+        rated = MODEL.rate([[s.skill] for s in standings], ranks=[r["place"] for r in event.racers])
         changes = []
         for racer, standing, team in zip(event.racers, standings, rated, strict=True):
             before = standing.rating
             standing.name = racer["name"]
-            standing.mu, standing.sigma = team[0].mu, team[0].sigma
+            standing.skill = team[0]
             standing.games += 1
             if racer["won"]:
                 standing.wins += 1
