@@ -349,11 +349,8 @@ class Connection:
             self.strikes = 0
             if not self.session:
                 raw = _peek(frame)
-                if (
-                    raw is not None
-                    and raw.get("type") in p.CLIENT_MESSAGES
-                    and (raw.get("type") != p.HELLO)
-                ):
+                kind = raw.get("type") if raw is not None else None
+                if isinstance(kind, str) and kind in p.CLIENT_MESSAGES and kind != p.HELLO:
                     # Before hello, anything else is hello_required, whatever its fields.
                     self.send(p.error_message("hello_required", "send hello first", _ref(raw)))
                     return

@@ -498,7 +498,10 @@ class Delivery:
         player, first, last, progress = change.player, change.first, change.last, change.progress
         quiet = not audience.members and room.delay_ms <= 0 and not audience.pending
         if quiet:
+            # Nobody here to tell, but what viewers may see moves on all the same: a viewer
+            # who joins later is shown it (issue 23: a game played on another process).
             audience.shown[player] = progress
+            self._release(room, audience)
             return
         game = room.games[player]
         update = {"type": p.PROGRESS, "room": room.id, "player": player}
