@@ -32,7 +32,8 @@ from server.domain.errors import (
 )
 from server.domain.model import Room, game_stream
 from server.domain.names import DEFAULT_NAME, clean_name
-from server.net.delivery import CLOSE_SUPERSEDED, Delivery, Member, Role
+from server.net.audience import Member, Role
+from server.net.delivery import CLOSE_SUPERSEDED, Delivery
 from server.rooms.commands import Commands
 from server.runtime.clock import Clock
 from server.runtime.config import Config

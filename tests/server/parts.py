@@ -11,7 +11,7 @@ import msgpack
 from server.app import App
 from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room
-from server.net.delivery import Member, Role
+from server.net.audience import Member, Role
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
 from server.store import EventStore
