@@ -101,6 +101,13 @@ class Audience:
     def spectator_count(self) -> int:
         return len(self.of(SPECTATORS))
 
+    def clamp(self, versions: dict[str, int]) -> None:
+        """The room was folded again: no count beyond what its games hold now."""
+        for player, count in list(self.cleared.items()):
+            version = versions.get(player, 0)
+            self.cleared[player] = min(count, version)
+            self.released[player] = min(self.released.get(player, 0), version)
+
     def quiet(self, delay_ms: int) -> bool:
         """Nobody here and nothing delayed: what viewers may see moves on without sending."""
         return not self.members and delay_ms <= 0 and not self.pending

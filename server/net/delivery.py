@@ -28,7 +28,7 @@ from server.domain.events import (
 )
 from server.domain.fairness import common_cards, viewable
 from server.domain.fold import Change, GameAdvanced, Loaded, RoomChanged
-from server.domain.model import Game, Room
+from server.domain.model import Room
 from server.domain.progress import Progress
 from server.net import render
 from server.net.audience import OWNER, PLAYERS, SPECTATORS, WATCHERS, Audience, Member, Peer, Role
@@ -61,14 +61,6 @@ class Delivery:
     def frames(self) -> int:
         """Frames handed to connections (metrics)."""
         return self.ticker.frames
-
-    @property
-    def send_many(self) -> SendMany:
-        return self.ticker.send_many
-
-    @send_many.setter
-    def send_many(self, send_many: SendMany) -> None:
-        self.ticker.send_many = send_many
 
     # ---- members -----------------------------------------------------------------------------
 
@@ -166,37 +158,15 @@ class Delivery:
 
     def room_state(self, room: Room, *, delayed: bool = False) -> dict[str, Any]:
         """The room's state; ``delayed`` is what a viewer may see under the spectator delay."""
-        audience = self.audience(room)
-        if not delayed:
-            return render.room_state(room, spectators=audience.spectator_count())
-
-        def shown(game: Game) -> Progress:
-            return audience.shown.get(game.player, Progress())
-
-        hide_end = room.finished is not None and not audience.finished_shown
-        return render.room_state(
-            room, spectators=audience.spectator_count(), shown=shown, hide_end=hide_end
-        )
+        return render.viewer_room_state(room, self.audience(room), delayed=delayed)
 
     def game_message(self, room: Room, player: str, *, released_only: bool) -> bytes:
         count = self.audience(room).released.get(player, 0) if released_only else None
         return render.game_message(room, player, count)
 
     def _snapshot(self, room: Room, audience: Audience, member: Member) -> None:
-        peer = member.peer
-        spectator = member.role == Role.SPECTATOR
-        peer.send({"type": p.ROOM, "room": self.room_state(room, delayed=spectator)})
-        if member.role == Role.PLAYER and member.player is not None:
-            own = room.games.get(member.player)
-            if own is not None and own.public:
-                peer.send(self.game_message(room, member.player, released_only=False))
-        if spectator:
-            for player in room.seats:
-                game = room.games.get(player)
-                if game is not None and game.public:
-                    peer.send(self.game_message(room, player, released_only=True))
-        if room.finished is not None and (audience.finished_shown or not spectator):
-            peer.send(room.finished_message())
+        for msg in render.snapshot(room, audience, member):
+            member.peer.send(msg)
 
     # ---- changes -----------------------------------------------------------------------------
 
@@ -224,11 +194,7 @@ class Delivery:
         """A room folded with nobody here: what viewers have been shown reaches the fold (after
         the delay, if the room has one), so the first viewer sees what the delay allows. A room
         folded again (its stream went back) keeps no count beyond the new fold."""
-        for player, count in list(audience.cleared.items()):
-            game = room.games.get(player)
-            version = game.version if game is not None else 0
-            audience.cleared[player] = min(count, version)
-            audience.released[player] = min(audience.released.get(player, 0), version)
+        audience.clamp({player: game.version for player, game in room.games.items()})
         for game in room.games.values():
             progress = game.progress
 

@@ -12,6 +12,7 @@ from typing import Any
 from server.domain.lifecycle import RoomStatus
 from server.domain.model import Game, Room, packed_with
 from server.domain.progress import Progress
+from server.net.audience import Audience, Member, Role
 from server.net.framing import array_header
 from shared import protocol as p
 
@@ -90,3 +91,36 @@ def progress_frame(room: Room, player: str, progress: Progress) -> bytes:
     update = {"type": p.PROGRESS, "room": room.id, "player": player}
     update.update(progress.wire())
     return p.encode_unchecked(update)
+
+
+def viewer_room_state(room: Room, audience: Audience, *, delayed: bool) -> dict[str, Any]:
+    """The room's state for a connection here; ``delayed``: as the spectator delay shows it."""
+    if not delayed:
+        return room_state(room, spectators=audience.spectator_count())
+
+    def shown(game: Game) -> Progress:
+        return audience.shown.get(game.player, Progress())
+
+    hide_end = room.finished is not None and not audience.finished_shown
+    return room_state(room, spectators=audience.spectator_count(), shown=shown, hide_end=hide_end)
+
+
+def snapshot(room: Room, audience: Audience, member: Member) -> list[dict[str, Any] | bytes]:
+    """What a connection that just joined is sent: the room, its own game or (a spectator)
+    every game as released to viewers, and the results once it may see them."""
+    spectator = member.role == Role.SPECTATOR
+    sent: list[dict[str, Any] | bytes] = [
+        {"type": p.ROOM, "room": viewer_room_state(room, audience, delayed=spectator)}
+    ]
+    if member.role == Role.PLAYER and member.player is not None:
+        own = room.games.get(member.player)
+        if own is not None and own.public:
+            sent.append(game_message(room, member.player))
+    if spectator:
+        for player in room.seats:
+            game = room.games.get(player)
+            if game is not None and game.public:
+                sent.append(game_message(room, player, audience.released.get(player, 0)))
+    if room.finished is not None and (audience.finished_shown or not spectator):
+        sent.append(room.finished_message())
+    return sent

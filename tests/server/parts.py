@@ -63,7 +63,7 @@ async def until(ready: Callable[[], bool]) -> None:
 
 def open_app(store: EventStore, clock: FakeClock, config: Config | None = None) -> App:
     app = App(config or Config(), store, clock)
-    app.delivery.send_many = send_many
+    app.delivery.ticker.send_many = send_many
     app.race_clock.poll_s = 0.01
     app.open()
     return app
