@@ -30,12 +30,15 @@ class AccountRequests:
         commands: Commands,
         reply: Reply,
         address: str,
+        *,
+        on_account: Callable[[Account | None], None],
     ) -> None:
         self.accounts = accounts
         self.ratings = ratings
         self.commands = commands
         self.reply = reply
         self.address = address
+        self.on_account = on_account
         self.account: Account | None = None
         self.key: str | None = None
 
@@ -60,12 +63,10 @@ class AccountRequests:
         self.key = key if self.account is not None else None
         if self.account is not None:
             bind(account=self.account.id)
+        self.on_account(self.account)
 
     async def _logged_in(self, key: str) -> None:
-        self.account = await self.accounts.authenticate(key)
-        self.key = key
-        if self.account is not None:
-            bind(account=self.account.id)
+        await self.authenticate(key)
 
     async def on_register(self, msg: dict[str, Any]) -> None:
         login = await self.accounts.register(msg["name"], msg["password"], address=self.address)
