@@ -15,6 +15,9 @@ race's finish costs the finishing action, against an unrated one in the same run
    resignation has no ack) and to ``finished``; for rated races also to the ``rating_changes``
    answer of a ``race_ratings`` sent on ``finished``.
 
+3. Argon2id: the time one hash and one verification take with the server's parameters
+   (argon2-cffi's PasswordHasher defaults), median of 5, in this process.
+
 Prints a table and writes bench/results/ratings.json.
 """
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import sys
 import time
@@ -171,6 +175,32 @@ async def finishes(url: str, count: int, log: Path) -> dict[str, Any]:
     }
 
 
+def argon2_timing(samples: int = 5) -> dict[str, Any]:
+    from argon2 import PasswordHasher
+
+    hasher = PasswordHasher()
+    hashes, verifies = [], []
+    for i in range(samples):
+        t0 = time.perf_counter_ns()
+        hashed = hasher.hash(f"a password {i}")
+        hashes.append(time.perf_counter_ns() - t0)
+        t0 = time.perf_counter_ns()
+        hasher.verify(hashed, f"a password {i}")
+        verifies.append(time.perf_counter_ns() - t0)
+    return {
+        "parameters": {
+            "type": "argon2id",
+            "time_cost": hasher.time_cost,
+            "memory_kib": hasher.memory_cost,
+            "parallelism": hasher.parallelism,
+            "hash_len": hasher.hash_len,
+            "salt_len": hasher.salt_len,
+        },
+        "hash": quantiles_ms(hashes),
+        "verify": quantiles_ms(verifies),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a small run for CI")
@@ -186,12 +216,15 @@ def main() -> None:
         rebuilt = asyncio.run(rebuild(redis.url, races, accounts))
         log = Path(redis.dir) / "server.log"
         finish = asyncio.run(finishes(redis.url, count, log))
+        argon2 = argon2_timing()
         report = {
             "machine": machine(),
             "versions": versions(redis.url),
             "quick": args.quick,
             "rebuild": rebuilt,
             "finish": finish,
+            "argon2": argon2,
+            "load_average": os.getloadavg(),
         }
     finally:
         redis.stop()
@@ -206,6 +239,9 @@ def main() -> None:
         for what, q in parts.items():
             figure = f"p50 {q['p50_ms']} ms, p95 {q['p95_ms']} ms (n {q['n']})"
             rows.append((f"{kind}: resign -> {what}", figure))
+    for what in ("hash", "verify"):
+        rows.append((f"argon2id {what} (t=3, 64 MiB, p=4)", f"p50 {argon2[what]['p50_ms']} ms"))
+    rows.append(("load average (1, 5, 15 min)", " ".join(f"{x:.1f}" for x in os.getloadavg())))
     print(table(rows, "bench.ratings"))
     print(f"wrote {path}")
     sys.stdout.flush()
