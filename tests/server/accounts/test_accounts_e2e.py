@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -11,9 +12,12 @@ from typing import Any
 import msgpack
 from redis.asyncio.cluster import RedisCluster
 
-from server.accounts.ratings import leaderboard_index
+from server.accounts.ratings import PENDING_INDEX, leaderboard_index
+from server.domain.events import encode
+from server.domain.model import room_stream
 from server.domain.ratings import ratings_stream
 from server.store import RedisClusterEventStore
+from tests.server.accounts.rooms import room_events
 from tests.server.wsclient import Client
 from tests.support.redis_cluster import LocalRedisCluster
 from tests.support.server_process import ServerProcess
@@ -286,6 +290,79 @@ async def test_a_process_killed_right_after_the_finish_rates_the_race_once_on_re
             assert [e["room"] for e in await rated_events(redis_cluster, prefix)] == [room]
         finally:
             two.stop()
+    finally:
+        for client in clients:
+            await client.close()
+        one.stop()
+
+
+async def test_a_finish_nobody_rated_is_rated_once_by_the_processes_that_start_next(
+    redis_cluster: LocalRedisCluster, tmp_path: Path
+) -> None:
+    """What a process killed between appending ``race_finished`` and rating it leaves: the
+    room's events and the pending entry, no ``race_rated``. Two processes start at once; both
+    sweep; the race is rated once."""
+    prefix = f"t{uuid.uuid4().hex[:8]}:"
+    store = RedisClusterEventStore(redis_cluster.url, prefix=prefix)
+    racers = [("Ann", "ann"), ("Guest", None), ("Bob", "bob"), ("Cy", "cy")]
+    events = room_events("left1", racers, at=int(time.time() * 1000) - 60_000)
+    try:
+        await store.append(room_stream("left1"), [encode(e) for e in events], expected_version=0)
+        await store.index_put(PENDING_INDEX, "left1", events[0].at)
+    finally:
+        await store.aclose()
+    one = server(redis_cluster, tmp_path / "one.log", prefix)
+    two = server(redis_cluster, tmp_path / "two.log", prefix)
+    one.start()
+    two.start()
+    clients: list[Client] = []
+    try:
+        for _ in range(100):
+            if await rated_events(redis_cluster, prefix):
+                break
+            await asyncio.sleep(0.1)
+        answers = []
+        for url in (one.url, two.url):
+            client, _ = await hello(url)
+            clients.append(client)
+            answers.append(
+                await ask(client, {"type": "race_ratings", "room": "left1"}, "rating_changes")
+            )
+        assert answers[0] == {**answers[1], "ref": answers[0]["ref"]}
+        assert [(c["name"], c["place"]) for c in answers[0]["changes"]] == [
+            ("Ann", 1),
+            ("Bob", 3),
+            ("Cy", 4),
+        ]
+        assert [e["room"] for e in await rated_events(redis_cluster, prefix)] == ["left1"]
+    finally:
+        for client in clients:
+            await client.close()
+        one.stop()
+        two.stop()
+
+
+async def test_a_race_ended_by_the_time_limit_is_rated(
+    redis_cluster: LocalRedisCluster, tmp_path: Path
+) -> None:
+    prefix = f"t{uuid.uuid4().hex[:8]}:"
+    one = server(redis_cluster, tmp_path / "one.log", prefix)
+    one.start()
+    clients: list[Client] = []
+    try:
+        ann, _ = await register(one.url, "ann")
+        bob, _ = await register(one.url, "bob")
+        clients = [ann, bob]
+        create = {"type": "create_room", "variant": "swiss", "countdown_ms": 0}
+        room = (await ask(ann, {**create, "time_limit_ms": 1500}, "room"))["room"]["id"]
+        for racer in clients:
+            await ask(racer, {"type": "join", "room": room}, "joined")
+        await ann.send({"type": "start"})
+        finished = await ann.expect("finished", wait_s=30)
+        assert finished["reason"] == "time_limit"
+        answer = await ask(bob, {"type": "race_ratings", "room": room}, "rating_changes")
+        assert [c["name"] for c in answer["changes"]] == ["ann", "bob"]
+        assert answer["changes"][0]["delta"] > 0 > answer["changes"][1]["delta"]
     finally:
         for client in clients:
             await client.close()

@@ -60,7 +60,9 @@ def test_login_rehashes_first_when_the_parameters_changed() -> None:
     events = decide_login(account, verified=True, key_hash="k", rehashed="new", now=3)
     assert events == [PasswordChanged(3, "new"), KeyIssued(3, "k")]
     after = fold_account([encode(AccountCreated(1, "ann", "old")), *(encode(e) for e in events)])
-    assert after is not None and after.password_hash == "new" and after.keys == {"k"}
+    assert after is not None
+    assert after.password_hash == "new"
+    assert after.keys == {"k"}
 
 
 def test_logout_revokes_only_a_live_key() -> None:
@@ -70,7 +72,8 @@ def test_logout_revokes_only_a_live_key() -> None:
     revoked = decide_logout(account, key_hash="k", now=2)
     assert revoked == [KeyRevoked(2, "k")]
     after = fold_account([encode(created), encode(issued), encode(revoked[0])])
-    assert after is not None and after.keys == frozenset()
+    assert after is not None
+    assert after.keys == frozenset()
     assert decide_logout(after, key_hash="k", now=3) == []
 
 
