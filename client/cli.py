@@ -153,6 +153,12 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     )
     create.add_argument("--winnable", action="store_true", help=_WINNABLE_HELP)
     create.add_argument(
+        "--unrated",
+        action="store_true",
+        help="a race that does not count for ratings (races on a secret seed between logged-in "
+        "players are rated by default)",
+    )
+    create.add_argument(
         "--players",
         type=int,
         default=None,

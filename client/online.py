@@ -34,6 +34,7 @@ from shared.views import public_fold_event
 
 OPEN_SEED = "open seed: the creator knows the deck"
 WINNABLE = "a winnable deal: the server has solved it"
+RATED = "rated: counts for the racers who are logged in"
 GRACE_TEXT = "the server's grace (a minute by default)"
 
 _RACER_STATES = {
@@ -765,6 +766,8 @@ def _create_msg(args: Any, capacity: int) -> dict[str, Any]:
         msg["seed"] = seed_value(args.seed)
     if getattr(args, "winnable", False):
         msg["winnable"] = True
+    if getattr(args, "unrated", False):
+        msg["rated"] = False
     return msg
 
 
@@ -1032,6 +1035,8 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
                 notes.append(f" ({OPEN_SEED}.)")
             if client.room.get("winnable") and WINNABLE not in client.lobby_hint:
                 notes.append(f" ({WINNABLE}.)")
+            if client.room.get("rated") and RATED not in client.lobby_hint:
+                notes.append(f" ({RATED}.)")
             client.lobby_hint += "".join(notes)
             if notes and client.room.get("status") == "lobby":
                 app.session.status = client.lobby_hint

@@ -203,7 +203,3 @@ class RatingTable:
             )
         self.races[event.room] = tuple(changes)
         return self.races[event.room]
-
-    def ordered(self) -> list[tuple[str, Standing]]:
-        """Best first: by shown rating, then more games, then account (a stable order)."""
-        return sorted(self.players.items(), key=lambda kv: (-kv[1].rating, -kv[1].games, kv[0]))

@@ -93,6 +93,7 @@ def test_register_login_a_rated_race_then_leaderboard_and_profile(
     try:
         ann.expect(r"Room ([a-z0-9]+): join with")
         code = ann.match.group(1)
+        ann.expect(words("rated: counts for the racers who are logged in"))
         bob = run(server, bob_env, "race", "join", code)
         bob.expect("waiting for the race to start")
         ann.expect("bob")
