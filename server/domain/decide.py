@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from server.domain.accounts import fold_name
 from server.domain.commitment import commitment, deck_secret
 from server.domain.errors import (
     AlreadyInRoom,
@@ -125,7 +126,10 @@ def decide_join(
         raise WrongStatus(f"room {room.id} is {room.status.value}: join as a spectator")
     if len(room.seats) >= room.settings.capacity:
         raise RoomFull(f"room {room.id} is full")
-    if account is not None and any(s.account == account for s in room.seats.values()):
+    if account is not None and any(
+        s.account is not None and fold_name(s.account) == fold_name(account)
+        for s in room.seats.values()
+    ):
         raise AlreadyInRoom(f"your account already has a seat in room {room.id}")
     unique = unique_name(name, room.names())
     return [PlayerJoined(now, player, unique, token_hash, connection, account)]

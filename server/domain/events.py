@@ -55,7 +55,7 @@ class PlayerJoined(RoomEvent):
     name: str
     token_hash: str
     connection: str | None
-    account: str | None = None  # the racer's account (its folded name), None for a guest
+    account: str | None = None  # the racer's account name (as registered), None for a guest
 
 
 @dataclass(frozen=True, slots=True)

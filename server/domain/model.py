@@ -59,7 +59,7 @@ class Seat:
     order: int
     connection: str | None = None
     away_since: int | None = None
-    account: str | None = None  # a logged-in racer's account (folded name)
+    account: str | None = None  # a logged-in racer's account name (as registered)
 
     def wire(self) -> dict[str, Any]:
         return {"connected": self.connection is not None, "away_since": self.away_since}

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from openskill.models import PlackettLuce
 
+from server.domain.accounts import fold_name
 from server.domain.model import Room
 from server.domain.schema import Schema
 
@@ -74,8 +75,9 @@ def decide_rating(room: Room) -> RaceRated | None:
         finished_at = rank.get("finished_at")
         racers.append(
             {
-                "account": seat.account,
-                "name": seat.name,
+                # The account's own name, not the seat's (a guest may have had it first).
+                "account": fold_name(seat.account),
+                "name": seat.account,
                 "place": int(rank["place"]),
                 "won": won,
                 "time_ms": finished_at - room.started_at if won and finished_at else None,

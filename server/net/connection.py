@@ -397,8 +397,8 @@ class Connection:
 
     @property
     def account(self) -> str | None:
-        """The account this connection is logged in as (its folded name), None for a guest."""
-        return self.login.account_id
+        """The account this connection is logged in as (its name), None for a guest."""
+        return self.login.account.name if self.login.account is not None else None
 
     def _logged_in(self, account: Account | None) -> None:
         """A logged-in connection is seated under its account's name."""

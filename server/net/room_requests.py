@@ -29,7 +29,7 @@ class Session(Peer, Protocol):
 
     @property
     def account(self) -> str | None:
-        """The logged-in account (its folded name), None for a guest."""
+        """The logged-in account's name, None for a guest."""
 
     delivery: Delivery
     metrics: Metrics

@@ -304,7 +304,7 @@ async def test_a_finish_nobody_rated_is_rated_once_by_the_processes_that_start_n
     sweep; the race is rated once."""
     prefix = f"t{uuid.uuid4().hex[:8]}:"
     store = RedisClusterEventStore(redis_cluster.url, prefix=prefix)
-    racers = [("Ann", "ann"), ("Guest", None), ("Bob", "bob"), ("Cy", "cy")]
+    racers = [("Ann", "Ann"), ("Guest", None), ("Bob", "Bob"), ("Cy", "Cy")]
     events = room_events("left1", racers, at=int(time.time() * 1000) - 60_000)
     try:
         await store.append(room_stream("left1"), [encode(e) for e in events], expected_version=0)

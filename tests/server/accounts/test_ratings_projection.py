@@ -34,9 +34,13 @@ async def test_guests_unrated_rooms_and_lone_accounts_are_not_rated() -> None:
     ratings = Ratings(store, FakeClock())
     assert await ratings.record(finished_room("a", [("Ann", "ann"), ("Guest", None)])) is None
     assert await ratings.record(finished_room("b", [("A", "a"), ("B", "b")], rated=False)) is None
-    mixed = decide_rating(finished_room("c", [("Guest", None), ("Ann", "ann"), ("Bob", "bob")]))
+    mixed = decide_rating(finished_room("c", [("Guest", None), ("Ann", "Ann"), ("Bob", "bob")]))
     assert mixed is not None
     assert [(r["account"], r["place"]) for r in mixed.racers] == [("ann", 2), ("bob", 3)]
+    # A guest had the name first: the seat is "Ann 2", the rating is the account's own name.
+    rated = decide_rating(finished_room("d", [("Ann", None), ("Ann 2", "Ann"), ("Bob", "Bob")]))
+    assert rated is not None
+    assert [r["name"] for r in rated.racers] == ["Ann", "Bob"]
     await store.aclose()
 
 

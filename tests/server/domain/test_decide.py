@@ -249,7 +249,7 @@ def test_an_account_has_one_seat_in_a_room() -> None:
     )
     with pytest.raises(AlreadyInRoom):
         d.decide_join(
-            room, "p2", name="ann", token_hash="t2", connection="c2", now=2, account="ann"
+            room, "p2", name="ANN", token_hash="t2", connection="c2", now=2, account="ANN"
         )
     events = d.decide_join(room, "p3", name="bob", token_hash="t3", connection="c3", now=2)
     assert isinstance(events[0], PlayerJoined)
