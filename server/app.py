@@ -72,7 +72,6 @@ class App:
         self.hub.listen(self.race_clock.on_change)
         self.accounts = Accounts(store, clock, config)
         self.ratings = Ratings(store, clock)
-        self.ratings.hub = self.hub
         self.hub.listen(self.ratings.on_change)
         self.unloader = Unloader(
             self.hub,

@@ -19,8 +19,8 @@ import msgpack
 
 from server.domain.events import RaceFinished, RaceStarted
 from server.domain.fold import Change as RoomChange
-from server.domain.fold import RoomChanged
-from server.domain.model import Room
+from server.domain.fold import RoomChanged, fold_stored
+from server.domain.model import Room, room_stream
 from server.domain.ratings import (
     VARIANTS,
     Change,
@@ -29,7 +29,6 @@ from server.domain.ratings import (
     encode,
     ratings_stream,
 )
-from server.rooms.hub import Hub
 from server.runtime.clock import Clock
 from server.runtime.logging import get_logger
 from server.store import EventStore, IndexEntry
@@ -62,7 +61,6 @@ class Ratings:
         self.tables = {v: RatingTable(v) for v in VARIANTS}
         self._locks = {v: asyncio.Lock() for v in VARIANTS}
         self._tasks: set[asyncio.Task[Any]] = set()
-        self.hub: Hub | None = None
 
     # ---- the projection ------------------------------------------------------------------------
 
@@ -167,14 +165,19 @@ class Ratings:
                 log.warning("ratings_sweep_failed", error=str(exc))
 
     async def sweep(self) -> None:
-        """Rate every pending room whose race has finished (its process may have died first)."""
-        if self.hub is None:
-            return
+        """Rate every pending room whose race has finished (its process may have died first).
+        Only the room stream is read and folded, here: a pending room still racing is not
+        loaded into this process's hub (with its wake-ups) just to be looked at."""
         for entry in await self.store.index_range(PENDING_INDEX):
-            room = await self.hub.room(entry.member)
-            gone = room is None  # expired with its retention: nothing left to rate
-            if gone or (room is not None and room.finished and await self.record(room) is None):
-                await self.store.index_remove(PENDING_INDEX, entry.member)
+            events = await self.store.read(room_stream(entry.member))
+            room = Room(entry.member)
+            fold_stored(room, events)
+            if room.finished is None and events:
+                continue
+            if events:
+                await self.record(room)  # rated now (or before), or never: too few accounts
+            # Done with either way; a room with no events has expired with the retention.
+            await self.store.index_remove(PENDING_INDEX, entry.member)
 
     # ---- what the hub tells ----------------------------------------------------------------------
 

@@ -6,11 +6,13 @@ import random
 
 import msgpack
 
-from server.accounts.ratings import BUILT_INDEX, Ratings, leaderboard_index
+from server.accounts.ratings import BUILT_INDEX, PENDING_INDEX, Ratings, leaderboard_index
+from server.domain.events import encode
+from server.domain.model import room_stream
 from server.domain.ratings import MODEL, decide_rating, display, ratings_stream
 from server.runtime.clock import FakeClock
 from server.store import MemoryEventStore
-from tests.server.accounts.rooms import finished_room
+from tests.server.accounts.rooms import finished_room, room_events
 
 
 async def test_a_race_is_rated_once_whoever_records_it() -> None:
@@ -102,3 +104,20 @@ async def test_start_rebuilds_a_missing_projection() -> None:
 
 def test_a_new_player_is_shown_at_the_base() -> None:
     assert display(MODEL.mu, MODEL.sigma) == 1500
+
+
+async def test_the_sweep_rates_finished_pending_rooms_and_leaves_racing_ones() -> None:
+    store = MemoryEventStore()
+    ratings = Ratings(store, FakeClock())
+    racers = [("Ann", "Ann"), ("Bob", "Bob")]
+    finished = room_events("done", racers)
+    racing = room_events("racing", racers)[:-1]  # no race_finished yet
+    for room_id, events in (("done", finished), ("racing", racing)):
+        await store.append(room_stream(room_id), [encode(e) for e in events], expected_version=0)
+        await store.index_put(PENDING_INDEX, room_id, 1)
+    await store.index_put(PENDING_INDEX, "expired", 1)
+    await ratings.sweep()
+    await ratings.sweep()  # again: nothing more
+    assert [e.member for e in await store.index_range(PENDING_INDEX)] == ["racing"]
+    assert [e.data["room"] for e in await store.read(ratings_stream("swiss"))] == ["done"]
+    await store.aclose()
