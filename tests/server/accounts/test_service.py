@@ -4,6 +4,7 @@ register, login, keys, rehash and the attempt limits."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator
 
 import pytest
@@ -88,3 +89,29 @@ async def test_attempts_are_limited_per_name_and_per_address(store: MemoryEventS
     clock.advance(600_000)  # the next window
     with pytest.raises(BadCredentials):
         await service.login("zed", "password", address="z")
+
+
+class _ThreadRecording(PasswordHasher):
+    """The real hasher, noting which thread each hash and verification ran on."""
+
+    threads: list[int]
+
+    def hash(self, password: str | bytes, *, salt: bytes | None = None) -> str:
+        self.threads.append(threading.get_ident())
+        return super().hash(password, salt=salt)
+
+    def verify(self, hash: str | bytes, password: str | bytes) -> bool:
+        self.threads.append(threading.get_ident())
+        return super().verify(hash, password)
+
+
+async def test_hashing_runs_off_the_event_loop(store: MemoryEventStore) -> None:
+    hasher = _ThreadRecording(time_cost=1, memory_cost=8192, parallelism=1)
+    hasher.threads = []
+    service = Accounts(store, FakeClock(), Config(), Passwords(hasher))
+    await service.register("Ann", "password one", address="a")
+    await service.login("Ann", "password one", address="a")
+    with pytest.raises(BadCredentials):
+        await service.login("nobody", "password one", address="a")  # the dummy hash too
+    assert len(hasher.threads) == 4
+    assert threading.get_ident() not in hasher.threads
