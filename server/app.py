@@ -27,7 +27,7 @@ from server.metrics import CONTENT_TYPE, Metrics
 from server.race import RoomStatus
 from server.race_clock import RaceClock
 from server.solving import SolverPool
-from server.store import EventStore
+from server.store import EventStore, StoreError
 from server.unloading import Unloader
 
 log = get_logger("server.app")
@@ -226,7 +226,7 @@ class App:
                 log.info("warmed", rooms=len(live))
                 self.warmed.set()
                 return
-            except Exception as exc:  # the store's client raises its own families of errors
+            except StoreError as exc:  # Redis still booting, say
                 log.warning("store_not_ready", error=str(exc), attempt=attempt + 1)
                 await asyncio.sleep(1.0)
 

@@ -44,7 +44,7 @@ from server.race import RoomStatus, Trigger, commitment, deck_secret, next_statu
 from server.race import ranking as rank
 from server.room import Game, Room, room_stream, token_hash
 from server.solving import SolverPool
-from server.store import EventStore
+from server.store import EventStore, StoreError
 from shared import (
     DEAL_VERSION,
     Solution,
@@ -257,7 +257,7 @@ class Commands:
                 writes.append(store.index_remove(lobbies_index(creator), room.id))
         try:
             await asyncio.gather(*writes)  # one loop turn: one round trip (group commit)
-        except Exception as exc:  # best effort: a stale directory entry heals on the next event
+        except StoreError as exc:  # best effort: a stale directory entry heals on the next event
             log.warning("directory_failed", room=room.id, error=str(exc))
 
     async def _append_room(

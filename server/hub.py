@@ -19,7 +19,15 @@ from server.config import Config
 from server.logging import get_logger
 from server.projection import Change, Loaded, fold_stored
 from server.room import Room, room_stream
-from server.store import CorruptEntry, EventStore, StoredEvent, Subscription, Wakeup, stream_group
+from server.store import (
+    CorruptEntry,
+    EventStore,
+    StoredEvent,
+    StoreError,
+    Subscription,
+    Wakeup,
+    stream_group,
+)
 from server.tasks import stop_tasks
 from shared.errors import ArenaError
 
@@ -284,7 +292,7 @@ class Hub:
             before = {s: self._version(r, s) for s, r in streams.items()}
             try:
                 lasts = await self.store.last_versions(list(streams))
-            except Exception as exc:  # the store's client raises its own families of errors
+            except StoreError as exc:
                 log.warning("periodic_catch_up_failed", error=str(exc))
                 continue
             went_back = set()

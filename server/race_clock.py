@@ -25,6 +25,7 @@ from server.logging import get_logger
 from server.projection import Change, GameAdvanced, Loaded, RoomChanged
 from server.race import RoomStatus
 from server.room import Room
+from server.store import StoreError
 from server.tasks import stop_tasks
 from shared.errors import ArenaError
 
@@ -68,10 +69,8 @@ class RaceClock:
                     if entry.member != self.commands.process:
                         log.warning("process_gone", process=entry.member, last_seen=entry.score)
                         await self.commands.gone(entry.member, entry.score)
-            except ArenaError as exc:
+            except ArenaError as exc:  # the store's errors among them (StoreError)
                 log.warning("heartbeat_failed", reason=exc.reason)
-            except Exception as exc:  # the store's client raises its own families of errors
-                log.warning("heartbeat_failed", error=str(exc))
             await asyncio.sleep(interval)
 
     async def aclose(self) -> None:
@@ -170,7 +169,7 @@ class RaceClock:
                 await self.commands.store.index_remove(DUE_INDEX, room_id)
             else:
                 await self.commands.store.index_put(DUE_INDEX, room_id, due)
-        except Exception as exc:  # best effort: the index is a hint, the stream the truth
+        except StoreError as exc:  # best effort: the index is a hint, the stream the truth
             self._written.pop(room_id, None)
             log.warning("due_index_failed", room=room_id, error=str(exc))
 
@@ -216,7 +215,7 @@ class RaceClock:
             due = await self.commands.store.index_range(
                 DUE_INDEX, max_score=self.clock.now_ms() + _LOOKAHEAD_MS
             )
-        except Exception as exc:  # the store's client raises its own families of errors
+        except StoreError as exc:
             log.warning("due_poll_failed", error=str(exc))
             return
         for entry in due:

@@ -9,16 +9,9 @@ from typing import Any
 import redis.asyncio as aioredis
 import redis.exceptions as redis_errors
 
+from server.store import redis_topology
 from server.store.redis_adapter import QuickPool, one_deadline, raw_pipeline
-from server.store.redis_topology import (
-    Answer,
-    Command,
-    Listener,
-    Node,
-    RedisTopology,
-    Wait,
-    connection_options,
-)
+from server.store.redis_topology import Answer, Command, Listener, Node, RedisTopology
 
 
 class SingleNode(RedisTopology):
@@ -35,7 +28,7 @@ class SingleNode(RedisTopology):
         pool_timeout: float = 30.0,
         **redis_options: Any,
     ) -> None:
-        options = connection_options(redis_options)
+        options = redis_topology.connection_options(redis_options)
         self.url = url
         self.pool = QuickPool.from_url(
             url, max_connections=max_connections, timeout=pool_timeout, **options
@@ -43,7 +36,9 @@ class SingleNode(RedisTopology):
         self.client = aioredis.Redis(connection_pool=self.pool)
         self._node = Node("redis", "", 0)
 
-    async def send(self, commands: Sequence[Command], *, wait: Wait | None = None) -> list[Answer]:
+    async def send(
+        self, commands: Sequence[Command], *, wait: redis_topology.Wait | None = None
+    ) -> list[Answer]:
         """One write with a ``WAIT`` after all the commands when asked (WAIT counts the
         replicas holding every write of the connection so far)."""
         batch = [*commands, ("WAIT", *wait)] if wait else list(commands)
