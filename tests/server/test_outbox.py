@@ -10,7 +10,7 @@ import pytest
 from websockets.protocol import State
 from websockets.server import ServerProtocol
 
-from server.connection import Outbox, _plain, framed
+from server.net.connection import Outbox, _plain, framed
 
 
 @pytest.mark.parametrize("size", [0, 1, 125, 126, 65535, 65536, 200_000])
