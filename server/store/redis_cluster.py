@@ -120,7 +120,7 @@ def startup_nodes(url: str) -> list[tuple[str, int]]:
 def _cluster_client(url: str, max_connections: int, options: dict[str, Any]) -> _PatientCluster:
     options = dict(options)
     options.pop("single_connection_client", None)
-    retry = Retry(ExponentialBackoff(cap=0.5, base=0.05), 3)
+    retry = Retry(BACKOFF, 3)
     nodes = startup_nodes(url)
     if len(nodes) == 1:
         client = _PatientCluster.from_url(

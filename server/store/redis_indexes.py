@@ -61,9 +61,7 @@ class RedisIndexes(Indexes):
             redis_scripts.INDEX.call([zkey, hkey], [op, member, score, value])
             for op, zkey, hkey, member, score, value in items
         ]
-        answers = await redis_scripts.with_scripts(
-            self._topology.send, commands, self._topology.client.script_load
-        )
+        answers = await redis_scripts.with_scripts(self._topology, commands)
         return [reply if isinstance(reply, BaseException) else None for reply, _ in answers]
 
     async def index_get(self, index: str, member: str) -> IndexEntry | None:

@@ -4,12 +4,12 @@ a restarted or promoted Redis answers NOSCRIPT (its script cache starts empty)."
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from redis.exceptions import NoScriptError
 
-from server.store.redis_topology import Answer, Command
+from server.store.redis_topology import Answer, Command, RedisTopology, Wait
 
 # KEYS[1]: the stream key; KEYS[2]: the wake-up channel of its group (same slot).
 # ARGV[1]: the expected version; ARGV[2]: "<origin> <stream name>", for the wake-up (origin
@@ -105,21 +105,20 @@ APPEND = Script(APPEND_SCRIPT)
 INDEX = Script(INDEX_SCRIPT)
 LAST_IDS = Script(LAST_IDS_SCRIPT)
 
-Send = Callable[[Sequence[Command]], Awaitable[list[Answer]]]
-
 
 async def with_scripts(
-    send: Send, commands: Sequence[Command], load: Callable[[str], Awaitable[Any]]
+    topology: RedisTopology, commands: Sequence[Command], *, wait: Wait | None = None
 ) -> list[Answer]:
-    """``send(commands)``, and the calls a Redis without the script cache refused (NOSCRIPT)
-    sent again once their scripts are loaded: the one place scripts are reloaded."""
-    answers = await send(commands)
+    """Script calls sent through ``topology``, and those a Redis without the script cache
+    refused (NOSCRIPT) sent again once their scripts are loaded (on every primary): the one
+    place scripts are reloaded."""
+    answers = await topology.send(commands, wait=wait)
     missing = [i for i, (reply, _) in enumerate(answers) if isinstance(reply, NoScriptError)]
     if not missing:
         return answers
     for sha in dict.fromkeys(commands[i][1] for i in missing):
-        await load(_BY_SHA[sha])
-    again = await send([commands[i] for i in missing])
+        await topology.client.script_load(_BY_SHA[sha])
+    again = await topology.send([commands[i] for i in missing], wait=wait)
     for i, answer in zip(missing, again, strict=True):
         answers[i] = answer
     return answers

@@ -24,7 +24,7 @@ from server.store.indexes import IndexEntry
 from server.store.redis_cluster import ClusterNodes
 from server.store.redis_indexes import RedisIndexes
 from server.store.redis_single import SingleNode
-from server.store.redis_topology import Answer, Command, RedisTopology, edge
+from server.store.redis_topology import Command, RedisTopology, edge
 from server.store.redis_wakeups import RedisSubscription
 from server.store.streams import (
     Row,
@@ -146,19 +146,11 @@ class RedisEventStore(EventStore):
         that hold them when acks wait for replicas."""
         acks = self.ack_after_replicas
         wait = (acks, self.ack_timeout_ms) if acks else None
-        answers = await self._scripted(commands, wait=wait)
+        answers = await redis_scripts.with_scripts(self.topology, commands, wait=wait)
         return [
             reply if isinstance(reply, BaseException) else (int(reply[0]), int(reply[1]), n)
             for reply, n in answers
         ]
-
-    async def _scripted(
-        self, commands: Sequence[Command], *, wait: tuple[int, int] | None = None
-    ) -> list[Answer]:
-        def send(batch: Sequence[Command]) -> Any:
-            return self.topology.send(batch, wait=wait)
-
-        return await redis_scripts.with_scripts(send, commands, self.topology.client.script_load)
 
     async def read(
         self, stream: str, *, after: int = 0, limit: int | None = None
@@ -211,7 +203,7 @@ class RedisEventStore(EventStore):
             return {}
         commands = [redis_scripts.LAST_IDS.call([self.key(s) for s in b]) for b in batches]
         with edge():
-            answers = await self._scripted(commands)
+            answers = await redis_scripts.with_scripts(self.topology, commands)
             found: dict[str, int] = {}
             for batch, (ids, _) in zip(batches, answers, strict=True):
                 if isinstance(ids, BaseException):
