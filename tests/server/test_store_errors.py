@@ -64,7 +64,9 @@ async def test_the_periodic_catch_up_rides_out_a_store_that_is_down() -> None:
         assert store.failing == 0  # both processes' catch-ups met the store down
         failed = [entry for entry in logs if entry["event"] == "periodic_catch_up_failed"]
         assert failed
-        assert all(entry["error"] == "Redis is unreachable: (a test)" for entry in failed)
+        assert {(entry["code"], entry["reason"]) for entry in failed} == {
+            ("store_unavailable", "Redis is unreachable: (a test)")
+        }
         assert dropped  # caught up by the catch-up, not by a wake-up
     finally:
         await watcher.close_parts()
