@@ -21,15 +21,23 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import msgpack
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from shared.errors import ArenaError, ClientError, ProtocolError, ServerError
-from shared.protocol import MAX_NAME_LEN, PROTOCOL_VERSION, BadFrame, decode, encode, validate
+from shared.protocol import (
+    CLOSE_CODES,
+    CLOSE_SUPERSEDED,
+    CLOSE_UNSUPPORTED,
+    MAX_NAME_LEN,
+    PROTOCOL_VERSION,
+    decode,
+    decode_frame,
+    encode,
+)
 
 # Close codes after which reconnecting cannot help (docs/protocol.md, "Limits and close codes").
-FATAL_CLOSE_CODES = {4000: "unsupported protocol version", 4001: "seat taken by another connection"}
+FATAL_CLOSE_CODES = {code: CLOSE_CODES[code] for code in (CLOSE_UNSUPPORTED, CLOSE_SUPERSEDED)}
 
 
 RATE_LIMIT_RETRIES = 8
@@ -73,28 +81,6 @@ class Backoff:
 
 
 Connector = Callable[[str], Awaitable[ClientConnection]]
-BATCH = "batch"
-
-
-def decode_frame(frame: bytes | bytearray | memoryview | str) -> list[dict[str, Any]]:
-    """The messages of one frame: one, or a `batch`'s in order (each checked as if alone)."""
-    if isinstance(frame, (bytes, bytearray, memoryview)):
-        try:
-            raw = msgpack.unpackb(bytes(frame), raw=False, strict_map_key=True, use_list=True)
-        except Exception:  # msgpack raises a family of unrelated exceptions for bad bytes
-            raw = None
-        if isinstance(raw, dict) and raw.get("type") == BATCH:
-            inner = raw.get("messages")
-            if not isinstance(inner, list):
-                raise BadFrame("a batch needs a list of messages")
-            out = []
-            for item in inner:
-                try:
-                    out.append(validate(item))
-                except ProtocolError:
-                    continue  # one message a newer server added: skip it, keep the rest
-            return out
-    return [decode(frame)]
 
 
 class Pacer:

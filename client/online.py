@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import os
 import signal
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from client.session import Session, game_status, ranked
 from client.terminal import write_lines
 from client.text import cards_as_shown, cut, ljust, plural
 from shared.errors import ArenaError, ClientError
+from shared.protocol import commitment_ok
 from shared.views import public_fold_event
 
 OPEN_SEED = "open seed: the creator knows the deck"
@@ -53,14 +53,6 @@ class Track:
     version: int = 0
     view: Any = None
     events: list[dict[str, Any]] = field(default_factory=list)
-
-
-def commitment_ok(seed: str | None, salt: str, commitment: str) -> bool:
-    """Whether the revealed seed and salt match the commitment published at the start."""
-    if seed is None:
-        return False
-    digest = hashlib.sha256(f"{seed}:{salt}".encode()).hexdigest()
-    return digest == commitment
 
 
 class RoomClient:

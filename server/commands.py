@@ -40,7 +40,7 @@ from server.logging import get_logger
 from server.metrics import Metrics
 from server.names import unique_name
 from server.projection import room_event
-from server.race import RoomStatus, Trigger, commitment, deck_secret, next_status
+from server.race import RoomStatus, Trigger, next_status
 from server.race import ranking as rank
 from server.room import Game, Room, room_stream, token_hash
 from server.solving import SolverPool
@@ -56,7 +56,7 @@ from shared import (
     validate_deck,
 )
 from shared.errors import ClientError, ServerError, WrongExpectedVersion
-from shared.protocol import BadField
+from shared.protocol import BadField, commitment, deck_secret
 
 ROOMS_INDEX = "rooms"  # room id -> created_at, value: the packed room summary
 SEATS_INDEX = "seats"  # resume token hash -> joined at, value: the room id

@@ -23,7 +23,7 @@ from websockets.protocol import Protocol, Side, State
 from server.clock import Clock
 from server.commands import Commands
 from server.config import Config
-from server.delivery import CLOSE_SUPERSEDED, Delivery, Member, Role
+from server.delivery import Delivery, Member, Role
 from server.errors import (
     AlreadyHello,
     AlreadyInRoom,
@@ -41,18 +41,14 @@ from server.room import Room, game_stream
 from server.solving import NoWinnableDeal
 from shared import protocol as p
 from shared.errors import ArenaError, ClientError, ProtocolError
+from shared.protocol import CLOSE_FLOOD, CLOSE_SLOW, CLOSE_SUPERSEDED, CLOSE_UNSUPPORTED
 
 log = get_logger("server.connection")
 
 SERVER_NAME = "solitaire-arena/0.1.0"
-CLOSE_GOING_AWAY = 1001
-CLOSE_INTERNAL = 1011
-CLOSE_UNSUPPORTED = 4000
 __all__ = ["CLOSE_SUPERSEDED", "Connection", "Outbox", "TokenBucket"]
-CLOSE_FLOOD = 4008
 # ServerError codes sent as they are (others are "server_error"): docs/protocol.md, Error codes.
 _VISIBLE_SERVER_CODES = frozenset({NoWinnableDeal.code})
-CLOSE_SLOW = 4009
 
 
 class TokenBucket:

@@ -23,8 +23,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
-import msgpack
-
 from server.clock import Clock
 from server.config import Config
 from server.errors import NoSuchPlayer, NotAllowed, TooManySpectators
@@ -32,8 +30,9 @@ from server.fairness import common_cards, viewable
 from server.logging import get_logger
 from server.projection import Change, GameAdvanced, Loaded, RoomChanged
 from server.race import Progress, RoomStatus
-from server.room import Game, Room, packed_with
+from server.room import Game, Room
 from shared import protocol as p
+from shared.protocol import CLOSE_SUPERSEDED, batch_frame, packed_list, packed_with
 
 log = get_logger("server.delivery")
 
@@ -48,8 +47,6 @@ class Cancellable(Protocol):
 Soon = Callable[[Callable[["Audience"], None], "Audience"], Cancellable]
 """Run a room's tick at the end of this loop turn (``loop.call_soon``, or the outbox's hook
 that runs it just before the turn's writes)."""
-
-CLOSE_SUPERSEDED = 4001
 
 
 class Peer(Protocol):
@@ -296,7 +293,7 @@ class Delivery:
         else:
             events = game.public
         head = {"type": p.GAME, "room": room.id, "player": player, "version": len(events)}
-        return packed_with(head, "events", _array_header(len(events)) + b"".join(events))
+        return packed_with(head, "events", packed_list(events))
 
     def _snapshot(self, room: Room, audience: Audience, member: Member) -> None:
         peer = member.peer
@@ -570,19 +567,3 @@ class Delivery:
         for pump in pumps:
             with contextlib.suppress(BaseException):
                 await pump
-
-
-def batch_frame(frames: list[bytes]) -> bytes:
-    """One ``batch`` frame holding already-encoded messages, without decoding them."""
-    return b"".join((_BATCH_HEAD, _array_header(len(frames)), *frames))
-
-
-def _array_header(count: int) -> bytes:
-    if count < 16:
-        return bytes((0x90 | count,))
-    if count < 0x10000:
-        return b"\xdc" + count.to_bytes(2, "big")
-    return b"\xdd" + count.to_bytes(4, "big")
-
-
-_BATCH_HEAD = msgpack.packb({"type": p.BATCH, "messages": None})[:-1]  # up to the list

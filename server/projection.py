@@ -22,9 +22,10 @@ from typing import Any
 from server.errors import WrongStatus
 from server.logging import get_logger
 from server.race import PlayerStatus, Progress, RoomStatus, Trigger, next_status
-from server.room import Game, Room, Seat, game_stream, pack
+from server.room import Game, Room, Seat, game_stream
 from server.store import StoredEvent
 from shared import fold_event, is_over, public_event
+from shared.protocol import pack
 from shared.state import GameState
 
 ROOM_EVENT_VERSION = 1

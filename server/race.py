@@ -6,7 +6,6 @@ plain values; ``server.rooms`` drives them from the event streams.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -138,13 +137,3 @@ def ranking(entrants: Iterable[Entrant]) -> list[dict[str, Any]]:
         {"place": i, "player": e.player, "name": e.name, **e.progress.wire()}
         for i, e in enumerate(ordered, start=1)
     ]
-
-
-def commitment(secret: str, salt: str) -> str:
-    """hex SHA-256 of ``secret + ":" + salt`` (docs/protocol.md, "Fairness")."""
-    return hashlib.sha256(f"{secret}:{salt}".encode()).hexdigest()
-
-
-def deck_secret(deck: Iterable[str]) -> str:
-    """The committed text of a room created from an explicit deck."""
-    return " ".join(deck)

@@ -16,10 +16,10 @@ from server.race import (
     RoomStatus,
     Trigger,
     can,
-    commitment,
     next_status,
     ranking,
 )
+from shared.protocol import commitment
 
 
 def test_the_happy_path_of_a_room() -> None:
