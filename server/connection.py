@@ -40,12 +40,12 @@ from server.room import Room, game_stream
 from server.solving import NoWinnableDeal
 from shared import protocol as p
 from shared.errors import ArenaError, ClientError, ProtocolError
-from shared.protocol import CLOSE_FLOOD, CLOSE_SLOW, CLOSE_SUPERSEDED, CLOSE_UNSUPPORTED
+from shared.protocol import CLOSE_FLOOD, CLOSE_SLOW, CLOSE_UNSUPPORTED
 
 log = get_logger("server.connection")
 
 SERVER_NAME = "solitaire-arena/0.1.0"
-__all__ = ["CLOSE_SUPERSEDED", "Connection", "Outbox", "TokenBucket"]
+__all__ = ["Connection", "Outbox", "TokenBucket"]
 # ServerError codes sent as they are (others are "server_error"): docs/protocol.md, Error codes.
 _VISIBLE_SERVER_CODES = frozenset({NoWinnableDeal.code})
 
