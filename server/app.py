@@ -15,20 +15,20 @@ import structlog
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
-from server.clock import Clock
-from server.collector import YoungCollector
-from server.commands import Commands
-from server.config import Config
-from server.connection import Connection, Outbox
-from server.delivery import Delivery
-from server.hub import Hub
-from server.logging import get_logger
-from server.metrics import CONTENT_TYPE, Metrics
-from server.race import RoomStatus
-from server.race_clock import RaceClock
-from server.solving import SolverPool
+from server.domain.lifecycle import RoomStatus
+from server.net.connection import Connection, Outbox
+from server.net.delivery import Delivery
+from server.rooms.commands import Commands
+from server.rooms.hub import Hub
+from server.rooms.race_clock import RaceClock
+from server.rooms.unloading import Unloader
+from server.runtime.clock import Clock
+from server.runtime.config import Config
+from server.runtime.gc_timer import YoungCollector
+from server.runtime.logging import get_logger
+from server.runtime.metrics import CONTENT_TYPE, Metrics
+from server.runtime.solver_pool import SolverPool
 from server.store import EventStore
-from server.unloading import Unloader
 
 log = get_logger("server.app")
 _GC_THRESHOLDS = (700, 10, 1_000)  # see App.start
@@ -83,7 +83,7 @@ class App:
         self._warm_up: asyncio.Task[None] | None = None
 
     def live_figures(self) -> dict[str, float]:
-        """The live state ``/metrics`` reports (server/metrics.py)."""
+        """The live state ``/metrics`` reports (server/runtime/metrics.py)."""
         rooms = self.hub.rooms.values()
         live = [r for r in rooms if r.status not in (RoomStatus.FINISHED, RoomStatus.CLOSED)]
         return {

@@ -7,10 +7,10 @@ import re
 from pathlib import Path
 
 import server.app
-import server.connection
-import server.delivery
-from server.config import build_parser
-from server.connection import _VISIBLE_SERVER_CODES
+import server.net.connection
+import server.net.delivery
+from server.net.connection import _VISIBLE_SERVER_CODES
+from server.runtime.config import build_parser
 from shared import protocol as p
 from shared.errors import ArenaError, ClientError
 
@@ -69,7 +69,7 @@ def test_the_close_codes_are_the_protocols() -> None:
         if name.startswith("CLOSE_") and isinstance(value, int)
     }
     assert documented == constants == set(p.CLOSE_CODES)
-    for module in (server.connection, server.delivery):
+    for module in (server.net.connection, server.net.delivery):
         for name, value in vars(module).items():
             if name.startswith("CLOSE_"):
                 assert value is getattr(p, name), f"{module.__name__}.{name}"

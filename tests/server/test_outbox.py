@@ -9,7 +9,7 @@ from typing import Any
 from websockets.protocol import State
 from websockets.server import ServerProtocol
 
-from server.connection import Outbox
+from server.net.connection import Outbox
 from server.net.ws_adapter import framed
 
 

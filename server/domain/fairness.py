@@ -10,8 +10,8 @@ back; once the race is over everything is released. Pure functions of the folded
 
 from __future__ import annotations
 
-from server.race import RoomStatus
-from server.room import Game, Room
+from server.domain.lifecycle import RoomStatus
+from server.domain.model import Game, Room
 
 
 def common_cards(room: Room) -> set[str] | None:

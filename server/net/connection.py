@@ -18,11 +18,7 @@ import msgpack
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
-from server.clock import Clock
-from server.commands import Commands
-from server.config import Config
-from server.delivery import Delivery, Member, Role
-from server.errors import (
+from server.domain.errors import (
     AlreadyHello,
     AlreadyInRoom,
     HelloRequired,
@@ -32,17 +28,21 @@ from server.errors import (
     RateLimited,
     UnsupportedProtocol,
 )
-from server.logging import bind, get_logger
-from server.metrics import Metrics
-from server.names import DEFAULT_NAME, clean_name
+from server.domain.model import Room, game_stream
+from server.domain.names import DEFAULT_NAME, clean_name
+from server.net.delivery import Delivery, Member, Role
 from server.net.ws_adapter import framed, queue_binary, write_pending
-from server.room import Room, game_stream
-from server.solving import NoWinnableDeal
+from server.rooms.commands import Commands
+from server.runtime.clock import Clock
+from server.runtime.config import Config
+from server.runtime.logging import bind, get_logger
+from server.runtime.metrics import Metrics
+from server.runtime.solver_pool import NoWinnableDeal
 from shared import protocol as p
 from shared.errors import ArenaError, ClientError, ProtocolError
 from shared.protocol import CLOSE_FLOOD, CLOSE_SLOW, CLOSE_UNSUPPORTED
 
-log = get_logger("server.connection")
+log = get_logger("server.net.connection")
 
 SERVER_NAME = "solitaire-arena/0.1.0"
 __all__ = ["Connection", "Outbox", "TokenBucket"]
@@ -299,11 +299,8 @@ class Connection:
             self.strikes = 0
             if not self.session:
                 raw = _peek(frame)
-                if (
-                    raw is not None
-                    and raw.get("type") in p.CLIENT_MESSAGES
-                    and (raw.get("type") != p.HELLO)
-                ):
+                kind = raw.get("type") if raw is not None else None
+                if isinstance(kind, str) and kind in p.CLIENT_MESSAGES and kind != p.HELLO:
                     # Before hello, anything else is hello_required, whatever its fields.
                     self.send(p.error_message("hello_required", "send hello first", _ref(raw)))
                     return
@@ -457,7 +454,7 @@ class Connection:
             target = msg.get("player")
             if target is not None and target != player:
                 raise NotYourGame("you can only move in your own game")
-            version = await self.commands.move(room, player, msg["id"], msg["move"])
+            version = await self.commands.games.move(room, player, msg["id"], msg["move"])
             self.send({"type": p.ACK, "id": msg["id"], "version": version})
             self.outbox.write_now(self)  # with the move's own event, queued before it
             self.metrics.moves_accepted.inc()
@@ -466,11 +463,11 @@ class Connection:
 
     async def on_resign(self, msg: dict[str, Any]) -> None:
         room, _, player = self._seated()
-        await self.commands.resign(room, player)
+        await self.commands.games.resign(room, player)
 
     async def on_hint(self, msg: dict[str, Any]) -> None:
         room, _, player = self._seated()
-        solution = await self.commands.hint(room, player)
+        solution = await self.commands.games.hint(room, player)
         self.reply(
             msg,
             {

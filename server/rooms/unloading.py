@@ -11,14 +11,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
-from server.clock import Clock
-from server.config import Config
-from server.hub import Hub
-from server.logging import get_logger
-from server.room import Room
-from server.tasks import stop_tasks
+from server.domain.model import Room
+from server.rooms.hub import Hub
+from server.runtime.clock import Clock
+from server.runtime.config import Config
+from server.runtime.logging import get_logger
+from server.runtime.tasks import stop_tasks
 
-log = get_logger("server.unloading")
+log = get_logger("server.rooms.unloading")
 
 _MAX_SWEEP_S = 60.0
 
@@ -26,7 +26,7 @@ _MAX_SWEEP_S = 60.0
 def ended_at(room: Room) -> int | None:
     """When the room ended (its race finished, or its lobby closed); None while it is live."""
     if room.finished is not None:
-        return int(room.finished["at"])
+        return room.finished.at
     return room.closed_at
 
 

@@ -15,15 +15,15 @@ import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from server.config import Config
-from server.logging import get_logger
-from server.projection import Change, Loaded, fold_stored
-from server.room import Room, room_stream
+from server.domain.fold import Change, Loaded, fold_stored
+from server.domain.model import Room, room_stream
+from server.runtime.config import Config
+from server.runtime.logging import get_logger
+from server.runtime.tasks import stop_tasks
 from server.store import CorruptEntry, EventStore, StoredEvent, Subscription, Wakeup, stream_group
-from server.tasks import stop_tasks
 from shared.errors import ArenaError
 
-log = get_logger("server.hub")
+log = get_logger("server.rooms.hub")
 
 Listener = Callable[[Room, Sequence[Change]], None]
 """Told what changed in a room, right after the fold; must not block."""
