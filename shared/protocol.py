@@ -333,6 +333,11 @@ def encode_unchecked(msg: Mapping[str, Any]) -> bytes:
 
 def decode(frame: bytes | bytearray | memoryview | str) -> dict[str, Any]:
     """One frame's bytes to a checked message; any flaw raises a ProtocolError with its code."""
+    return validate(_unpack(frame))
+
+
+def _unpack(frame: bytes | bytearray | memoryview | str) -> dict[str, Any]:
+    """One frame's map, not checked yet."""
     if isinstance(frame, str):
         raise BadFrame("frames are binary msgpack, not text")
     try:
@@ -341,7 +346,7 @@ def decode(frame: bytes | bytearray | memoryview | str) -> dict[str, Any]:
         raise BadFrame(f"frame is not valid msgpack: {type(exc).__name__}") from None
     if not isinstance(msg, dict):
         raise BadFrame(f"a message is a map, not {_kind_of(msg)}")
-    return validate(msg)
+    return msg
 
 
 def _fits(field: Field, value: Any) -> bool:
@@ -414,24 +419,20 @@ def decode_frame(frame: bytes | bytearray | memoryview | str) -> list[dict[str, 
     """The messages of one frame: one, or a ``batch``'s in order, each checked as if alone.
 
     A message of a batch that does not check (a type a newer server added) is skipped and the
-    rest kept; a frame that is not a batch is ``decode``d, with its errors."""
-    if isinstance(frame, (bytes, bytearray, memoryview)):
+    rest kept; a frame that is not a batch raises what ``decode`` would."""
+    msg = _unpack(frame)
+    if msg.get("type") != BATCH:
+        return [validate(msg)]
+    inner = msg.get("messages")
+    if not isinstance(inner, list):
+        raise BadFrame("a batch needs a list of messages")
+    out = []
+    for item in inner:
         try:
-            raw = msgpack.unpackb(bytes(frame), raw=False, strict_map_key=True, use_list=True)
-        except Exception:  # msgpack raises a family of unrelated exceptions for bad bytes
-            raw = None
-        if isinstance(raw, dict) and raw.get("type") == BATCH:
-            inner = raw.get("messages")
-            if not isinstance(inner, list):
-                raise BadFrame("a batch needs a list of messages")
-            out = []
-            for item in inner:
-                try:
-                    out.append(validate(item))
-                except ProtocolError:
-                    continue  # one message a newer server added: skip it, keep the rest
-            return out
-    return [decode(frame)]
+            out.append(validate(item))
+        except ProtocolError:
+            continue  # one message a newer server added: skip it, keep the rest
+    return out
 
 
 # ---- fairness (docs/protocol.md, "Fairness") ---------------------------------------------------
