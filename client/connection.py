@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-import itertools
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -24,6 +23,7 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
+from client.inflight import InFlight
 from shared.errors import ArenaError, ClientError, ProtocolError, ServerError
 from shared.protocol import (
     CLOSE_CODES,
@@ -159,14 +159,7 @@ class Connection:
         self._failure: ArenaError | None = None
         self._failed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._refs = itertools.count(1)
-        # Unique across runs too: a seat taken back by a new process must not reuse an id the
-        # server already answered (a reused id is `id_reused`). Microseconds stay below 2**53.
-        self._move_ids = itertools.count(time.time_ns() // 1000)
-        self._requests: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self._moves: dict[int | str, tuple[dict[str, Any], asyncio.Future[dict[str, Any]]]] = {}
-        self._pings: dict[int, int] = {}
-        self._expecting: dict[str, list[int]] = {}
+        self._inflight = InFlight()
 
     # -- life cycle ----------------------------------------------------------------------------
 
@@ -261,7 +254,7 @@ class Connection:
                 return
             lost_since = loop.time()
             self.reconnects += 1
-            self._fail_requests(ConnectionLost("the connection dropped; try again"))
+            self._inflight.fail_requests(ConnectionLost("the connection dropped; try again"))
             self._set_state(State.RECONNECTING, "connection lost, reconnecting")
             await asyncio.sleep(self._backoff.delay(1))
 
@@ -288,11 +281,13 @@ class Connection:
         if was_resuming and not self.resumed:
             # The seat is gone (expired, or a server without durable storage): moves in flight
             # can never be answered.
-            self._fail_moves(ConnectionLost("the server did not know this session any more"))
+            self._inflight.fail_moves(
+                ConnectionLost("the server did not know this session any more")
+            )
         self._ws = ws
         self._set_state(State.CONNECTED, "resumed" if self.resumed else "")
-        await self._send_raw({"type": "ping", "ref": self._ping_ref()})
-        for message, _ in list(self._moves.values()):
+        await self._send_raw(self._inflight.ping())
+        for message in self._inflight.unanswered_moves():
             await self._send_raw(message)
         self._ready.set()
         if self._on_welcome is not None:
@@ -312,34 +307,14 @@ class Connection:
         """The token that takes this seat back (for the seat store only)."""
         return self._token
 
-    def _ping_ref(self) -> int:
-        ref = next(self._refs)
-        self._pings[ref] = time.time_ns() // 1_000_000
-        return ref
-
     # -- messages ------------------------------------------------------------------------------
 
     def _dispatch(self, msg: dict[str, Any]) -> None:
-        kind = msg["type"]
-        if kind in ("ack", "reject"):
-            pending = self._moves.pop(msg["id"], None)
-            if pending is not None and not pending[1].done():
-                pending[1].set_result(msg)
-            self._on_message(msg)
+        offset = self._inflight.clock_offset(msg)
+        if offset is not None:
+            self.clock_offset_ms = offset
             return
-        ref = msg.get("ref")
-        if kind == "pong" and ref in self._pings:
-            sent = self._pings.pop(ref)
-            now = time.time_ns() // 1_000_000
-            self.clock_offset_ms = msg["at"] - (sent + now) // 2
-            return
-        if ref is None and kind != "error" and self._expecting.get(kind):
-            # An answer that came back without its ref: the oldest request expecting it.
-            ref = self._expecting[kind].pop(0)
-        if isinstance(ref, int) and ref in self._requests:
-            future = self._requests.pop(ref)
-            if not future.done():
-                future.set_result(msg)
+        self._inflight.answer(msg)
         self._on_message(msg)
 
     async def _send_raw(self, msg: Mapping[str, Any]) -> None:
@@ -396,19 +371,13 @@ class Connection:
         self, msg: Mapping[str, Any], expect: str | None, wait: float
     ) -> dict[str, Any]:
         await self._wait_ready()
-        ref = next(self._refs)
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._requests[ref] = future
-        if expect is not None:
-            self._expecting.setdefault(expect, []).append(ref)
+        ref, future = self._inflight.request(expect)
         await self._pace()
         await self._send_raw({**msg, "ref": ref})
         try:
             return await asyncio.wait_for(future, wait)
         finally:
-            self._requests.pop(ref, None)
-            if expect is not None and ref in self._expecting.get(expect, []):
-                self._expecting[expect].remove(ref)
+            self._inflight.request_done(ref, expect)
 
     async def move(self, move: str, *, player: str | None = None) -> dict[str, Any]:
         """Send a move with a new client move id; the ``ack``, or MoveRejected with the reason.
@@ -416,13 +385,12 @@ class Connection:
         Survives reconnects: an unanswered move is sent again with the same id; so is one the
         server refused as `rate_limited` (it was not processed), after a pause."""
         await self._wait_ready()
-        move_id = next(self._move_ids)
+        move_id = self._inflight.move_id()
         msg: dict[str, Any] = {"type": "move", "id": move_id, "move": move}
         if player is not None:
             msg["player"] = player
         for attempt in range(RATE_LIMIT_RETRIES + 1):
-            future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-            self._moves[move_id] = (msg, future)
+            future = self._inflight.move(msg)
             await self._pace()
             await self._send_raw(msg)
             answer = await future
@@ -435,26 +403,14 @@ class Connection:
             raise MoveRejected(answer["reason"], code=answer["code"])
         return answer
 
-    def _fail_requests(self, error: ArenaError) -> None:
-        for future in self._requests.values():
-            if not future.done():
-                future.set_exception(error)
-        self._requests.clear()
-
-    def _fail_moves(self, error: ArenaError) -> None:
-        for _, future in self._moves.values():
-            if not future.done():
-                future.set_exception(error)
-        self._moves.clear()
-
     async def wait_failed(self) -> None:
         """Return once the connection has given up for good."""
         await self._failed.wait()
 
     def _fail_all(self, error: ArenaError) -> None:
         self._failed.set()
-        self._fail_requests(error)
-        self._fail_moves(error)
+        self._inflight.fail_requests(error)
+        self._inflight.fail_moves(error)
 
     async def drop(self) -> None:
         """Drop the current TCP connection abruptly (for tests of reconnecting)."""
