@@ -261,8 +261,11 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
                 notes.append(f" ({OPEN_SEED}.)")
             if client.state.room.get("winnable") and WINNABLE not in client.view.lobby_hint:
                 notes.append(f" ({WINNABLE}.)")
+            shown = app.session.status == client.view.lobby_hint
             client.view.lobby_hint += "".join(notes)
-            if notes and client.state.room.get("status") == "lobby":
+            # Only while the lobby's hint is what the status line shows: the race may have
+            # started while this waited for the room (no `room` message says so, `started` does).
+            if notes and shown:
                 app.session.status = client.view.lobby_hint
             app.session.title = _title("race", variant, code, open_seed=client.state.open_seed)
             client.view.refresh_panel()
