@@ -260,16 +260,18 @@
           section = h("section", { class: "board", "data-player": p.player });
           this.boards.append(section);
         }
-        if (section.dataset.version === String(game.version) && section.dataset.status === p.status) {
-          continue;
-        }
-        section.dataset.version = game.version;
-        section.dataset.status = p.status;
+        const key = `${game.version} ${p.status} ${p.moves}`;
+        if (section.dataset.key === key) continue;
+        section.dataset.key = key;
         section.setAttribute("aria-label", `${p.name}'s board`);
         section.replaceChildren(
           h("h2", {}, h("span", { class: "name" }, p.name), " ",
             h("span", { class: "status" }, game.view.abandoned ? "abandoned" : STATUS_TEXT[p.status] || p.status),
-            " ", h("span", { class: "small" }, `${game.view.moves} moves`)),
+            " ", h("span", { class: "small" }, `${game.view.moves} moves`),
+            game.view.moves < p.moves
+              ? h("span", { class: "small held" },
+                ` · held back at move ${game.view.moves} of ${p.moves} until the others turn the same cards`)
+              : null),
           window.Board.render(game.view));
       }
       for (const section of [...this.boards.children]) {
