@@ -348,9 +348,8 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
     if values.get("retention_s") is not None and values["retention_s"] <= 0:
         values["retention_s"] = None
     values["default_time_limit_s"] = parse_time_limits(str(values["default_time_limit_s"]))
-    values["allowed_origins"] = tuple(
-        o.strip().rstrip("/").lower() for o in str(values["allowed_origins"]).split(",") if o.strip()
-    )
+    origins = str(values["allowed_origins"]).split(",")
+    values["allowed_origins"] = tuple(o.strip().rstrip("/").lower() for o in origins if o.strip())
     values["tls_cert"] = values.get("tls_cert") or None
     values["tls_key"] = values.get("tls_key") or None
     if (values["tls_cert"] is None) != (values["tls_key"] is None):
