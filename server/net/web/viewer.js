@@ -216,7 +216,7 @@
         : ranking(r.players);
       const table = h("table", { class: "ranking" },
         h("caption", {}, this.finished ? "Results" : "Ranking"),
-        h("thead", {}, h("tr", {}, ["#", "racer", "status", "foundation", "moves", "link"]
+        h("thead", {}, h("tr", {}, ["#", "racer", "status", "foundation", "moves", "connection"]
           .map((t) => h("th", { scope: "col" }, t)))),
         h("tbody", {}, rows.map((p) => this.rankRow(p))));
       const parts = [head, facts, table];
@@ -232,10 +232,10 @@
     rankRow(p) {
       const live = this.room.players.find((q) => q.player === p.player);
       let link = "–";
-      let linkAttrs = {};
+      let linkAttrs = { class: "connection" };
       if (live && !live.connected && live.away_since) {
         link = `away ${ago(this.arena.now() - live.away_since)}`;
-        linkAttrs = { "data-away-since": live.away_since, class: "away" };
+        linkAttrs = { "data-away-since": live.away_since, class: "connection away" };
       } else if (live) {
         link = "connected";
       }
@@ -256,10 +256,8 @@
         if (!game || !game.view) continue;
         seen.add(p.player);
         let section = this.boards.querySelector(`section[data-player="${CSS.escape(p.player)}"]`);
-        if (!section) {
-          section = h("section", { class: "board", "data-player": p.player });
-          this.boards.append(section);
-        }
+        if (!section) section = h("section", { class: "board", "data-player": p.player });
+        this.boards.append(section); // (again): the boards stay in join order
         const key = `${game.version} ${p.status} ${p.moves}`;
         if (section.dataset.key === key) continue;
         section.dataset.key = key;
@@ -270,7 +268,7 @@
             " ", h("span", { class: "small" }, `${game.view.moves} moves`),
             game.view.moves < p.moves
               ? h("span", { class: "small held" },
-                ` · held back at move ${game.view.moves} of ${p.moves} until the others turn the same cards`)
+                ` · shown to move ${game.view.moves} of ${p.moves} (fair spectating)`)
               : null),
           window.Board.render(game.view));
       }
