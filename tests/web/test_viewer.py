@@ -42,6 +42,12 @@ return {boards, rows, status: status && status.dataset.status,
 """
 )
 
+LAYOUT = """
+const tops = [...document.querySelectorAll('section.board')].map((s) => s.offsetTop);
+return {width: innerWidth, rows: new Set(tops).size,
+        overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth};
+"""
+
 
 class Bot:
     """A racer: foundation moves first, else a random legal move. What it has turned is noted
@@ -231,6 +237,17 @@ async def test_watch_shows_the_live_race_fairly_and_follows_it_to_the_results(
         assert shot.exists()
         if os.environ.get("VIEWER_SCREENSHOT"):  # how docs/viewer.png is made
             await asyncio.to_thread(shutil.copyfile, shot, os.environ["VIEWER_SCREENSHOT"])
+
+        # At a phone's width the boards stack and nothing runs off the side; at 1920 px the
+        # three stand side by side.
+        for width, rows in ((360, 3), (1920, 1)):
+            await asyncio.to_thread(browser.execute_cdp_cmd, "Emulation.setDeviceMetricsOverride",
+                                    {"width": width, "height": 900, "deviceScaleFactor": 1,
+                                     "mobile": width < 800})  # fmt: skip
+            layout_at = await until(browser, LAYOUT, lambda v, w=width: v["width"] == w)
+            assert layout_at["overflow"] <= 0
+            assert layout_at["rows"] == rows
+        await asyncio.to_thread(browser.execute_cdp_cmd, "Emulation.clearDeviceMetricsOverride", {})
 
         # The rooms page has it under the recent rooms.
         await asyncio.to_thread(browser.get, f"{web}/")

@@ -205,8 +205,10 @@
       const head = h("h1", {}, `Room ${r.id} `,
         h("span", { class: "variant" }, r.variant === "swiss" ? "Swiss" : "Quadrennial"));
       const facts = h("p", { class: "facts" },
-        h("span", { class: "room-status", "data-status": r.status }, r.status), " · ",
-        h("span", { class: "time-left" }, this.timeLeft()), " · ",
+        h("span", { class: "room-status", "data-status": r.status }, r.status),
+        r.status === "racing" || r.status === "countdown" ? " · " : "",
+        r.status === "racing" || r.status === "countdown"
+          ? [h("span", { class: "time-left" }, this.timeLeft()), " · "] : " · ",
         `${r.spectators} watching`,
         r.spectator_delay_ms ? ` · ${r.spectator_delay_ms / 1000} s delay` : "",
         r.open_seed ? " · open seed" : " · secret seed",
@@ -217,7 +219,7 @@
       const table = h("table", { class: "ranking" },
         h("caption", {}, this.finished ? "Results" : "Ranking"),
         h("thead", {}, h("tr", {}, ["#", "racer", "status", "foundation", "moves", "connection"]
-          .map((t) => h("th", { scope: "col" }, t)))),
+          .map((t) => h("th", { scope: "col", class: t }, t)))),
         h("tbody", {}, rows.map((p) => this.rankRow(p))));
       const parts = [head, facts, table];
       if (this.finished) {
