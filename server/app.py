@@ -15,7 +15,7 @@ import structlog
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
-from server.domain.race import RoomStatus
+from server.domain.lifecycle import RoomStatus
 from server.net.connection import Connection, Outbox
 from server.net.delivery import Delivery
 from server.net.http import WebViewer, tls_context

@@ -10,8 +10,8 @@ back; once the race is over everything is released. Pure functions of the folded
 
 from __future__ import annotations
 
+from server.domain.lifecycle import RoomStatus
 from server.domain.model import Game, Room
-from server.domain.race import RoomStatus
 
 
 def common_cards(room: Room) -> set[str] | None:

@@ -2,31 +2,42 @@
 
 A pure fold (no I/O, no clock, no sending): the hub feeds it what the store holds, in version
 order per stream, and hands the changes it returns to delivery and the race clock. Room events
-(schema ``v`` 1, all with ``at``): ``room_created`` (variant, seed or deck, salt, commitment,
-deal_version, capacity, countdown_ms, time_limit_ms, spectator_delay_ms, open_seed, winnable,
-creator), ``player_joined`` (player, name, token_hash: SHA-256 of the resume token, connection),
-``player_left``, ``player_away`` and ``player_back`` (player, connection: a seat's live
-connection went or came, on whichever process), ``countdown_started`` (go_at),
-``countdown_cancelled``, ``race_started`` (ends_at), ``race_finished`` (reason, ranking),
-``room_closed`` (reason). Game streams hold the shared game events, each ``moved`` with the
-client move id as ``cid``, so a resent id is answered, never applied; a ``resigned`` may carry a
-``reason`` (``abandoned``: the server resigned a racer gone longer than the grace).
+are decoded once (``server.domain.events``) and folded by a dispatch table, one small function
+per event type, after the lifecycle table (``server.domain.lifecycle``) allowed them. Game
+streams hold the shared game events, each ``moved`` with the client move id as ``cid``, so a
+resent id is answered, never applied; a ``resigned`` may carry a ``reason`` (``abandoned``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from server.domain.errors import WrongStatus
+from server.domain.events import (
+    CountdownCancelled,
+    CountdownStarted,
+    PlayerAway,
+    PlayerBack,
+    PlayerJoined,
+    PlayerLeft,
+    RaceFinished,
+    RaceStarted,
+    RoomClosed,
+    RoomCreated,
+    RoomEvent,
+    decode,
+)
+from server.domain.lifecycle import next_status
 from server.domain.model import Game, Room, Seat, game_stream, pack
-from server.domain.race import PlayerStatus, Progress, RoomStatus, Trigger, next_status
+from server.domain.progress import PlayerStatus, Progress
 from server.runtime.logging import get_logger
 from shared import fold_event, is_over, public_event
+from shared.errors import CorruptEvent
 from shared.state import GameState
 
-ROOM_EVENT_VERSION = 1
+log = get_logger("server.domain.fold")
 
 
 class StoredEvent(Protocol):
@@ -41,9 +52,6 @@ class StoredEvent(Protocol):
     def data(self) -> dict[str, Any]: ...
 
 
-log = get_logger("server.domain.fold")
-
-
 @dataclass(frozen=True)
 class Loaded:
     """The room was just loaded from the store (a restart, or its first use here)."""
@@ -51,10 +59,10 @@ class Loaded:
 
 @dataclass(frozen=True)
 class RoomChanged:
-    """One room event was folded: ``kind`` is its type, ``data`` the event."""
+    """One room event was folded (``refused``: the lifecycle did not allow it; skipped)."""
 
-    kind: str
-    data: dict[str, Any]
+    event: RoomEvent
+    refused: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,11 +76,6 @@ class GameAdvanced:
 
 
 Change = Loaded | RoomChanged | GameAdvanced
-
-
-def room_event(kind: str, **fields: Any) -> dict[str, Any]:
-    """A room event as commands append it."""
-    return {"type": kind, "v": ROOM_EVENT_VERSION, **fields}
 
 
 def player_status(state: GameState) -> PlayerStatus:
@@ -108,7 +111,9 @@ def _fold_run(room: Room, run: list[StoredEvent]) -> list[Change]:
         for event in run:
             if event.version != room.version + 1:
                 continue
-            changes.append(fold_room_event(room, event.version, event.data))
+            change = fold_room_event(room, event.version, event.data)
+            if change is not None:
+                changes.append(change)
         return changes
     player = stream.rsplit(":", 1)[1]
     game = room.games.get(player)
@@ -118,85 +123,100 @@ def _fold_run(room: Room, run: list[StoredEvent]) -> list[Change]:
     return [] if advanced is None else [advanced]
 
 
-def fold_room_event(room: Room, version: int, data: dict[str, Any]) -> RoomChanged:
-    """Fold the room event at ``version`` (the next one) into ``room``. An event the room's
-    lifecycle does not allow (a stream written by hand, a bug) is skipped and logged: one bad
-    event must not make a room unloadable."""
+def fold_room_event(room: Room, version: int, data: Mapping[str, Any]) -> RoomChanged | None:
+    """Fold the room event at ``version`` (the next one) into ``room``. An event that cannot be
+    read, or that the room's lifecycle does not allow (a stream written by hand, a bug), is
+    skipped and logged: one bad event must not make a room unloadable."""
     room.version = version
     try:
-        return _fold_room_event(room, data)
+        event = decode(data)
+    except CorruptEvent as exc:
+        log.error("room_event_unreadable", room=room.id, version=version, reason=exc.reason)
+        return None
+    try:
+        room.status = next_status(room.status, type(event))
     except WrongStatus as exc:
         log.error("room_event_refused", room=room.id, version=version, reason=exc.reason)
-        return RoomChanged("refused", data)
-
-
-def _fold_room_event(room: Room, data: dict[str, Any]) -> RoomChanged:
-    kind = str(data.get("type"))
-    at = int(data.get("at", 0))
-    if kind == "room_created":
-        room.meta = dict(data)
-        room.status = RoomStatus.LOBBY
-        room.idle_since = at
-    elif kind == "player_joined":
-        player = data["player"]
-        connection = data.get("connection")
-        seat = Seat(player, data["name"], data["token_hash"], room.joined_count, connection)
-        seat.away_since = None if connection is not None else at
-        room.seats[player] = seat
-        room.joined_count += 1
-        if player not in room.games:
-            room.games[player] = Game(player, game_stream(room.id, player))
-    elif kind == "player_left":
-        room.seats.pop(data["player"], None)
-    elif kind == "player_back":
-        back = room.seats.get(data["player"])
-        if back is not None:
-            back.connection, back.away_since = data["connection"], None
-    elif kind == "player_away":
-        away = room.seats.get(data["player"])
-        if away is not None and away.connection == data.get("connection"):
-            away.connection, away.away_since = None, at
-    elif kind == "room_closed":
-        room.status = next_status(room.status, Trigger.IDLE)
-        room.closed_at = at
-    elif kind == "countdown_started":
-        room.status = next_status(room.status, Trigger.START)
-        room.countdown_at, room.go_at = at, int(data["go_at"])
-    elif kind == "countdown_cancelled":
-        room.status = next_status(room.status, Trigger.EMPTIED)
-        room.go_at = room.countdown_at = None
-    elif kind == "race_started":
-        room.status = next_status(room.status, Trigger.GO)
-        room.started_at, room.ends_at = at, data.get("ends_at")
-    elif kind == "race_finished":
-        trigger = Trigger.TIME_UP if data.get("reason") == "time_limit" else Trigger.ALL_DONE
-        room.status = next_status(room.status, trigger)
-        room.finished = dict(data)
-    else:
-        log.warning("unknown_room_event", room=room.id, kind=kind)
+        return RoomChanged(event, refused=True)
+    _FOLDS[type(event)](room, event)
     if any(s.connection is not None for s in room.seats.values()):
         room.idle_since = None
     elif room.idle_since is None:
-        room.idle_since = at
-    return RoomChanged(kind, data)
+        room.idle_since = event.at
+    return RoomChanged(event)
+
+
+def _created(room: Room, e: RoomCreated) -> None:
+    room.meta = e
+    room.idle_since = e.at
+
+
+def _joined(room: Room, e: PlayerJoined) -> None:
+    seat = Seat(e.player, e.name, e.token_hash, room.joined_count, e.connection)
+    seat.away_since = None if e.connection is not None else e.at
+    room.seats[e.player] = seat
+    room.joined_count += 1
+    if e.player not in room.games:
+        room.games[e.player] = Game(e.player, game_stream(room.id, e.player))
+
+
+def _left(room: Room, e: PlayerLeft) -> None:
+    room.seats.pop(e.player, None)
+
+
+def _back(room: Room, e: PlayerBack) -> None:
+    seat = room.seats.get(e.player)
+    if seat is not None:
+        seat.connection, seat.away_since = e.connection, None
+
+
+def _away(room: Room, e: PlayerAway) -> None:
+    seat = room.seats.get(e.player)
+    if seat is not None and seat.connection == e.connection:
+        seat.connection, seat.away_since = None, e.at
+
+
+def _countdown(room: Room, e: CountdownStarted) -> None:
+    room.countdown_at, room.go_at = e.at, e.go_at
+
+
+def _cancelled(room: Room, e: CountdownCancelled) -> None:
+    room.go_at = room.countdown_at = None
+
+
+def _started(room: Room, e: RaceStarted) -> None:
+    room.started_at, room.ends_at = e.at, e.ends_at
+
+
+def _finished(room: Room, e: RaceFinished) -> None:
+    room.finished = e
+
+
+def _closed(room: Room, e: RoomClosed) -> None:
+    room.closed_at = e.at
+
+
+_FOLDS: Mapping[type[RoomEvent], Callable[[Room, Any], None]] = {
+    RoomCreated: _created,
+    PlayerJoined: _joined,
+    PlayerLeft: _left,
+    PlayerBack: _back,
+    PlayerAway: _away,
+    CountdownStarted: _countdown,
+    CountdownCancelled: _cancelled,
+    RaceStarted: _started,
+    RaceFinished: _finished,
+    RoomClosed: _closed,
+}
 
 
 def fold_game_events(game: Game, events: Sequence[StoredEvent]) -> GameAdvanced | None:
-    """Fold a run of a game's events in one pass; None if none of them was the next one.
-
-    Progress is computed once for the run: the foundation count is tracked per event (it dates
-    ``reached_at``), but whether the game is over only at the end, since a finished game stays
-    finished (won, over and resigned all leave no move but resigning).
-    """
+    """Fold a run of a game's events in one pass; None if none of them was the next one."""
     first = game.version + 1
     state = game.state
     version = game.version
     progress = game.progress
-    foundation, reached, moves = progress.foundation, progress.reached_at, progress.moves
-    started = False
-    history: list[tuple[GameState, int]] = []  # (state, at) after each event but a start
     public = game.public
-    cids = game.cids
     reveals = game.reveals
     seen = game.seen
     for event in events:
@@ -205,15 +225,15 @@ def fold_game_events(game: Game, events: Sequence[StoredEvent]) -> GameAdvanced 
         if event.version != version + 1:
             break
         data = event.data
-        cid = data.get("cid")
         try:
             state = fold_event(state, data)
         except Exception:
             log.exception("fold_failed", stream=game.stream, version=event.version)
             break
         version = event.version
+        cid = data.get("cid")
         if cid is not None:
-            cids[cid] = version
+            game.cids[cid] = version
             game.cid_moves[cid] = data.get("move")
         at = int(data["at"])
         kind = data["type"]
@@ -225,9 +245,7 @@ def fold_game_events(game: Game, events: Sequence[StoredEvent]) -> GameAdvanced 
             reveals.append(cards)
             seen.clear()
             seen.update(cards)
-            started = True
-            history.clear()
-            foundation, reached, moves = 0, at, 0
+            progress = Progress.started(at)
             continue
         item = dict(data)
         item.pop("cid", None)
@@ -235,28 +253,15 @@ def fold_game_events(game: Game, events: Sequence[StoredEvent]) -> GameAdvanced 
         revealed = tuple(data.get("revealed", ()))
         reveals.append(revealed)
         seen.update(revealed)
-        if kind == "moved":
-            moves += 1
-        count = state.foundation_count
-        if count != foundation or reached is None:
-            reached = at
-        foundation = count
-        history.append((state, at))
+        progress = progress.after(
+            at=at,
+            status=player_status(state),
+            foundation=state.foundation_count,
+            moved=kind == "moved",
+        )
     if version < first:
         return None
     game.state = state
     game.version = version
-    if started and not history:
-        progress = Progress(status=PlayerStatus.PLAYING, reached_at=reached)
-    else:
-        status = player_status(history[-1][0])
-        finished_at = None if started else progress.finished_at
-        if status.done and finished_at is None:
-            finished_at = history[-1][1]
-            for earlier, at in reversed(history[:-1]):
-                if not player_status(earlier).done:
-                    break
-                finished_at = at
-        progress = Progress(status, foundation, moves, finished_at, reached)
     game.progress = progress
     return GameAdvanced(game.player, first, version, progress)

@@ -7,16 +7,16 @@ no connection, task or timer, so it is the same in every process that folded the
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgpack
 
-from server.domain.race import Entrant, Progress, RoomStatus
+from server.domain.events import RaceFinished, RoomCreated
+from server.domain.lifecycle import RoomStatus
+from server.domain.progress import Entrant, Progress
 from shared import protocol as p
-from shared.errors import ClientError
 from shared.state import GameState
 
 _WAIT_S = 10.0
@@ -82,7 +82,6 @@ class Game:
     # seen so far (the layout and all it revealed): what fair spectating compares.
     reveals: list[tuple[str, ...]] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
-    rejects: OrderedDict[Any, tuple[ClientError, str]] = field(default_factory=OrderedDict)
 
 
 @dataclass(eq=False)
@@ -94,16 +93,16 @@ class Room:
     """
 
     id: str
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: RoomCreated | None = None  # None until room_created is folded
     version: int = 0
-    status: RoomStatus = RoomStatus.LOBBY
+    status: RoomStatus = RoomStatus.NEW
     seats: dict[str, Seat] = field(default_factory=dict)
     games: dict[str, Game] = field(default_factory=dict)
     go_at: int | None = None
     countdown_at: int | None = None
     started_at: int | None = None
     ends_at: int | None = None
-    finished: dict[str, Any] | None = None
+    finished: RaceFinished | None = None
     closed_at: int | None = None
     joined_count: int = 0
     idle_since: int | None = None  # since when no seated player is connected (None: someone is)
@@ -113,17 +112,23 @@ class Room:
         return room_stream(self.id)
 
     @property
+    def settings(self) -> RoomCreated:
+        """How the room was created; only asked of a room that exists."""
+        assert self.meta is not None, f"room {self.id} has no room_created"
+        return self.meta
+
+    @property
     def delay_ms(self) -> int:
-        return int(self.meta.get("spectator_delay_ms", 0))
+        return self.meta.spectator_delay_ms if self.meta is not None else 0
 
     @property
     def open_seed(self) -> bool:
         """The creator chose the seed (or deck), so the creator can know the deck."""
-        return bool(self.meta.get("open_seed", False))
+        return self.meta is not None and self.meta.open_seed
 
     @property
     def winnable(self) -> bool:
-        return bool(self.meta.get("winnable", False))
+        return self.meta is not None and self.meta.winnable
 
     def names(self) -> list[str]:
         return [s.name for s in self.seats.values()]
@@ -147,15 +152,16 @@ class Room:
 
     def summary(self) -> dict[str, Any]:
         """The room as ``list_rooms`` shows it (docs/protocol.md, ``room_summary``)."""
+        meta = self.settings
         return {
             "id": self.id,
-            "variant": self.meta["variant"],
+            "variant": meta.variant,
             "status": self.status.value,
             "players": len(self.seats),
-            "capacity": self.meta["capacity"],
+            "capacity": meta.capacity,
             "spectators": 0,
-            "created_at": self.meta["at"],
-            "finished_at": self.finished["at"] if self.finished else None,
+            "created_at": meta.at,
+            "finished_at": self.finished.at if self.finished else None,
             "open_seed": self.open_seed,
             "winnable": self.winnable,
             "names": self.names(),
@@ -163,15 +169,16 @@ class Room:
 
     def finished_message(self) -> dict[str, Any]:
         assert self.finished is not None
+        meta = self.settings
         return {
             "type": p.FINISHED,
             "room": self.id,
-            "at": self.finished["at"],
-            "reason": self.finished["reason"],
-            "ranking": self.finished["ranking"],
-            "variant": self.meta["variant"],
-            "deal_version": self.meta["deal_version"],
-            "seed": self.meta.get("seed"),
-            "salt": self.meta["salt"],
-            "commitment": self.meta["commitment"],
+            "at": self.finished.at,
+            "reason": self.finished.reason,
+            "ranking": list(self.finished.ranking),
+            "variant": meta.variant,
+            "deal_version": meta.deal_version,
+            "seed": meta.seed,
+            "salt": meta.salt,
+            "commitment": meta.commitment,
         }

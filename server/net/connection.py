@@ -349,11 +349,8 @@ class Connection:
             self.strikes = 0
             if not self.session:
                 raw = _peek(frame)
-                if (
-                    raw is not None
-                    and raw.get("type") in p.CLIENT_MESSAGES
-                    and (raw.get("type") != p.HELLO)
-                ):
+                kind = raw.get("type") if raw is not None else None
+                if isinstance(kind, str) and kind in p.CLIENT_MESSAGES and kind != p.HELLO:
                     # Before hello, anything else is hello_required, whatever its fields.
                     self.send(p.error_message("hello_required", "send hello first", _ref(raw)))
                     return
@@ -507,7 +504,7 @@ class Connection:
             target = msg.get("player")
             if target is not None and target != player:
                 raise NotYourGame("you can only move in your own game")
-            version = await self.commands.move(room, player, msg["id"], msg["move"])
+            version = await self.commands.games.move(room, player, msg["id"], msg["move"])
             self.send({"type": p.ACK, "id": msg["id"], "version": version})
             self.outbox.write_now(self)  # with the move's own event, queued before it
             self.metrics.moves_accepted.inc()
@@ -516,11 +513,11 @@ class Connection:
 
     async def on_resign(self, msg: dict[str, Any]) -> None:
         room, _, player = self._seated()
-        await self.commands.resign(room, player)
+        await self.commands.games.resign(room, player)
 
     async def on_hint(self, msg: dict[str, Any]) -> None:
         room, _, player = self._seated()
-        solution = await self.commands.hint(room, player)
+        solution = await self.commands.games.hint(room, player)
         self.reply(
             msg,
             {

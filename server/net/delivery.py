@@ -26,10 +26,22 @@ from typing import Any, Protocol
 import msgpack
 
 from server.domain.errors import NoSuchPlayer, NotAllowed, TooManySpectators
+from server.domain.events import (
+    CountdownCancelled,
+    CountdownStarted,
+    PlayerAway,
+    PlayerBack,
+    PlayerJoined,
+    PlayerLeft,
+    RaceFinished,
+    RaceStarted,
+    RoomClosed,
+)
 from server.domain.fairness import common_cards, viewable
 from server.domain.fold import Change, GameAdvanced, Loaded, RoomChanged
+from server.domain.lifecycle import RoomStatus
 from server.domain.model import Game, Room, packed_with
-from server.domain.race import Progress, RoomStatus
+from server.domain.progress import Progress
 from server.runtime.clock import Clock
 from server.runtime.config import Config
 from server.runtime.logging import get_logger
@@ -50,6 +62,9 @@ Soon = Callable[[Callable[["Audience"], None], "Audience"], Cancellable]
 that runs it just before the turn's writes)."""
 
 CLOSE_SUPERSEDED = 4001
+
+# Room events after which everyone in the room gets the room's state again.
+_SEATING = (PlayerJoined, PlayerLeft, PlayerAway, PlayerBack, CountdownCancelled, RoomClosed)
 
 
 class Peer(Protocol):
@@ -255,7 +270,7 @@ class Delivery:
         audience = self.audience(room)
         hide_end = delayed and room.finished is not None and not audience.finished_shown
         status = RoomStatus.RACING if hide_end else room.status
-        meta = room.meta
+        meta = room.settings
         shown = None
         if delayed:
 
@@ -264,14 +279,14 @@ class Delivery:
 
         return {
             "id": room.id,
-            "variant": meta["variant"],
+            "variant": meta.variant,
             "status": status.value,
-            "capacity": meta["capacity"],
-            "countdown_ms": meta["countdown_ms"],
-            "time_limit_ms": meta["time_limit_ms"],
-            "spectator_delay_ms": meta["spectator_delay_ms"],
-            "commitment": meta["commitment"],
-            "deal_version": meta["deal_version"],
+            "capacity": meta.capacity,
+            "countdown_ms": meta.countdown_ms,
+            "time_limit_ms": meta.time_limit_ms,
+            "spectator_delay_ms": meta.spectator_delay_ms,
+            "commitment": meta.commitment,
+            "deal_version": meta.deal_version,
             "players": [
                 {"player": e.player, "name": e.name, **e.progress.wire(), **seat.wire()}
                 for e, seat in zip(room.entrants(shown), room.seats.values(), strict=True)
@@ -279,11 +294,11 @@ class Delivery:
             "open_seed": room.open_seed,
             "winnable": room.winnable,
             "spectators": audience.spectator_count(),
-            "created_at": meta["at"],
+            "created_at": meta.at,
             "go_at": room.go_at,
             "started_at": room.started_at,
             "ends_at": room.ends_at,
-            "finished_at": room.finished["at"] if room.finished and not hide_end else None,
+            "finished_at": room.finished.at if room.finished and not hide_end else None,
         }
 
     def game_message(self, room: Room, player: str, *, released_only: bool) -> bytes:
@@ -431,32 +446,27 @@ class Delivery:
             self.send_many(peers, frames[0] if len(frames) == 1 else batch_frame(frames))
 
     def _room_changed(self, room: Room, audience: Audience, change: RoomChanged) -> None:
-        kind, data = change.kind, change.data
+        event = change.event
+        if change.refused:
+            return
         everyone = list(audience.members)
-        if kind == "player_back":
-            self._supersede(room, data["player"], data["connection"])
-        if kind in (
-            "player_joined",
-            "player_left",
-            "player_away",
-            "player_back",
-            "countdown_cancelled",
-            "room_closed",
-        ):
+        if isinstance(event, PlayerBack):
+            self._supersede(room, event.player, event.connection)
+        if isinstance(event, _SEATING):
             self._send(audience, everyone, {"type": p.ROOM, "room": self.room_state(room)})
-        elif kind == "countdown_started":
-            msg = {"type": p.COUNTDOWN, "room": room.id, "at": data["at"], "go_at": room.go_at}
+        elif isinstance(event, CountdownStarted):
+            msg = {"type": p.COUNTDOWN, "room": room.id, "at": event.at, "go_at": room.go_at}
             self._send(audience, everyone, msg)
-        elif kind == "race_started":
+        elif isinstance(event, RaceStarted):
             started = {
                 "type": p.STARTED,
                 "room": room.id,
-                "at": data["at"],
+                "at": event.at,
                 "ends_at": room.ends_at,
-                "commitment": room.meta["commitment"],
+                "commitment": room.settings.commitment,
             }
             self._send(audience, everyone, started)
-        elif kind == "race_finished":
+        elif isinstance(event, RaceFinished):
             self._release(room, audience)  # every game's last events before the end
             message = room.finished_message()
             self._send(audience, audience.of(PLAYERS), message)
@@ -488,7 +498,10 @@ class Delivery:
         player, first, last, progress = change.player, change.first, change.last, change.progress
         quiet = not audience.members and room.delay_ms <= 0 and not audience.pending
         if quiet:
+            # Nobody here to tell, but what viewers may see moves on all the same: a viewer
+            # who joins later is shown it (issue 23: a game played on another process).
             audience.shown[player] = progress
+            self._release(room, audience)
             return
         game = room.games[player]
         update = {"type": p.PROGRESS, "room": room.id, "player": player}

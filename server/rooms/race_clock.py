@@ -17,10 +17,12 @@ import contextvars
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
+from server.domain.events import RaceFinished, RaceStarted
 from server.domain.fold import Change, GameAdvanced, Loaded, RoomChanged
+from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room
-from server.domain.race import RoomStatus
-from server.rooms.commands import DUE_INDEX, PROCESSES_INDEX, Commands
+from server.domain.timers import Graces, abandoned_now, next_due, time_is_up
+from server.rooms.commands import Commands
 from server.rooms.hub import Hub
 from server.runtime.clock import Clock
 from server.runtime.config import Config
@@ -43,6 +45,12 @@ class RaceClock:
         self.config = config
         self.hub = hub
         self.commands = commands
+        self.directory = commands.directory
+        self.presence = commands.presence
+        self.graces = Graces(
+            abandon_ms=int(config.abandon_grace_s * 1000),
+            lobby_ttl_ms=int(config.lobby_ttl_s * 1000),
+        )
         self.poll_s = poll_s
         self._timers: dict[str, tuple[int, asyncio.Task[None]]] = {}
         self._written: dict[str, int | None] = {}  # the due time last written to the index
@@ -58,20 +66,14 @@ class RaceClock:
         """Say this process is alive; take over from processes that stopped saying so."""
         interval = self.config.heartbeat_s
         while not self._closed:
-            now = self.clock.now_ms()
             try:
-                await self.commands.store.index_put(PROCESSES_INDEX, self.commands.process, now)
-                silent = now - int(interval * 3000)
-                for entry in await self.commands.store.index_range(
-                    PROCESSES_INDEX, max_score=silent
-                ):
-                    if entry.member != self.commands.process:
-                        log.warning("process_gone", process=entry.member, last_seen=entry.score)
-                        await self.commands.gone(entry.member, entry.score)
+                await self.presence.beat()
+                silent = self.clock.now_ms() - int(interval * 3000)
+                for entry in await self.presence.silent_since(silent):
+                    log.warning("process_gone", process=entry.member, last_seen=entry.score)
+                    await self.commands.gone(entry.member, entry.score)
             except ArenaError as exc:
-                log.warning("heartbeat_failed", reason=exc.reason)
-            except Exception as exc:  # the store's client raises its own families of errors
-                log.warning("heartbeat_failed", error=str(exc))
+                log.warning("heartbeat_failed", code=exc.code, reason=exc.reason)
             await asyncio.sleep(interval)
 
     async def aclose(self) -> None:
@@ -92,7 +94,7 @@ class RaceClock:
 
     def on_change(self, room: Room, changes: Sequence[Change]) -> None:
         for change in changes:
-            if (isinstance(change, RoomChanged) and change.kind == "race_started") or (
+            if (isinstance(change, RoomChanged) and isinstance(change.event, RaceStarted)) or (
                 isinstance(change, Loaded)
                 and room.status is RoomStatus.RACING
                 and any(g.version == 0 for g in room.games.values())
@@ -106,7 +108,7 @@ class RaceClock:
                 self._act(room, self.commands.finish_all_done, "finish")
             if room.finished is not None and (
                 isinstance(change, Loaded)
-                or (isinstance(change, RoomChanged) and change.kind == "race_finished")
+                or (isinstance(change, RoomChanged) and isinstance(change.event, RaceFinished))
             ):
                 self._act(room, self.commands.retire, "retire")
         self._rearm(room)
@@ -122,34 +124,8 @@ class RaceClock:
 
         self._spawn(run(), name=f"{what}-{room.id}")
 
-    def _abandon_at(self, room: Room) -> dict[str, int]:
-        """When each away racer still playing is abandoned."""
-        grace_ms = int(self.config.abandon_grace_s * 1000)
-        if grace_ms <= 0:
-            return {}
-        found = {}
-        for seat in room.seats.values():
-            game = room.games.get(seat.player)
-            playing = game is not None and not game.progress.status.done
-            if seat.away_since is not None and playing:
-                found[seat.player] = seat.away_since + grace_ms
-        return found
-
-    def _due(self, room: Room) -> int | None:
-        if room.status is RoomStatus.COUNTDOWN:
-            return room.go_at
-        if room.status is RoomStatus.RACING:
-            times = list(self._abandon_at(room).values())
-            if room.ends_at is not None:
-                times.append(room.ends_at)
-            return min(times) if times else None
-        if room.status is RoomStatus.LOBBY and room.idle_since is not None:
-            ttl_ms = int(self.config.lobby_ttl_s * 1000)
-            return room.idle_since + ttl_ms if ttl_ms > 0 else None
-        return None
-
     def _rearm(self, room: Room) -> None:
-        due = self._due(room)
+        due = next_due(room, self.graces)
         current = self._timers.get(room.id)
         if current is not None and current[0] != due:
             current[1].cancel()
@@ -166,13 +142,10 @@ class RaceClock:
 
     async def _write_due(self, room_id: str, due: int | None) -> None:
         try:
-            if due is None:
-                await self.commands.store.index_remove(DUE_INDEX, room_id)
-            else:
-                await self.commands.store.index_put(DUE_INDEX, room_id, due)
-        except Exception as exc:  # best effort: the index is a hint, the stream the truth
+            await self.directory.set_due(room_id, due)
+        except ArenaError as exc:  # best effort: the index is a hint, the stream the truth
             self._written.pop(room_id, None)
-            log.warning("due_index_failed", room=room_id, error=str(exc))
+            log.warning("due_index_failed", room=room_id, reason=exc.reason)
 
     async def _fire_at(self, room: Room, due: int) -> None:
         await self.clock.sleep_until(due)
@@ -183,11 +156,10 @@ class RaceClock:
             if room.status is RoomStatus.COUNTDOWN:
                 await self.commands.go(room)
             elif room.status is RoomStatus.RACING:
-                if room.ends_at is not None and now >= room.ends_at:
+                if time_is_up(room, now):
                     await self.commands.finish(room, "time_limit")
-                for player, when in self._abandon_at(room).items():
-                    if now >= when:
-                        await self.commands.abandon(room, player)
+                for player in abandoned_now(room, self.graces, now):
+                    await self.commands.abandon(room, player)
             elif room.status is RoomStatus.LOBBY:
                 await self.commands.close_idle(room)
         except ArenaError as exc:
@@ -205,7 +177,7 @@ class RaceClock:
 
     async def _poll(self) -> None:
         while not self._closed:
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(ArenaError):
                 await self.poll_once()
             await asyncio.sleep(self.poll_s)
 
@@ -213,11 +185,9 @@ class RaceClock:
         """Load the rooms due soon that this process has not loaded (their timers then arm);
         an entry whose room is gone or has nothing due is dropped."""
         try:
-            due = await self.commands.store.index_range(
-                DUE_INDEX, max_score=self.clock.now_ms() + _LOOKAHEAD_MS
-            )
-        except Exception as exc:  # the store's client raises its own families of errors
-            log.warning("due_poll_failed", error=str(exc))
+            due = await self.directory.due_before(self.clock.now_ms() + _LOOKAHEAD_MS)
+        except ArenaError as exc:
+            log.warning("due_poll_failed", code=exc.code, reason=exc.reason)
             return
         for entry in due:
             if entry.member in self.hub.rooms:
@@ -228,4 +198,4 @@ class RaceClock:
                 log.warning("due_load_failed", room=entry.member, reason=exc.reason)
                 continue
             if room is None:
-                await self.commands.store.index_remove(DUE_INDEX, entry.member)
+                await self.directory.set_due(entry.member, None)

@@ -26,7 +26,7 @@ _MAX_SWEEP_S = 60.0
 def ended_at(room: Room) -> int | None:
     """When the room ended (its race finished, or its lobby closed); None while it is live."""
     if room.finished is not None:
-        return int(room.finished["at"])
+        return room.finished.at
     return room.closed_at
 
 

@@ -9,8 +9,8 @@ from typing import Any
 import msgpack
 
 from server.app import App
+from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room
-from server.domain.race import RoomStatus
 from server.net.delivery import Member, Role
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config

@@ -11,8 +11,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from server.app import App
+from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room
-from server.domain.race import RoomStatus
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
 from server.store import MemoryEventStore, RedisEventStore
@@ -34,7 +34,7 @@ async def app(store: MemoryEventStore, clock: FakeClock) -> AsyncIterator[App]:
 
 async def finished_race(app: App, clock: FakeClock, peer: Peer) -> str:
     room = await racing(app, clock, [peer])
-    await app.commands.resign(room, peer.session)
+    await app.commands.games.resign(room, peer.session)
     await until(lambda: room.status is RoomStatus.FINISHED)
     app.delivery.detach(peer)  # the racer went away
     return room.id

@@ -1,49 +1,11 @@
-"""The pure race rules: the lifecycle transition table, progress, ranking and the commitment."""
+"""Progress and ranking: the one progress rule and DESIGN.md's order; the commitment."""
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 
-import pytest
-
-from server.domain.errors import WrongStatus
-from server.domain.race import (
-    TRANSITIONS,
-    Entrant,
-    PlayerStatus,
-    Progress,
-    RoomStatus,
-    Trigger,
-    can,
-    commitment,
-    next_status,
-    ranking,
-)
-
-
-def test_the_happy_path_of_a_room() -> None:
-    status = RoomStatus.LOBBY
-    for trigger in (Trigger.START, Trigger.GO, Trigger.ALL_DONE):
-        status = next_status(status, trigger)
-    assert status is RoomStatus.FINISHED
-
-
-def test_every_pair_outside_the_table_is_refused() -> None:
-    for status, trigger in itertools.product(RoomStatus, Trigger):
-        if (status, trigger) in TRANSITIONS:
-            assert can(status, trigger)
-            continue
-        assert not can(status, trigger)
-        with pytest.raises(WrongStatus) as info:
-            next_status(status, trigger)
-        assert info.value.code == "wrong_status"
-
-
-def test_finished_is_terminal_and_time_up_also_finishes() -> None:
-    assert not any(status is RoomStatus.FINISHED for status, _ in TRANSITIONS)
-    assert next_status(RoomStatus.RACING, Trigger.TIME_UP) is RoomStatus.FINISHED
-    assert next_status(RoomStatus.COUNTDOWN, Trigger.EMPTIED) is RoomStatus.LOBBY
+from server.domain.commitment import commitment
+from server.domain.progress import Entrant, PlayerStatus, Progress, ranking
 
 
 def test_a_game_is_done_once_won_over_or_resigned() -> None:
@@ -52,14 +14,16 @@ def test_a_game_is_done_once_won_over_or_resigned() -> None:
 
 
 def test_progress_tracks_when_the_foundation_count_changed() -> None:
-    p = Progress(status=PlayerStatus.PLAYING, reached_at=100)
-    p = p.after(at=110, foundation=0, moved=True, won=False, over=False, resigned=False)
+    playing = PlayerStatus.PLAYING
+    p = Progress.started(100)
+    p = p.after(at=110, status=playing, foundation=0, moved=True)
     assert (p.moves, p.foundation, p.reached_at) == (1, 0, 100)
-    p = p.after(at=120, foundation=1, moved=True, won=False, over=False, resigned=False)
+    p = p.after(at=120, status=playing, foundation=1, moved=True)
     assert (p.moves, p.foundation, p.reached_at, p.finished_at) == (2, 1, 120, None)
-    p = p.after(at=130, foundation=1, moved=False, won=False, over=True, resigned=True)
+    p = p.after(at=130, status=PlayerStatus.OVER, foundation=1, moved=True)
+    p = p.after(at=140, status=PlayerStatus.RESIGNED, foundation=1, moved=False)
     assert p.status is PlayerStatus.RESIGNED
-    assert (p.moves, p.reached_at, p.finished_at) == (2, 120, 130)
+    assert (p.moves, p.reached_at, p.finished_at) == (3, 120, 130)  # done since it was over
     assert p.status.done
 
 
