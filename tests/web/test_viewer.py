@@ -112,8 +112,10 @@ async def until(
 async def room_with(
     creator: Client, players: list[Client], variant: str, seed: str, **options: Any
 ) -> str:
-    await creator.send({"type": "create_room", "variant": variant, "seed": seed, **options})
-    room: str = (await creator.expect("room"))["room"]["id"]
+    await creator.send(
+        {"type": "create_room", "variant": variant, "seed": seed, "ref": seed, **options}
+    )
+    room: str = (await creator.expect("room", lambda m: m.get("ref") == seed))["room"]["id"]
     for player in players:
         await player.send({"type": "join", "room": room})
         await player.expect("joined")
@@ -140,7 +142,13 @@ async def test_watch_shows_the_live_race_fairly_and_follows_it_to_the_results(
         await eye.send({"type": "join", "room": room, "role": "spectator"})
         await eye.expect("joined")
 
-        # The rooms page lists the lobby with its racers, and follows it live.
+        await asyncio.to_thread(browser.get, f"{web}/watch/nosuchroom")
+        assert (
+            await until(browser, "return document.querySelector('.error')?.textContent", bool)
+            == "There is no room nosuchroom."
+        )
+
+        # The rooms page lists the lobby with its racers.
         await asyncio.to_thread(browser.get, f"{web}/")
         row = f"#live tr[data-room='{room}']"
         names = await until(
@@ -256,6 +264,19 @@ async def test_watch_shows_the_live_race_fairly_and_follows_it_to_the_results(
             f"return document.querySelector(\"#recent tr[data-room='{room}']\")?.dataset.status",
             lambda s: s == "finished",
         )
+        # and follows the directory live: a new lobby shows up without a reload.
+        await ann.send({"type": "create_room", "variant": "quadrennial", "ref": "new"})
+        lobby = (await ann.expect("room", lambda m: m.get("ref") == "new"))["room"]["id"]
+        await until(
+            browser,
+            f"return document.querySelector(\"#live tr[data-room='{lobby}']\")?.dataset.status",
+            lambda s: s == "lobby",
+        )
+        # A room opened after its end shows its results, with the replays a click away.
+        await asyncio.to_thread(browser.get, f"{web}/watch/{room}")
+        late = await until(browser, SCAN, lambda s: s["caption"] == "Results" and s["boards"])
+        assert [r["player"] for r in late["rows"]] == [r["player"] for r in finished["ranking"]]
+        assert late["boards"] == final["boards"]
 
         # The replay steps through one game, from the keyboard.
         bob_events = events[bob.session]

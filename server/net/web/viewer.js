@@ -213,11 +213,11 @@
         r.spectator_delay_ms ? ` · ${r.spectator_delay_ms / 1000} s delay` : "",
         r.open_seed ? " · open seed" : " · secret seed",
         r.winnable ? " · winnable deal" : "");
-      const rows = this.finished
-        ? this.finished.ranking
-        : ranking(r.players);
+      // A room joined after its end sends no `finished`: its players' progress is final.
+      const over = this.finished !== null || r.status === "finished";
+      const rows = this.finished ? this.finished.ranking : ranking(r.players);
       const table = h("table", { class: "ranking" },
-        h("caption", {}, this.finished ? "Results" : "Ranking"),
+        h("caption", {}, over ? "Results" : "Ranking"),
         h("thead", {}, h("tr", {}, ["#", "racer", "status", "foundation", "moves", "connection"]
           .map((t) => h("th", { scope: "col", class: t }, t)))),
         h("tbody", {}, rows.map((p) => this.rankRow(p))));
@@ -241,7 +241,7 @@
       } else if (live) {
         link = "connected";
       }
-      const name = this.finished
+      const name = this.finished || this.room.status === "finished"
         ? h("a", { href: `/replay/${this.room.id}/${encodeURIComponent(p.player)}` }, p.name)
         : p.name;
       return h("tr", { "data-player": p.player, "data-place": p.place },
@@ -374,7 +374,8 @@
     });
     document.addEventListener("keydown", (e) => {
       const keys = { Home: "first", End: "last", ArrowLeft: "back", ArrowRight: "forward", " ": "play" };
-      if (keys[e.key] && !e.altKey && !e.ctrlKey && !e.metaKey) {
+      const onButton = e.target instanceof HTMLButtonElement && (e.key === " " || e.key === "Enter");
+      if (keys[e.key] && !onButton && !e.altKey && !e.ctrlKey && !e.metaKey) {
         e.preventDefault();
         go(keys[e.key]);
       }
