@@ -20,6 +20,7 @@ from shared import (
     resign_event,
     start_event,
 )
+from shared.render import card_text
 from shared.views import PublicView
 from tests.support.server_process import ServerProcess
 
@@ -99,3 +100,14 @@ def test_the_browser_folds_public_events_as_shared_public_fold_does(
     for events, boards in zip(games, results, strict=True):
         cuts = [1, -(-len(events) // 2), len(events)]
         assert boards == [drawn(public_fold(events[:k])) for k in cuts]
+    # Readable without colour: every card is its rank and suit symbol in text, as the terminal's.
+    labels = browser.execute_script(
+        """
+        const box = document.createElement('div');
+        box.append(...arguments[0].map((events) => window.Board.render(window.Board.fold(events))));
+        return [...box.querySelectorAll('[data-card]')].map((c) => [c.dataset.card, c.textContent]);
+        """,
+        games,
+    )
+    assert len(labels) > 1000
+    assert all(text == card_text(code) for code, text in labels)

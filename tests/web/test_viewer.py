@@ -9,6 +9,7 @@ import os
 import random
 import shutil
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -92,9 +93,19 @@ class Bot:
             await self.client.close()
 
 
+_TURNS: weakref.WeakKeyDictionary[webdriver.Chrome, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
+async def driven(browser: webdriver.Chrome, command: Callable[..., Any], *args: Any) -> Any:
+    """One WebDriver command in a thread, so the bots' event loop goes on meanwhile, and one at
+    a time: the scanner and the test's own reads share the browser."""
+    async with _TURNS.setdefault(browser, asyncio.Lock()):
+        return await asyncio.to_thread(command, *args)
+
+
 async def dom(browser: webdriver.Chrome, script: str, *args: Any) -> Any:
-    """Run a script in the page without blocking the event loop the bots play on."""
-    return await asyncio.to_thread(browser.execute_script, script, *args)
+    """Run a script in the page."""
+    return await driven(browser, browser.execute_script, script, *args)
 
 
 async def until(
@@ -142,14 +153,14 @@ async def test_watch_shows_the_live_race_fairly_and_follows_it_to_the_results(
         await eye.send({"type": "join", "room": room, "role": "spectator"})
         await eye.expect("joined")
 
-        await asyncio.to_thread(browser.get, f"{web}/watch/nosuchroom")
+        await driven(browser, browser.get, f"{web}/watch/nosuchroom")
         assert (
             await until(browser, "return document.querySelector('.error')?.textContent", bool)
             == "There is no room nosuchroom."
         )
 
         # The rooms page lists the lobby with its racers.
-        await asyncio.to_thread(browser.get, f"{web}/")
+        await driven(browser, browser.get, f"{web}/")
         row = f"#live tr[data-room='{room}']"
         names = await until(
             browser,
@@ -159,7 +170,7 @@ async def test_watch_shows_the_live_race_fairly_and_follows_it_to_the_results(
         )
         assert names == ["lobby", "ann, bob, cat"]
 
-        await asyncio.to_thread(browser.get, f"{web}/watch/{room.upper()}")
+        await driven(browser, browser.get, f"{web}/watch/{room.upper()}")
         await until(
             browser,
             "return document.querySelector('.room-status')?.dataset.status",
@@ -197,7 +208,7 @@ async def test_watch_shows_the_live_race_fairly_and_follows_it_to_the_results(
                             assert card in bot.seen or bot.done, f"{card} shown before its turn"
                 boards = snap["boards"].values()
                 if not shot.exists() and len(boards) == 3 and min(b["moves"] for b in boards) > 8:
-                    await asyncio.to_thread(browser.save_screenshot, str(shot))
+                    await driven(browser, browser.save_screenshot, str(shot))
                 await asyncio.sleep(0.05)
 
         scanner = asyncio.create_task(scan())
@@ -215,7 +226,7 @@ async def test_watch_shows_the_live_race_fairly_and_follows_it_to_the_results(
         finished = await eye.expect("finished", wait_s=30)
         final = await until(browser, SCAN, lambda s: s["caption"] == "Results")
         if not shot.exists():  # the page was never read mid-race with every board under way
-            await asyncio.to_thread(browser.save_screenshot, str(shot))
+            await driven(browser, browser.save_screenshot, str(shot))
         racing = False
         await scanner
 
@@ -249,16 +260,16 @@ async def test_watch_shows_the_live_race_fairly_and_follows_it_to_the_results(
         # At a phone's width the boards stack and nothing runs off the side; at 1920 px the
         # three stand side by side.
         for width, rows in ((360, 3), (1920, 1)):
-            await asyncio.to_thread(browser.execute_cdp_cmd, "Emulation.setDeviceMetricsOverride",
+            await driven(browser, browser.execute_cdp_cmd, "Emulation.setDeviceMetricsOverride",
                                     {"width": width, "height": 900, "deviceScaleFactor": 1,
                                      "mobile": width < 800})  # fmt: skip
             layout_at = await until(browser, LAYOUT, lambda v, w=width: v["width"] == w)
             assert layout_at["overflow"] <= 0
             assert layout_at["rows"] == rows
-        await asyncio.to_thread(browser.execute_cdp_cmd, "Emulation.clearDeviceMetricsOverride", {})
+        await driven(browser, browser.execute_cdp_cmd, "Emulation.clearDeviceMetricsOverride", {})
 
         # The rooms page has it under the recent rooms.
-        await asyncio.to_thread(browser.get, f"{web}/")
+        await driven(browser, browser.get, f"{web}/")
         await until(
             browser,
             f"return document.querySelector(\"#recent tr[data-room='{room}']\")?.dataset.status",
@@ -273,14 +284,14 @@ async def test_watch_shows_the_live_race_fairly_and_follows_it_to_the_results(
             lambda s: s == "lobby",
         )
         # A room opened after its end shows its results, with the replays a click away.
-        await asyncio.to_thread(browser.get, f"{web}/watch/{room}")
+        await driven(browser, browser.get, f"{web}/watch/{room}")
         late = await until(browser, SCAN, lambda s: s["caption"] == "Results" and s["boards"])
         assert [r["player"] for r in late["rows"]] == [r["player"] for r in finished["ranking"]]
         assert late["boards"] == final["boards"]
 
         # The replay steps through one game, from the keyboard.
         bob_events = events[bob.session]
-        await asyncio.to_thread(browser.get, f"{web}/replay/{room}/bob")
+        await driven(browser, browser.get, f"{web}/replay/{room}/bob")
         board_at = (
             READ_BOARD + "const b = document.querySelector('section.board.replay');"
             "return b.dataset.pos ? [Number(b.dataset.pos), read(b)] : null;"
@@ -298,7 +309,7 @@ async def test_watch_shows_the_live_race_fairly_and_follows_it_to_the_results(
             (Keys.ARROW_RIGHT, len(bob_events)),
         ]
         for key, pos in steps:
-            await asyncio.to_thread(body.send_keys, key)
+            await driven(browser, body.send_keys, key)
             shown = await until(browser, board_at, lambda v, pos=pos: v and v[0] == pos)
             assert shown[1] == drawn(public_fold(bob_events[:pos]))
         assert severe_console_messages(browser) == []
@@ -328,7 +339,7 @@ async def test_tv_follows_the_most_watched_race_and_moves_on_when_it_ends(
         for racer in (a1, a2, b1, b2):
             await racer.expect("started")
 
-        await asyncio.to_thread(browser.get, f"http://127.0.0.1:{arena.port}/tv?linger=1500")
+        await driven(browser, browser.get, f"http://127.0.0.1:{arena.port}/tv?linger=1500")
         followed = "return document.querySelector('.tv')?.dataset.room"
         assert await until(browser, followed, bool) == watched
         await until(
