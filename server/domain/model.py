@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import msgpack
@@ -111,6 +111,14 @@ class Room:
     def stream(self) -> str:
         return room_stream(self.id)
 
+    def reset(self) -> None:
+        """Forget everything folded, to fold the room again from its streams (a stream went
+        back): the object stays, so whoever holds it sees the new fold."""
+        for f in fields(self):
+            if f.name != "id":
+                setattr(self, f.name, getattr(_EMPTY, f.name))
+        self.seats, self.games = {}, {}
+
     @property
     def settings(self) -> RoomCreated:
         """How the room was created; only asked of a room that exists."""
@@ -129,6 +137,17 @@ class Room:
     @property
     def winnable(self) -> bool:
         return self.meta is not None and self.meta.winnable
+
+    def streams(self) -> list[str]:
+        """The room's stream and its games' streams."""
+        return [self.stream, *(g.stream for g in self.games.values())]
+
+    def version_of(self, stream: str) -> int:
+        """How far the fold of one of the room's streams is (0: not folded, or unknown)."""
+        if stream == self.stream:
+            return self.version
+        game = self.games.get(stream.rsplit(":", 1)[1])
+        return game.version if game is not None else 0
 
     def names(self) -> list[str]:
         return [s.name for s in self.seats.values()]
@@ -182,3 +201,6 @@ class Room:
             "salt": meta.salt,
             "commitment": meta.commitment,
         }
+
+
+_EMPTY = Room("")

@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,17 +22,15 @@ from websockets.protocol import Protocol, Side, State
 
 from server.domain.errors import (
     AlreadyHello,
-    AlreadyInRoom,
     HelloRequired,
-    NotAPlayer,
-    NotInRoom,
-    NotYourGame,
     RateLimited,
     UnsupportedProtocol,
 )
-from server.domain.model import Room, game_stream
+from server.domain.model import game_stream
 from server.domain.names import DEFAULT_NAME, clean_name
-from server.net.delivery import CLOSE_SUPERSEDED, Delivery, Member, Role
+from server.net.audience import Role
+from server.net.delivery import CLOSE_SUPERSEDED, Delivery
+from server.net.room_requests import Handler, room_requests
 from server.rooms.commands import Commands
 from server.runtime.clock import Clock
 from server.runtime.config import Config
@@ -259,18 +257,7 @@ class Connection:
         self.strikes = 0
         self.closing = False
         self.close_task: asyncio.Future[None] | None = None
-        self.handlers: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {
-            p.PING: self.on_ping,
-            p.LIST_ROOMS: self.on_list_rooms,
-            p.CREATE_ROOM: self.on_create_room,
-            p.JOIN: self.on_join,
-            p.LEAVE: self.on_leave,
-            p.START: self.on_start,
-            p.MOVE: self.on_move,
-            p.RESIGN: self.on_resign,
-            p.WATCH: self.on_watch,
-            p.HINT: self.on_hint,
-        }
+        self.handlers: dict[str, Handler] = {p.PING: self.on_ping, **room_requests(self)}
 
     # ---- sending -----------------------------------------------------------------------------
 
@@ -297,6 +284,10 @@ class Connection:
         self.closing = True
         self.close_task = asyncio.ensure_future(self.ws.close(code, reason))
         self.close_task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+    def written_now(self) -> None:
+        """Write what is queued for this connection now (a move's ack after its event)."""
+        self.outbox.write_now(self)
 
     def reply(self, request: dict[str, Any], msg: dict[str, Any]) -> None:
         if request.get("ref") is not None:
@@ -392,6 +383,9 @@ class Connection:
 
     # ---- handlers ----------------------------------------------------------------------------
 
+    async def on_ping(self, msg: dict[str, Any]) -> None:
+        self.reply(msg, {"type": p.PONG, "at": self.clock.now_ms()})
+
     async def on_hello(self, msg: dict[str, Any]) -> None:
         if self.session:
             raise AlreadyHello("hello was already sent on this connection")
@@ -431,116 +425,6 @@ class Connection:
             log.info("resumed", room=room.id)
         else:
             log.info("hello", name=self.name)
-
-    def _seated(self) -> tuple[Room, Member, str]:
-        found = self.delivery.member(self)
-        if found is None:
-            raise NotAPlayer("you have no seat: join a room as a player")
-        room, member = found
-        if member.role != Role.PLAYER or member.player is None:
-            raise NotAPlayer("spectators cannot play")
-        return room, member, member.player
-
-    async def on_ping(self, msg: dict[str, Any]) -> None:
-        self.reply(msg, {"type": p.PONG, "at": self.clock.now_ms()})
-
-    async def on_list_rooms(self, msg: dict[str, Any]) -> None:
-        rooms = await self.commands.list_rooms()
-        for summary in rooms:
-            summary["spectators"] = self.delivery.spectators_here(summary["id"])
-        self.reply(msg, {"type": p.ROOMS, "rooms": rooms})
-
-    async def on_create_room(self, msg: dict[str, Any]) -> None:
-        room = await self.commands.create_room(msg, creator=self.session)
-        self.reply(msg, {"type": p.ROOM, "room": self.delivery.room_state(room)})
-
-    async def on_join(self, msg: dict[str, Any]) -> None:
-        role = Role(msg.get("role", "player"))
-        await self.join(msg["room"], role, ref=msg.get("ref"))
-
-    async def join(self, room_id: str, role: Role, *, ref: Any = None) -> tuple[Room, Member]:
-        if self.delivery.member(self) is not None:
-            raise AlreadyInRoom("leave your room first")
-        room = await self.commands.room(room_id)
-        player = self.session if role == Role.PLAYER else None
-        if player is not None:
-            await self.commands.join(
-                room, player, name=self.name, token=self.token, connection=self.connection_id
-            )
-            if self.delivery.member(self) is not None:  # joined twice concurrently
-                raise AlreadyInRoom("leave your room first")
-        joined: dict[str, Any] = {
-            "type": p.JOINED,
-            "room": room.id,
-            "role": role.value,
-            "player": player,
-        }
-        if ref is not None:
-            joined["ref"] = ref
-        member = self.delivery.attach(room, self, role, player=player, first=joined)
-        bind(room=room.id, game=game_stream(room.id, player) if player else None)
-        return room, member
-
-    async def on_leave(self, msg: dict[str, Any]) -> None:
-        found = self.delivery.member(self)
-        if found is None:
-            raise NotInRoom("you are in no room")
-        room, member = found
-        if member.role == Role.PLAYER and member.player is not None:
-            await self.commands.leave(room, member.player)
-            await self.commands.away(room, member.player, self.connection_id)
-        self.delivery.detach(self)
-        bind(room=None, game=None)
-        self.reply(msg, {"type": p.LEFT, "room": room.id})
-
-    async def on_start(self, msg: dict[str, Any]) -> None:
-        room, _, player = self._seated()
-        await self.commands.start(room, player)
-
-    async def on_move(self, msg: dict[str, Any]) -> None:
-        started = time.perf_counter()
-        try:
-            room, _, player = self._seated()
-            target = msg.get("player")
-            if target is not None and target != player:
-                raise NotYourGame("you can only move in your own game")
-            version = await self.commands.games.move(room, player, msg["id"], msg["move"])
-            self.send({"type": p.ACK, "id": msg["id"], "version": version})
-            self.outbox.write_now(self)  # with the move's own event, queued before it
-            self.metrics.moves_accepted.inc()
-        finally:
-            self.metrics.ack_seconds.observe(time.perf_counter() - started)
-
-    async def on_resign(self, msg: dict[str, Any]) -> None:
-        room, _, player = self._seated()
-        await self.commands.games.resign(room, player)
-
-    async def on_hint(self, msg: dict[str, Any]) -> None:
-        room, _, player = self._seated()
-        solution = await self.commands.games.hint(room, player)
-        self.reply(
-            msg,
-            {
-                "type": p.SUGGESTION,
-                "move": solution.next_move,
-                "status": str(solution.status),
-                "nodes": solution.nodes,
-                "max_nodes": solution.max_nodes,
-            },
-        )
-
-    async def on_watch(self, msg: dict[str, Any]) -> None:
-        room_id = msg.get("room")
-        room_id = room_id.strip().lower() if room_id is not None else None
-        found = self.delivery.member(self)
-        if found is None:
-            if room_id is None:
-                raise NotInRoom("you are in no room: name one")
-            found = await self.join(room_id, Role.SPECTATOR)
-        room, member = found
-        if room_id is not None and room_id != room.id:
-            raise AlreadyInRoom(f"you are in room {room.id}: leave it first")
-        self.delivery.watch(room, member, msg.get("player"))
 
 
 def _ref(msg: dict[str, Any] | None) -> Any:

@@ -118,7 +118,7 @@ class Hub:
         self.rooms[room_id] = room
         self._notify(room, [Loaded()])
         # Appends made while we read woke nobody (the room was not here yet): look once more.
-        self._mark_behind(room, [room.stream, *(g.stream for g in room.games.values())])
+        self._mark_behind(room, room.streams())
         return room
 
     async def _read_good_prefix(self, stream: str) -> list[StoredEvent]:
@@ -160,15 +160,15 @@ class Hub:
 
     async def sync(self, room: Room) -> None:
         """Fold everything the store holds for the room now (a command about to decide)."""
-        streams = [room.stream, *(g.stream for g in room.games.values())]
+        streams = room.streams()
         # The fold as it was before the read: an append of ours that lands while the read is
         # in flight moves the fold on, and must not look like the store going back.
-        before = {s: self._version(room, s) for s in streams}
+        before = {s: room.version_of(s) for s in streams}
         lasts = await self.store.last_versions(streams)
         if any(0 < lasts[s] < before[s] for s in streams):
             await self.refold(room)
             return
-        behind = [s for s in streams if lasts[s] > self._version(room, s)]
+        behind = [s for s in streams if lasts[s] > room.version_of(s)]
         if behind:
             await self._read(room, behind)
 
@@ -177,26 +177,24 @@ class Hub:
         replicates asynchronously; --ack-after-replicas prevents it). The stream is the truth,
         so the room is folded again from it, in place (everyone holding it sees the new fold)."""
         log.error("stream_went_back", room=room.id)
-        fresh = Room(room.id)
-        fold_stored(fresh, await self.store.read(room.stream))
-        raw = await self.store.read_many_raw([g.stream for g in fresh.games.values()])
-        for game in fresh.games.values():
-            fold_stored(fresh, self.store.decode_raw(game.stream, raw[game.stream]))
-        vars(room).update(vars(fresh))
+        room_events = await self.store.read(room.stream)
+        seated = Room(room.id)  # which game streams the room stream names
+        fold_stored(seated, room_events)
+        streams = [g.stream for g in seated.games.values()]
+        raw = await self.store.read_many_raw(streams)
+        # No await from here on: nobody sees the room half folded.
+        room.reset()
+        fold_stored(room, room_events)
+        for stream in streams:
+            fold_stored(room, self.store.decode_raw(stream, raw[stream]))
         self._notify(room, [Loaded()])
-
-    def _version(self, room: Room, stream: str) -> int:
-        if stream == room.stream:
-            return room.version
-        game = room.games.get(stream.rsplit(":", 1)[1])
-        return game.version if game is not None else 0
 
     def _on_wakeup(self, wakeup: Wakeup) -> None:
         room = self.rooms.get(stream_group(wakeup.stream))
         if room is None:
             return
         self.wakeups += 1
-        folded = self._version(room, wakeup.stream)
+        folded = room.version_of(wakeup.stream)
         if wakeup.version <= folded:
             return  # our own append, folded when it was made
         events = wakeup.events
@@ -213,7 +211,7 @@ class Hub:
     def _on_gap(self) -> None:
         """Wake-ups may have been lost: look at every loaded room."""
         for room in list(self.rooms.values()):
-            self._mark_behind(room, [room.stream, *(g.stream for g in room.games.values())])
+            self._mark_behind(room, room.streams())
 
     def _mark_behind(self, room: Room, streams: Sequence[str]) -> None:
         self._behind.setdefault(room.id, set()).update(streams)
@@ -243,7 +241,7 @@ class Hub:
         """Read and fold what each stream holds beyond the fold; the room stream first, since
         a game stream is only known once the room event that seats its player is folded."""
         for stream in streams:
-            after = self._version(room, stream)
+            after = room.version_of(stream)
             self.catch_ups += 1
             try:
                 events = await self.store.read(stream, after=after)
@@ -255,7 +253,7 @@ class Hub:
             if stream == room.stream:
                 known = {g.stream for g in room.games.values()}
                 for new in sorted(known - set(streams)):
-                    if self._version(room, new) == 0:
+                    if room.version_of(new) == 0:
                         await self._read(room, [new])
 
     def _fold(self, room: Room, events: Sequence[StoredEvent]) -> None:
@@ -271,36 +269,31 @@ class Hub:
                 log.exception("listener_failed", room=room.id)
 
     async def _every_so_often(self) -> None:
-        """Compare every loaded, unfinished room with the store: bounds a lost wake-up's cost."""
-        interval = self.config.catch_up_s
+        """Compare every loaded room with the store now and then: bounds a lost wake-up's cost."""
         while not self._closed:
-            await asyncio.sleep(interval)
-            rooms = [r for r in self.rooms.values() if r.finished is None]
-            if not rooms:
-                continue
-            streams = {
-                s: r for r in rooms for s in (r.stream, *(g.stream for g in r.games.values()))
-            }
-            before = {s: self._version(r, s) for s, r in streams.items()}
+            await asyncio.sleep(self.config.catch_up_s)
             try:
-                lasts = await self.store.last_versions(list(streams))
-            except Exception as exc:  # the store's client raises its own families of errors
-                log.warning("periodic_catch_up_failed", error=str(exc))
-                continue
-            went_back = set()
-            for stream, last in lasts.items():
-                room = streams[stream]
-                if 0 < last < before[stream]:
-                    went_back.add(room.id)
-                elif last > self._version(room, stream):
-                    self._mark_behind(room, [stream])
-            for room_id in went_back:
-                behind = self.rooms.get(room_id)
-                if behind is not None:
-                    try:
-                        await self.refold(behind)
-                    except ArenaError as exc:
-                        log.warning("refold_failed", room=room_id, reason=exc.reason)
+                await self.compare_with_store()
+            except ArenaError as exc:
+                log.warning("periodic_catch_up_failed", code=exc.code, reason=exc.reason)
+
+    async def compare_with_store(self) -> None:
+        """Mark every loaded, unfinished room's streams that moved on behind (one round trip),
+        and fold again the rooms whose streams went back."""
+        streams = {s: r for r in self.rooms.values() if r.finished is None for s in r.streams()}
+        if not streams:
+            return
+        before = {s: r.version_of(s) for s, r in streams.items()}
+        lasts = await self.store.last_versions(list(streams))
+        went_back = {streams[s].id for s, last in lasts.items() if 0 < last < before[s]}
+        for stream, last in lasts.items():
+            room = streams[stream]
+            if room.id not in went_back and last > room.version_of(stream):
+                self._mark_behind(room, [stream])
+        for room_id in went_back:
+            behind = self.rooms.get(room_id)
+            if behind is not None:
+                await self.refold(behind)
 
     def stats(self) -> dict[str, Any]:
         return {"rooms": len(self.rooms), "wakeups": self.wakeups, "catch_ups": self.catch_ups}

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from server.app import App
-from server.net.delivery import Role
+from server.net.audience import Role
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
 from server.store import MemoryEventStore
