@@ -61,6 +61,7 @@ class Bot:
         layout = self.state
         self.seen = {c for p in layout.tableau for c in p} | {c for c in layout.reserve if c}
         self.done_at: float | None = None  # from when it no longer holds anyone back
+        self.sent: list[float] = []  # when each move was sent
 
     @property
     def done(self) -> bool:
@@ -79,6 +80,7 @@ class Bot:
             self.seen |= set(revealed)
             if after.won or not legal_moves(after):
                 self.done_at = time.monotonic()
+            self.sent.append(time.monotonic())
             assert (await self.client.move(move))["type"] == "ack"
             self.state = after
             if self.done_at is not None:
@@ -366,5 +368,48 @@ async def test_tv_follows_the_most_watched_race_and_moves_on_when_it_ends(
             lambda t: t.startswith("No live race"),
         )
         assert severe_console_messages(browser) == []
+    finally:
+        await asyncio.gather(*(c.close() for c in clients))
+
+
+async def test_the_page_waits_out_the_rooms_spectator_delay(
+    arena: ServerProcess, browser: webdriver.Chrome
+) -> None:
+    """A move shows on the page no sooner than the room's delay after it was sent."""
+    variant, seed, delay = "quadrennial", "web-delay", 1.5
+    clients = [await Client(arena.url, n).open() for n in ("dan", "eve")]
+    try:
+        for client in clients:
+            await client.hello()
+        dan = clients[0]
+        room = await room_with(
+            dan, clients, variant, seed, countdown_ms=0, spectator_delay_ms=int(delay * 1000)
+        )
+        await driven(browser, browser.get, f"http://127.0.0.1:{arena.port}/watch/{room}")
+        await until(
+            browser,
+            "return document.querySelector('.room-status')?.dataset.status",
+            lambda s: s == "lobby",
+        )
+        await dan.send({"type": "start"})
+        for racer in clients:
+            await racer.expect("started")
+        deck = deal_deck(variant, seed)
+        bots = {c.session: Bot(c, variant, deck, 0.05) for c in clients}
+        play = asyncio.gather(*(bot.play(30, n) for n, bot in enumerate(bots.values())))
+        shown = 0
+        deadline = time.monotonic() + 60
+        while not play.done() or shown < sum(len(bot.sent) for bot in bots.values()):
+            assert time.monotonic() < deadline, "the page never caught up with the race"
+            snap = await dom(browser, SCAN)
+            read_at = time.monotonic()
+            shown = 0
+            for player, board in snap["boards"].items():
+                moves = board["moves"]
+                shown += moves
+                if moves:  # the move that made this board was sent at least `delay` ago
+                    assert bots[player].sent[moves - 1] + delay <= read_at + 0.05
+            await asyncio.sleep(0.05)
+        await play
     finally:
         await asyncio.gather(*(c.close() for c in clients))
