@@ -314,6 +314,15 @@ async def test_watch_shows_the_live_race_fairly_and_follows_it_to_the_results(
             await driven(browser, body.send_keys, key)
             shown = await until(browser, board_at, lambda v, pos=pos: v and v[0] == pos)
             assert shown[1] == drawn(public_fold(bob_events[:pos]))
+        # Space plays from where it is, and pauses.
+        await driven(browser, body.send_keys, Keys.HOME)
+        await driven(browser, body.send_keys, Keys.SPACE)
+        await until(browser, board_at, lambda v: v and v[0] >= 3)
+        await driven(browser, body.send_keys, Keys.SPACE)
+        paused = await dom(browser, board_at)
+        await asyncio.sleep(1.0)
+        assert await dom(browser, board_at) == paused
+        assert paused[1] == drawn(public_fold(bob_events[: paused[0]]))
         assert severe_console_messages(browser) == []
     finally:
         racing = False
