@@ -18,6 +18,7 @@ from websockets.http11 import Request, Response
 from server.domain.lifecycle import RoomStatus
 from server.net.connection import Connection, Outbox
 from server.net.delivery import Delivery
+from server.net.http import WebViewer, tls_context
 from server.rooms.commands import Commands
 from server.rooms.hub import Hub
 from server.rooms.race_clock import RaceClock
@@ -76,6 +77,7 @@ class App:
             forget=[self.delivery.forget, self.race_clock.forget],
         )
         self.connections: set[Connection] = set()
+        self.web = WebViewer(config.allowed_origins)
         self.metrics.watch(self.live_figures)
         self.server: Server | None = None
         self.metrics_server: Server | None = None
@@ -100,6 +102,13 @@ class App:
         }
 
     async def process_request(
+        self, connection: ServerConnection, request: Request
+    ) -> Response | None:
+        """GET /metrics and /healthz, else the web viewer's pages and the Origin check."""
+        response = await self.process_metrics_request(connection, request)
+        return response if response is not None else self.web.respond(connection, request)
+
+    async def process_metrics_request(
         self, connection: ServerConnection, request: Request
     ) -> Response | None:
         path = request.path.split("?", 1)[0]
@@ -180,12 +189,14 @@ class App:
                 close_timeout=2,
                 # --workers: every worker listens on the one port; the kernel spreads connections.
                 reuse_port=self.config.workers > 1,
+                ssl=tls_context(self.config.tls_cert, self.config.tls_key),
             )
             if self.config.metrics_port:
                 self.metrics_server = await self._listen(
                     self._no_websocket,
                     self.config.metrics_port + self.config.worker_index,
                     "--metrics-port",
+                    process_request=self.process_metrics_request,
                 )
         except BaseException:
             # The parts opened above run tasks on the store; left to the loop's final cancel,
@@ -197,16 +208,16 @@ class App:
             loop=type(asyncio.get_running_loop()).__module__.split(".")[0],
             host=self.config.host,
             port=self.config.port,
+            tls=self.config.tls_cert is not None,
             store=type(self.store).__name__,
         )
         self._warm_up = asyncio.get_running_loop().create_task(self.warm_up(), name="warm-up")
         return self.server
 
     async def _listen(self, handler: Any, port: int, option: str, **options: Any) -> Server:
+        options.setdefault("process_request", self.process_request)
         try:
-            return await serve(
-                handler, self.config.host, port, process_request=self.process_request, **options
-            )
+            return await serve(handler, self.config.host, port, **options)
         except OSError as error:
             if error.errno != errno.EADDRINUSE:
                 raise
