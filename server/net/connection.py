@@ -273,8 +273,8 @@ class Connection:
         if member.role == Role.PLAYER and member.player is not None:
             try:
                 await self.commands.away(room, member.player, self.connection_id)
-            except Exception:  # the store may be down too: the heartbeat's takeover covers it
-                log.warning("away_not_recorded", room=room.id, player=member.player)
+            except ArenaError as exc:  # the store may be down: the heartbeat's takeover covers it
+                log.warning("away_not_recorded", room=room.id, player=member.player, code=exc.code)
 
     async def handle(self, frame: bytes | str) -> None:
         msg: dict[str, Any] | None = None
