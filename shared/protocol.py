@@ -38,6 +38,8 @@ LOGOUT = "logout"
 LEADERBOARD = "leaderboard"
 PROFILE = "profile"
 RACE_RATINGS = "race_ratings"
+QUICK = "quick"
+LEAVE_QUEUE = "leave_queue"
 
 # Server → client message types.
 WELCOME = "welcome"
@@ -64,6 +66,10 @@ LOGGED_OUT = "logged_out"
 STANDINGS = "standings"
 PLAYER_CARD = "player_card"
 RATING_CHANGES = "rating_changes"
+# Matchmaking (docs/protocol.md, "Quick races").
+QUEUED = "queued"
+MATCHED = "matched"
+LEFT_QUEUE = "left_queue"
 
 VARIANTS = ("swiss", "quadrennial")
 ROLES = ("player", "spectator")
@@ -262,6 +268,11 @@ CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
     ),
     PROFILE: (_opt("name", "str", max_len=MAX_NAME_LEN),),
     RACE_RATINGS: (_f("room", "str", max_len=MAX_ID_LEN),),
+    QUICK: (
+        _opt("variant", "str", choices=VARIANTS),
+        _opt("players", "int", min=2, max=4),
+    ),
+    LEAVE_QUEUE: (),
 }
 
 SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
@@ -342,6 +353,16 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("variant", "str", choices=VARIANTS),
         _f("changes", "list", items="map"),
     ),
+    QUEUED: (
+        _f("variant", "str", choices=VARIANTS),
+        _f("players", "int", min=2, max=4),
+        _f("rated", "bool"),
+        _f("waiting", "int", min=0),
+        _f("waited_ms", "int", min=0),
+        _f("range", "str"),
+    ),
+    MATCHED: (_f("room", "str"),),
+    LEFT_QUEUE: (),
     ERROR: (
         _f("code", "str"),
         _f("reason", "str"),

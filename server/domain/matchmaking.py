@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from server.domain.ratings import VARIANTS
+from server.domain.ratings import MODEL, VARIANTS, display
 from shared.protocol import BadField
 
 MIN_PLAYERS = 2
@@ -27,6 +27,8 @@ MAX_GAP = 400
 ANYONE_AFTER_MS = 60_000
 """... and anyone in the queue after a minute, so nobody waits for ever in a thin queue."""
 UNLIMITED = 1_000_000
+NEW_RATING = display(MODEL.rating().mu, MODEL.rating().sigma)
+"""The rating a logged-in player with no rated race yet is queued with."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,9 +32,11 @@ from server.domain.names import DEFAULT_NAME, clean_name
 from server.net.account_requests import AccountRequests
 from server.net.audience import Role
 from server.net.delivery import Delivery
+from server.net.queue_requests import QueueRequests
 from server.net.room_requests import Handler, room_requests
 from server.net.ws_adapter import framed, queue_binary, write_pending
 from server.rooms.commands import Commands
+from server.rooms.matchmaker import Matchmaker
 from server.runtime.clock import Clock
 from server.runtime.config import Config
 from server.runtime.logging import bind, get_logger
@@ -196,6 +198,7 @@ class Connection:
         metrics: Metrics,
         accounts: Accounts,
         ratings: Ratings,
+        matchmaker: Matchmaker,
     ) -> None:
         self.metrics = metrics
         self.ws = ws
@@ -220,6 +223,10 @@ class Connection:
             accounts, ratings, commands, self.reply, address, on_account=self._logged_in
         )
         self.handlers.update(self.login.handlers())
+        self.queue = QueueRequests(
+            self, matchmaker, ratings.rating_of, lambda: self.login.account_id
+        )
+        self.handlers.update(self.queue.handlers())
 
     # ---- sending -----------------------------------------------------------------------------
 
@@ -276,6 +283,7 @@ class Connection:
     async def _gone(self) -> None:
         """The connection ended: a seat it held is marked away (the grace starts), for all to
         see; a seat resumed elsewhere meanwhile is left as it is."""
+        await self.queue.gone()
         room = None
         found = self.delivery.member(self)
         self.delivery.detach(self)

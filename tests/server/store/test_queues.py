@@ -72,5 +72,5 @@ async def test_concurrent_takes_from_two_processes_never_share_a_member(backend:
 async def test_bad_names_are_refused(backend: Backend) -> None:
     store = backend.store
     for queue, members in (("", ["a"]), ("q{x}", ["a"]), (Q, []), (Q, ["a", "a"]), (Q, [""])):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match=r"queue|take"):
             await store.queue_take(queue, members)
