@@ -57,6 +57,8 @@ class RoomView:
         self._ask_watch = ask_watch  # a fresh snapshot of one game (or of the watched ones)
         self._in_lobby = in_lobby
         self._after_finished = on_finished  # e.g. ask for a rated race's rating changes
+        # `queued` and `matched` of a quick race go to whoever waits for them (client/quick.py).
+        self.on_queue: Callable[[dict[str, Any]], None] = lambda msg: None
         self.focus: str | None = None  # the watched player, or None for all
         # A racer whose game is done may look at the others' boards instead of their own.
         self.watching_others = False
@@ -74,6 +76,8 @@ class RoomView:
             p.GAME_EVENT: self._on_game_event,
             p.FINISHED: self._on_finished,
             p.ERROR: self._on_error,
+            p.QUEUED: lambda msg: self.on_queue(msg),
+            p.MATCHED: lambda msg: self.on_queue(msg),
         }
 
     def on_message(self, msg: dict[str, Any]) -> None:
