@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from server.domain.accounts import fold_name
-from server.domain.commitment import commitment, deck_secret
 from server.domain.errors import (
     AlreadyInRoom,
     GameOver,
@@ -41,7 +40,7 @@ from server.domain.model import Game, Room
 from server.domain.names import unique_name
 from server.domain.progress import ranking
 from shared import DEAL_VERSION, deal_deck, move_event, resign_event, start_event
-from shared.protocol import BadField
+from shared.protocol import BadField, commitment, deck_secret
 
 Events = list[RoomEvent]
 

@@ -30,11 +30,12 @@ from server.domain.events import (
     decode,
 )
 from server.domain.lifecycle import next_status
-from server.domain.model import Game, Room, Seat, game_stream, pack
+from server.domain.model import Game, Room, Seat, game_stream
 from server.domain.progress import PlayerStatus, Progress
 from server.runtime.logging import get_logger
 from shared import fold_event, is_over, public_event
 from shared.errors import CorruptEvent
+from shared.protocol import pack
 from shared.state import GameState
 
 log = get_logger("server.domain.fold")

@@ -11,8 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-import msgpack
-
 from server.domain.events import RaceFinished, RoomCreated
 from server.domain.lifecycle import RoomStatus
 from server.domain.progress import Entrant, Progress
@@ -33,19 +31,6 @@ def game_stream(room: str, player: str) -> str:
 def token_hash(token: str) -> str:
     """What the room stream keeps of a resume token: never the token itself."""
     return hashlib.sha256(token.encode()).hexdigest()
-
-
-def packed_with(msg: dict[str, Any], key: str, packed: bytes) -> bytes:
-    """``msg`` encoded as a frame, plus one field ``key`` whose value is already packed."""
-    head = _packer.pack(msg)
-    assert head[0] == 0x80 | len(msg)  # a fixmap (under 16 fields): the count is in byte 0
-    return b"".join((bytes((0x80 | (len(msg) + 1),)), head[1:], _packer.pack(key), packed))
-
-
-# One packer reused: msgpack.packb builds a Packer per call, which was most of packing an event
-# (bench/recovery.py profile: every event of a rebuild is packed once).
-_packer = msgpack.Packer(use_bin_type=True)
-pack = _packer.pack
 
 
 @dataclass

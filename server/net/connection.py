@@ -17,8 +17,6 @@ from typing import Any
 import msgpack
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
-from websockets.frames import Frame, Opcode
-from websockets.protocol import Protocol, Side, State
 
 from server.accounts.ratings import Ratings
 from server.accounts.service import Accounts
@@ -33,8 +31,9 @@ from server.domain.model import game_stream
 from server.domain.names import DEFAULT_NAME, clean_name
 from server.net.account_requests import AccountRequests
 from server.net.audience import Role
-from server.net.delivery import CLOSE_SUPERSEDED, Delivery
+from server.net.delivery import Delivery
 from server.net.room_requests import Handler, room_requests
+from server.net.ws_adapter import framed, queue_binary, write_pending
 from server.rooms.commands import Commands
 from server.runtime.clock import Clock
 from server.runtime.config import Config
@@ -43,18 +42,14 @@ from server.runtime.metrics import Metrics
 from server.runtime.solver_pool import NoWinnableDeal
 from shared import protocol as p
 from shared.errors import ArenaError, ClientError, ProtocolError
+from shared.protocol import CLOSE_FLOOD, CLOSE_SLOW, CLOSE_UNSUPPORTED
 
 log = get_logger("server.net.connection")
 
 SERVER_NAME = "solitaire-arena/0.1.0"
-CLOSE_GOING_AWAY = 1001
-CLOSE_INTERNAL = 1011
-CLOSE_UNSUPPORTED = 4000
-__all__ = ["CLOSE_SUPERSEDED", "Connection", "Outbox", "TokenBucket"]
-CLOSE_FLOOD = 4008
+__all__ = ["Connection", "Outbox", "TokenBucket"]
 # ServerError codes sent as they are (others are "server_error"): docs/protocol.md, Error codes.
 _VISIBLE_SERVER_CODES = frozenset({NoWinnableDeal.code})
-CLOSE_SLOW = 4009
 
 
 class TokenBucket:
@@ -89,7 +84,8 @@ class Outbox:
     and other racers' progress); one ``send`` syscall per frame was a quarter of a loaded
     server's time (bench.load profile). Frames go into websockets' Sans-I/O protocol (which
     frames them, in order with its own pings and close), and each connection's bytes are
-    written once per iteration, joined.
+    written once per iteration, joined; server.net.ws_adapter holds what that reads of
+    websockets' internals.
     """
 
     def __init__(self) -> None:
@@ -113,14 +109,8 @@ class Outbox:
 
     def queue(self, connection: Connection, frame: bytes, wire: bytes | None = None) -> None:
         """Queue one binary message; ``wire`` is it already framed (``framed``), if known."""
-        ws = connection.ws
-        protocol = ws.protocol
-        if protocol.state is not State.OPEN or ws.send_in_progress is not None:
+        if not queue_binary(connection.ws, frame, wire):
             return  # as websockets' broadcast(): closing, or a fragmented send under way
-        if wire is not None and _plain(protocol):
-            protocol.writes.append(wire)  # what send_binary would have appended
-        else:
-            protocol.send_binary(frame)
         if connection.queued:
             return
         connection.queued = True
@@ -173,7 +163,7 @@ class Outbox:
 def _write_queued(connection: Connection) -> None:
     connection.queued = False
     try:
-        _write(connection.ws)
+        write_pending(connection.ws)
     except Exception as exc:  # as broadcast(): a failed write never stops the others
         log.warning("write_failed", session=connection.session, error=str(exc))
 
@@ -188,46 +178,6 @@ class _Before:
 
     def cancel(self) -> None:
         self.cancelled = True
-
-
-def framed(payload: bytes) -> bytes:
-    """A binary message as a server sends it on the wire (FIN, unmasked, no extension).
-
-    The same bytes for every recipient, so a fan-out frames each message once instead of once
-    per connection (websockets' framing was a fifth of a loaded server, bench.load profile).
-    """
-    return Frame(Opcode.BINARY, payload).serialize(mask=False, extensions=[])
-
-
-def _plain(protocol: Protocol) -> bool:
-    """Whether this connection frames binary messages exactly as ``framed`` does."""
-    return (
-        protocol.side is Side.SERVER
-        and not protocol.extensions
-        and not protocol.expect_continuation_frame
-        and not protocol.debug
-    )
-
-
-def _write(ws: ServerConnection) -> None:
-    """What websockets' ``send_data`` does, with the pending frames joined into one write."""
-    transport = ws.transport
-    joined: list[bytes] = []
-    for data in ws.protocol.data_to_send():
-        if data:
-            joined.append(data)
-            continue
-        if joined:
-            transport.write(b"".join(joined))
-            joined = []
-        # The end of the stream: half-close, or close (as send_data does).
-        if transport.can_write_eof():
-            with contextlib.suppress(Exception):
-                transport.write_eof()
-        else:
-            transport.close()
-    if joined:
-        transport.write(joined[0] if len(joined) == 1 else b"".join(joined))
 
 
 class Connection:
@@ -335,8 +285,8 @@ class Connection:
         if member.role == Role.PLAYER and member.player is not None:
             try:
                 await self.commands.away(room, member.player, self.connection_id)
-            except Exception:  # the store may be down too: the heartbeat's takeover covers it
-                log.warning("away_not_recorded", room=room.id, player=member.player)
+            except ArenaError as exc:  # the store may be down: the heartbeat's takeover covers it
+                log.warning("away_not_recorded", room=room.id, player=member.player, code=exc.code)
 
     async def handle(self, frame: bytes | str) -> None:
         msg: dict[str, Any] | None = None

@@ -37,8 +37,7 @@ from server.net.ticks import SendMany, Soon, Ticker
 from server.runtime.clock import Clock
 from server.runtime.config import Config
 from shared import protocol as p
-
-CLOSE_SUPERSEDED = 4001
+from shared.protocol import CLOSE_SUPERSEDED
 
 # Room events after which everyone in the room gets the room's state again.
 _SEATING = (PlayerJoined, PlayerLeft, PlayerAway, PlayerBack, CountdownCancelled, RoomClosed)

@@ -10,11 +10,11 @@ from collections.abc import Callable
 from typing import Any
 
 from server.domain.lifecycle import RoomStatus
-from server.domain.model import Game, Room, packed_with
+from server.domain.model import Game, Room
 from server.domain.progress import Progress
 from server.net.audience import Audience, Member, Role
-from server.net.framing import array_header
 from shared import protocol as p
+from shared.protocol import packed_list, packed_with
 
 
 def room_state(
@@ -59,7 +59,7 @@ def game_message(room: Room, player: str, count: int | None = None) -> bytes:
     game = room.games.get(player)
     events = [] if game is None else game.public if count is None else game.public[:count]
     head = {"type": p.GAME, "room": room.id, "player": player, "version": len(events)}
-    return packed_with(head, "events", array_header(len(events)) + b"".join(events))
+    return packed_with(head, "events", packed_list(events))
 
 
 def event_frames(room: Room, game: Game, first: int, last: int) -> list[bytes]:

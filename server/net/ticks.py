@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from server.net.audience import Audience, Cancellable, Peer
-from server.net.framing import batch_frame
 from shared import protocol as p
+from shared.protocol import batch_frame
 
 SendMany = Callable[[Iterable[Peer], dict[str, Any] | bytes], None]
 """Send one message (or an encoded frame) to many peers."""

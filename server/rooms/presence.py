@@ -7,7 +7,7 @@ rooms it noted in ``held.<process>`` are where its seats' connections went away 
 from __future__ import annotations
 
 from server.runtime.clock import Clock
-from server.store import EventStore, IndexEntry
+from server.store import IndexEntry, Indexes
 
 PROCESSES_INDEX = "processes"  # server process id -> its last heartbeat
 
@@ -20,7 +20,7 @@ def held_index(process: str) -> str:
 class Presence:
     """This process's heartbeat and holdings, and the others' as the store has them."""
 
-    def __init__(self, store: EventStore, clock: Clock, process: str) -> None:
+    def __init__(self, store: Indexes, clock: Clock, process: str) -> None:
         self.store = store
         self.clock = clock
         self.process = process

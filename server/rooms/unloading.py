@@ -17,6 +17,7 @@ from server.runtime.clock import Clock
 from server.runtime.config import Config
 from server.runtime.logging import get_logger
 from server.runtime.tasks import stop_tasks
+from shared.errors import ArenaError
 
 log = get_logger("server.rooms.unloading")
 
@@ -63,8 +64,8 @@ class Unloader:
             await self.clock.sleep_until(self.clock.now_ms() + every_ms)
             try:
                 await self.sweep()
-            except Exception:  # a failed unsubscribe must not end the sweeping
-                log.exception("unload_failed")
+            except ArenaError as exc:  # a failed unsubscribe must not end the sweeping
+                log.warning("unload_failed", code=exc.code, reason=exc.reason)
 
     async def sweep(self) -> list[str]:
         """Unload every room that ended long enough ago and is not in use here."""

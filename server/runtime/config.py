@@ -57,6 +57,11 @@ class Config:
     auth_attempts_per_address: int = 30
     auth_window_s: float = 600.0
     hash_concurrency: int = 2
+    # Browsers' WebSocket upgrades must come from one of these origins ("scheme://host[:port]");
+    # none given = the page's own origin only (the Host the request names). No Origin: allowed.
+    allowed_origins: tuple[str, ...] = ()
+    tls_cert: str | None = None  # with tls_key: serve https and wss on --port directly
+    tls_key: str | None = None
 
     def time_limit_ms(self, variant: str, asked_ms: int | None) -> int:
         """The time limit a new room gets: the variant's default when it asks for none; 0 (no
@@ -297,6 +302,24 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         "password hashes (Argon2id, 64 MiB each) one process computes at once, off the loop",
     ),
     (
+        "--allowed-origins",
+        "allowed_origins",
+        str,
+        "ARENA_ALLOWED_ORIGINS",
+        "origins (scheme://host[:port], comma-separated) whose pages may open a WebSocket "
+        "here; empty = the server's own origin only; clients sending no Origin are not "
+        "browsers and are always let in",
+    ),
+    (
+        "--tls-cert",
+        "tls_cert",
+        str,
+        "ARENA_TLS_CERT",
+        "PEM certificate chain: with --tls-key, serve https and wss on --port "
+        "(or leave TLS to a reverse proxy, docs/operations.md)",
+    ),
+    ("--tls-key", "tls_key", str, "ARENA_TLS_KEY", "PEM private key of --tls-cert"),
+    (
         "--shutdown-timeout-s",
         "shutdown_timeout_s",
         float,
@@ -319,6 +342,8 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         default = getattr(defaults, name)
         if name == "default_time_limit_s":
             default = ",".join(f"{k}={v:g}" for k, v in default.items())
+        elif name == "allowed_origins":
+            default = ",".join(default)
         if var is not None and env.get(var):
             default = kind(env[var])
         choices = None
@@ -356,6 +381,12 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
     if values.get("retention_s") is not None and values["retention_s"] <= 0:
         values["retention_s"] = None
     values["default_time_limit_s"] = parse_time_limits(str(values["default_time_limit_s"]))
+    origins = str(values["allowed_origins"]).split(",")
+    values["allowed_origins"] = tuple(o.strip().rstrip("/").lower() for o in origins if o.strip())
+    values["tls_cert"] = values.get("tls_cert") or None
+    values["tls_key"] = values.get("tls_key") or None
+    if (values["tls_cert"] is None) != (values["tls_key"] is None):
+        raise SystemExit("solitaire-server: --tls-cert and --tls-key go together")
     if values["solver_max_nodes"] < 1 or values["solver_attempts"] < 1:
         raise SystemExit("solitaire-server: --solver-max-nodes and --solver-attempts are >= 1")
     if values["gc_interval_ms"] < 0:

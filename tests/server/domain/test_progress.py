@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
-from server.domain.commitment import commitment
 from server.domain.progress import Entrant, PlayerStatus, Progress, ranking
+from shared.protocol import commitment
 
 
 def test_a_game_is_done_once_won_over_or_resigned() -> None:
