@@ -141,6 +141,13 @@ def profile_lines(card: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def ratings_line(changes: list[dict[str, Any]], *, ascii: bool = False) -> str:
+    """A rated race's changes as the results show them: `ann 1523 → 1541 (+18), ...`."""
+    arrow = "->" if ascii else "\u2192"
+    parts = [f"{c['name']} {c['before']} {arrow} {c['after']} ({c['delta']:+d})" for c in changes]
+    return "Ratings: " + ", ".join(parts)
+
+
 def _print(out: TextIO, lines: list[str]) -> None:
     for line in lines:
         out.write(line + "\n")

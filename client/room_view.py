@@ -46,7 +46,6 @@ class RoomView:
         offset_ms: Callable[[], int],
         ask_watch: Callable[[str | None], None],
         in_lobby: Callable[[], None],
-        on_finished: Callable[[dict[str, Any]], None] = lambda msg: None,
     ) -> None:
         self.app = app
         self.session = app.session
@@ -56,7 +55,6 @@ class RoomView:
         self._offset_ms = offset_ms  # server clock minus this client's
         self._ask_watch = ask_watch  # a fresh snapshot of one game (or of the watched ones)
         self._in_lobby = in_lobby
-        self._after_finished = on_finished  # e.g. ask for a rated race's rating changes
         # `queued` and `matched` of a quick race go to whoever waits for them (client/quick.py).
         self.on_queue: Callable[[dict[str, Any]], None] = lambda msg: None
         self.focus: str | None = None  # the watched player, or None for all
@@ -181,7 +179,6 @@ class RoomView:
             self.session.say(results_line(ranking))
         for line in fairness_lines(msg, open_seed=self.state.open_seed and not self.solo):
             self.session.say(line)
-        self._after_finished(msg)
         self.finished.set()
 
     def _on_error(self, msg: dict[str, Any]) -> None:

@@ -33,7 +33,7 @@ from server.domain.ratings import (
 from server.runtime.clock import Clock
 from server.runtime.logging import get_logger
 from server.store import EventStore, IndexEntry
-from shared.errors import ServerError, WrongExpectedVersion
+from shared.errors import ArenaError, ServerError, WrongExpectedVersion
 
 log = get_logger("server.accounts.ratings")
 
@@ -162,7 +162,7 @@ class Ratings:
             await asyncio.sleep(self.sweep_s)
             try:
                 await self.sweep()
-            except Exception as exc:  # the store's client raises its own families of errors
+            except ArenaError as exc:  # the store's errors are ArenaErrors (StoreError)
                 log.warning("ratings_sweep_failed", error=str(exc))
 
     async def sweep(self) -> None:
@@ -207,7 +207,7 @@ class Ratings:
     async def _logged(work: Callable[[], Awaitable[Any]]) -> None:
         try:
             await work()
-        except Exception as exc:  # the sweep at the next start rates it
+        except ArenaError as exc:  # the store down: the next sweep rates it
             log.warning("rating_deferred", error=str(exc))
 
     async def aclose(self) -> None:

@@ -16,7 +16,7 @@ from server.accounts.ratings import PENDING_INDEX, leaderboard_index
 from server.domain.events import encode
 from server.domain.model import room_stream
 from server.domain.ratings import ratings_stream
-from server.store import RedisClusterEventStore
+from server.store import RedisEventStore
 from tests.server.accounts.rooms import room_events
 from tests.server.wsclient import Client
 from tests.support.redis_cluster import LocalRedisCluster
@@ -172,7 +172,7 @@ async def race(creator: Client, racers: list[Client]) -> str:
 
 
 async def rated_events(cluster: LocalRedisCluster, prefix: str) -> list[dict[str, Any]]:
-    store = RedisClusterEventStore(cluster.url, prefix=prefix)
+    store = RedisEventStore(cluster.url, cluster=True, prefix=prefix)
     try:
         return [e.data for e in await store.read(ratings_stream("swiss"))]
     finally:
@@ -180,7 +180,7 @@ async def rated_events(cluster: LocalRedisCluster, prefix: str) -> list[dict[str
 
 
 async def leaderboard_rows(cluster: LocalRedisCluster, prefix: str) -> list[Any]:
-    store = RedisClusterEventStore(cluster.url, prefix=prefix)
+    store = RedisEventStore(cluster.url, cluster=True, prefix=prefix)
     try:
         return [
             (e.member, e.score, msgpack.unpackb(e.value))
@@ -303,7 +303,7 @@ async def test_a_finish_nobody_rated_is_rated_once_by_the_processes_that_start_n
     room's events and the pending entry, no ``race_rated``. Two processes start at once; both
     sweep; the race is rated once."""
     prefix = f"t{uuid.uuid4().hex[:8]}:"
-    store = RedisClusterEventStore(redis_cluster.url, prefix=prefix)
+    store = RedisEventStore(redis_cluster.url, cluster=True, prefix=prefix)
     racers = [("Ann", "Ann"), ("Guest", None), ("Bob", "Bob"), ("Cy", "Cy")]
     events = room_events("left1", racers, at=int(time.time() * 1000) - 60_000)
     try:
