@@ -177,10 +177,12 @@ class Matchmaker:
             waiting.append(Waiting(entry.member, entry.score, info["j"]))
         self.waiting[key] = len(waiting)
         by_member = {e.member: e for e in entries}
-        for group in form_groups(waiting, key.players, self.clock.now_ms()):
-            if await self.store.queue_take(key.name, list(group)):
-                self.waiting[key] -= len(group)
-                await self._make_room(key, [by_member[m] for m in group])
+        groups = form_groups(waiting, key.players, self.clock.now_ms())
+        taken = await asyncio.gather(*(self.store.queue_take(key.name, list(g)) for g in groups))
+        made = [[by_member[m] for m in g] for g, ok in zip(groups, taken, strict=True) if ok]
+        self.waiting[key] -= sum(len(g) for g in made)
+        # The rooms are made side by side: each is a few round trips of its own.
+        await asyncio.gather(*(self._make_room(key, group) for group in made))
 
     async def _make_room(self, key: QueueKey, group: list[QueueEntry]) -> None:
         msg = {"variant": key.variant, "capacity": key.players, "rated": key.rated}
