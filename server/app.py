@@ -22,6 +22,7 @@ from server.net.connection import Connection, Outbox
 from server.net.delivery import Delivery
 from server.net.http import WebViewer, tls_context
 from server.rooms.commands import Commands
+from server.rooms.daily_challenge import DailyChallenge
 from server.rooms.hub import Hub
 from server.rooms.matchmaker import Matchmaker
 from server.rooms.race_clock import RaceClock
@@ -82,6 +83,7 @@ class App:
             in_use=self.delivery.in_use,
             forget=[self.delivery.forget, self.race_clock.forget],
         )
+        self.daily = DailyChallenge(store, self.commands, clock)
         self.matchmaker = Matchmaker(store, self.commands, clock, config, process=self.process)
         self.connections: set[Connection] = set()
         self.web = WebViewer(config.allowed_origins)
@@ -155,6 +157,7 @@ class App:
             accounts=self.accounts,
             ratings=self.ratings,
             matchmaker=self.matchmaker,
+            daily=self.daily,
         )
         self.connections.add(connection)
         try:

@@ -40,6 +40,8 @@ PROFILE = "profile"
 RACE_RATINGS = "race_ratings"
 QUICK = "quick"
 LEAVE_QUEUE = "leave_queue"
+DAILY = "daily"
+DAILY_RESULTS = "daily_results"
 
 # Server → client message types.
 WELCOME = "welcome"
@@ -70,6 +72,9 @@ RATING_CHANGES = "rating_changes"
 QUEUED = "queued"
 MATCHED = "matched"
 LEFT_QUEUE = "left_queue"
+# The daily challenge (docs/protocol.md, "Daily challenge").
+DAILY_STARTED = "daily_started"
+DAILY_STANDINGS = "daily_standings"
 
 VARIANTS = ("swiss", "quadrennial")
 ROLES = ("player", "spectator")
@@ -273,6 +278,11 @@ CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
         _opt("players", "int", min=2, max=4),
     ),
     LEAVE_QUEUE: (),
+    DAILY: (_opt("variant", "str", choices=VARIANTS),),
+    DAILY_RESULTS: (
+        _opt("variant", "str", choices=VARIANTS),
+        _opt("date", "str", max_len=10),
+    ),
 }
 
 SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
@@ -347,6 +357,7 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("name", "str"),
         _f("ratings", "list", items="map"),
         _f("recent", "list", items="map"),
+        _opt("streaks", "map"),
     ),
     RATING_CHANGES: (
         _f("room", "str"),
@@ -363,6 +374,23 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
     ),
     MATCHED: (_f("room", "str"),),
     LEFT_QUEUE: (),
+    DAILY_STARTED: (
+        _f("room", "str"),
+        _f("variant", "str", choices=VARIANTS),
+        _f("date", "str"),
+        _f("commitment", "str"),
+        _f("results_at", "int"),
+    ),
+    DAILY_STANDINGS: (
+        _f("variant", "str", choices=VARIANTS),
+        _f("date", "str"),
+        _f("revealed", "bool"),
+        _f("commitment", "str", "nil"),
+        _f("seed", "str", "nil"),
+        _f("salt", "str", "nil"),
+        _f("rows", "list", items="map"),
+        _f("me", "map", "nil"),
+    ),
     ERROR: (
         _f("code", "str"),
         _f("reason", "str"),

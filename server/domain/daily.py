@@ -14,10 +14,57 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import ClassVar
 
+from server.domain.schema import Schema
 from shared.protocol import BadField, commitment
 
 DAY_MS = 86_400_000
+DAILY_EVENT_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class DailyEvent:
+    TYPE: ClassVar[str]
+    at: int
+
+
+@dataclass(frozen=True, slots=True)
+class DayOpened(DailyEvent):
+    """A variant's day, first asked for: its secret seed and salt (kept on the server) and the
+    commitment everyone is shown; version 1 of the day's stream, so one per day."""
+
+    TYPE: ClassVar[str] = "day_opened"
+    variant: str
+    day: str
+    seed: str
+    salt: str
+    commitment: str
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptClaimed(DailyEvent):
+    """An account's one attempt at a day: version 1 of its attempt stream, so a second one,
+    from any process, finds the stream taken."""
+
+    TYPE: ClassVar[str] = "attempt_claimed"
+    account: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptRoom(DailyEvent):
+    """The solo room the attempt is played in."""
+
+    TYPE: ClassVar[str] = "attempt_room"
+    room: str
+
+
+SCHEMA: Schema[DailyEvent] = Schema(
+    "daily", DAILY_EVENT_VERSION, (DayOpened, AttemptClaimed, AttemptRoom)
+)
+encode = SCHEMA.encode
+decode = SCHEMA.decode
 
 
 class Outcome(Enum):
@@ -82,6 +129,41 @@ class DailyDeal:
 def open_deal(variant: str, day: dt.date, seed: str, salt: str) -> DailyDeal:
     """The day's deal from a freshly drawn secret ``seed`` and ``salt``, with its commitment."""
     return DailyDeal(variant, day, seed, salt, commitment(seed, salt))
+
+
+def decide_open(variant: str, day: dt.date, *, seed: str, salt: str, now: int) -> DayOpened:
+    deal = open_deal(variant, day, seed, salt)
+    return DayOpened(now, variant, day.isoformat(), seed, salt, deal.commitment)
+
+
+def deal_of(opened: DayOpened) -> DailyDeal:
+    return DailyDeal(
+        opened.variant,
+        dt.date.fromisoformat(opened.day),
+        opened.seed,
+        opened.salt,
+        opened.commitment,
+    )
+
+
+def daily_tag(variant: str, day: dt.date) -> str:
+    """What a daily attempt's room is marked with (``RoomCreated.daily``)."""
+    return f"{variant}:{day.isoformat()}"
+
+
+def tag_end_ms(tag: str) -> int:
+    """When the day a room's daily tag names is over."""
+    return day_end_ms(dt.date.fromisoformat(tag.split(":", 1)[1]))
+
+
+def attempts_index(variant: str, day: dt.date) -> str:
+    """The index of a day's attempts: account -> its room."""
+    return f"daily-attempts.{variant}.{day.isoformat()}"
+
+
+def history_index(account: str) -> str:
+    """An account's daily attempts, any variant: "<day>:<variant>" -> its room (for streaks)."""
+    return f"daily-history.{account}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -85,6 +85,7 @@ def decide_create(
         winnable=bool(msg.get("winnable", False)),
         creator=creator,
         rated=rateable(msg, capacity=capacity, deck=deck),
+        daily=str(msg.get("daily", "")),
     )
 
 

@@ -44,6 +44,9 @@ class RoomCreated(RoomEvent):
     winnable: bool
     creator: str | None
     rated: bool = False  # counts for ratings if >= 2 racers are logged in (docs/ratings.md)
+    # A daily challenge's attempt ("<variant>:<YYYY-MM-DD>"): nobody watches it, and its seed
+    # is not shown, until that UTC day is over (server/domain/daily.py).
+    daily: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +154,7 @@ _SCHEMA: Schema[RoomEvent] = Schema(
         "ranking": (),
         "rated": False,
         "account": None,
+        "daily": "",
     },
     sequences=("deck", "ranking"),
 )

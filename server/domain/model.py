@@ -189,7 +189,7 @@ class Room:
             "ranking": list(self.finished.ranking),
             "variant": meta.variant,
             "deal_version": meta.deal_version,
-            "seed": meta.seed,
+            "seed": None if meta.daily else meta.seed,  # a daily's: daily_results, after the day
             "salt": meta.salt,
             "commitment": meta.commitment,
         }

@@ -31,11 +31,13 @@ from server.domain.model import game_stream
 from server.domain.names import DEFAULT_NAME, clean_name
 from server.net.account_requests import AccountRequests
 from server.net.audience import Role
+from server.net.daily_requests import DailyRequests
 from server.net.delivery import Delivery
 from server.net.queue_requests import QueueRequests
 from server.net.room_requests import Handler, room_requests
 from server.net.ws_adapter import framed, queue_binary, write_pending
 from server.rooms.commands import Commands
+from server.rooms.daily_challenge import DailyChallenge
 from server.rooms.matchmaker import Matchmaker
 from server.runtime.clock import Clock
 from server.runtime.config import Config
@@ -199,6 +201,7 @@ class Connection:
         accounts: Accounts,
         ratings: Ratings,
         matchmaker: Matchmaker,
+        daily: DailyChallenge,
     ) -> None:
         self.metrics = metrics
         self.ws = ws
@@ -220,13 +223,20 @@ class Connection:
         remote = ws.remote_address
         address = str(remote[0]) if isinstance(remote, tuple) and remote else "unknown"
         self.login = AccountRequests(
-            accounts, ratings, commands, self.reply, address, on_account=self._logged_in
+            accounts,
+            ratings,
+            commands,
+            self.reply,
+            address,
+            on_account=self._logged_in,
+            streaks=daily.streaks,
         )
         self.handlers.update(self.login.handlers())
         self.queue = QueueRequests(
             self, matchmaker, ratings.rating_of, lambda: self.login.account_id
         )
         self.handlers.update(self.queue.handlers())
+        self.handlers.update(DailyRequests(self, daily, lambda: self.login.account_id).handlers())
 
     # ---- sending -----------------------------------------------------------------------------
 

@@ -141,6 +141,37 @@ class Commands:
             return room
         raise ServerError("could not find a free room id")
 
+    async def create_daily(
+        self, variant: str, *, seed: str, salt: str, tag: str, creator: str
+    ) -> Room:
+        """A daily challenge attempt's solo room: the day's secret seed and salt (so its
+        commitment is the day's), the variant's time limit, unrated, marked with the day."""
+        msg = {"variant": variant, "countdown_ms": 0, "rated": False, "daily": tag}
+        created = d.decide_create(
+            msg,
+            capacity=1,
+            deck=None,
+            seed=seed,
+            salt=salt,
+            time_limit_ms=self.config.time_limit_ms(variant, None),
+            creator=creator,
+            now=self.clock.now_ms(),
+        )
+        return await self._append_created(created)
+
+    async def _append_created(self, created: Any) -> Room:
+        for _ in range(5):
+            room_id = "".join(secrets.choice(_ID_ALPHABET) for _ in range(8))
+            await self.directory.recheck_soon(room_id)
+            try:
+                await self.loop.append(room_stream(room_id), [encode(created)], expected_version=0)
+            except WrongExpectedVersion:
+                continue
+            room = await self.room(room_id)
+            await self.directory.publish(room)
+            return room
+        raise ServerError("could not find a free room id")
+
     # ---- seats -------------------------------------------------------------------------------
 
     async def join(
