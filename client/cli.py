@@ -230,6 +230,19 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         action="store_true",
         help="replay locally: the deal from --variant/--seed, the moves from --moves",
     )
+    daily = sub.add_parser(
+        "daily",
+        parents=[common],
+        help="today's daily challenge: one deal for everyone, once a day",
+        description="Play today's (UTC) daily challenge deal, once per account (log in first); "
+        "'solitaire daily results' shows the standings, the seed once the day is over.",
+    )
+    daily.add_argument(
+        "action", nargs="?", choices=("results",), default=None, help="'results': the standings"
+    )
+    daily.add_argument(
+        "--date", default=None, metavar="YYYY-MM-DD", help="the day of the results (default: today)"
+    )
     for command, text in (("register", "create an account"), ("login", "log in")):
         account = sub.add_parser(
             command,
