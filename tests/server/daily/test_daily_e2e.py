@@ -20,6 +20,7 @@ from server.domain.daily import day_end_ms
 from shared import deal_deck
 from shared.protocol import commitment_ok
 from tests.server.wsclient import Client
+from tests.support.redis_cluster import LocalRedisCluster
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
 
@@ -65,9 +66,19 @@ def card_strings(deck: list[str]) -> list[bytes]:
     return [msgpack.packb(card) for card in deck]
 
 
+@pytest.mark.parametrize("topology", ["redis", "cluster"])
 async def test_one_attempt_a_day_fair_until_the_day_ends_then_revealed(
-    redis_server: RedisServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    topology: str,
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    if topology == "cluster":
+        cluster: LocalRedisCluster = request.getfixturevalue("redis_cluster")
+        url, extra = cluster.all_url, ["--redis-cluster"]
+    else:
+        redis: RedisServer = request.getfixturevalue("redis_server")
+        url, extra = redis.url, []
     now = time.time_ns() // 1_000_000
     today = dt.datetime.now(dt.UTC).date()
     midnight = day_end_ms(today)
@@ -76,9 +87,9 @@ async def test_one_attempt_a_day_fair_until_the_day_ends_then_revealed(
     prefix = f"t{uuid.uuid4().hex[:8]}:"
     procs = [
         ServerProcess(
-            redis_url=redis_server.url,
+            redis_url=url,
             log_path=tmp_path / f"{i}.log",
-            extra_args=[*FAST, "--redis-prefix", prefix],
+            extra_args=[*FAST, "--redis-prefix", prefix, *extra],
         )
         for i in range(2)
     ]
