@@ -46,6 +46,10 @@ class QueueRequests:
         if self.s.delivery.member(self.s) is not None:
             raise AlreadyInRoom("you are in a room: leave it before you queue")
         account = self.account_id()
+        if self.s.account is not None:
+            racing = await self.s.commands.racing(self.s.account)
+            if racing is not None:
+                raise AlreadyInRoom(f"you are in a race already (room {racing}): finish it first")
         key = queue_key(
             msg.get("variant", "swiss"), msg.get("players", 2), rated=account is not None
         )

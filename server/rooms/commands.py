@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from server.domain import decide as d
+from server.domain.accounts import fold_name
 from server.domain.errors import (
     CustomDeckDisabled,
     GameOver,
@@ -189,6 +190,8 @@ class Commands:
         hashed = token_hash(token)
         # The seat's index entry goes first: a resume finds the room, then checks the seat.
         await self.directory.seat(hashed, room.id)
+        if account is not None:
+            await self.directory.seat_account(fold_name(account), room.id)
         await self.presence.hold(room.id)
         await self.loop.run(
             room,
@@ -203,6 +206,24 @@ class Commands:
             ),
         )
         log.info(PlayerJoined.TYPE, room=room.id, player=player)
+
+    async def racing(self, account: str) -> str | None:
+        """The room ``account`` holds a seat in that is not over yet (on any process), if any."""
+        room_id = await self.directory.room_of_account(fold_name(account))
+        if room_id is None:
+            return None
+        try:
+            room = await self.room(room_id)
+        except NoSuchRoom:
+            return None
+        await self.hub.sync(room)
+        if room.status in (RoomStatus.FINISHED, RoomStatus.CLOSED):
+            return None
+        seated = any(
+            s.account is not None and fold_name(s.account) == fold_name(account)
+            for s in room.seats.values()
+        )
+        return room_id if seated else None
 
     async def present(self, room: Room, player: str, connection: str) -> None:
         """A seat's connection is back (a resume): everyone sees the racer connected again."""

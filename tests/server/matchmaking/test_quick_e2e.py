@@ -125,3 +125,24 @@ async def test_queue_keys_share_one_slot(redis_server: RedisServer) -> None:
     z, h = store.queues.keys("mm:swiss:2:rated")
     assert z.split("{")[1].split("}")[0] == h.split("{")[1].split("}")[0] == "mm:swiss:2:rated"
     await store.aclose()
+
+
+async def test_an_account_in_a_live_race_cannot_queue_from_another_process(
+    servers: tuple[ServerProcess, ...], clients: list[Client]
+) -> None:
+    one, two = servers
+    a = await guest(one.url, "Ann", clients)
+    account = await ask(
+        a, {"type": "register", "name": "Ann", "password": "long password"}, "account"
+    )
+    room = await ask(a, {"type": "create_room", "variant": "swiss", "capacity": 2}, "room")
+    await ask(a, {"type": "join", "room": room["room"]["id"]}, "joined")
+    b = await Client(two.url, "Ann").open()
+    clients.append(b)
+    await b.send({"type": "hello", "protocol": 1, "name": "Ann", "key": account["key"]})
+    assert (await b.expect("welcome"))["account"] == "Ann"
+    refused = await ask(b, {"type": "quick"}, "error")
+    assert refused["code"] == "already_in_room"
+    await ask(a, {"type": "leave"}, "left")  # the lobby seat is freed: not racing any more
+    queued = await ask(b, {"type": "quick"}, "queued")
+    assert queued["rated"] is True
