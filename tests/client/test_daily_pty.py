@@ -63,3 +63,7 @@ def test_daily_once_then_results(server: ServerProcess, tmp_path: Path) -> None:
     child.expect(r"commitment [0-9a-f]{64}")
     child.expect(r">\s+1\s+ann\s+resigned\s+\d+:\d\d\s+\d+")
     assert finish(child) == 0
+
+    child = run(server, env, "profile")
+    child.expect(words("daily challenge: played 1 day in a row, won 0 days in a row"))
+    assert finish(child) == 0
