@@ -115,7 +115,8 @@ class Matchmaker:
             raise AlreadyQueued("you are in this queue already")
         ticket = Ticket(key, member, rating, now, on_placed, on_status)
         self.tickets[member] = ticket
-        self.waiting[key] = self.waiting.get(key, 0) + 1
+        # The first status counts the queue as it is (a read), not this process's last look.
+        self.waiting[key] = len(await self.store.queue_entries(key.name))
         log.info("queued", queue=key.name, rating=rating)
         return self.status(ticket, now)
 

@@ -146,3 +146,24 @@ async def test_an_account_in_a_live_race_cannot_queue_from_another_process(
     await ask(a, {"type": "leave"}, "left")  # the lobby seat is freed: not racing any more
     queued = await ask(b, {"type": "quick"}, "queued")
     assert queued["rated"] is True
+
+
+async def test_a_killed_process_takes_its_queued_players_out_of_the_queue(
+    servers: tuple[ServerProcess, ...], clients: list[Client]
+) -> None:
+    one, two = servers
+    a = await guest(one.url, "Ann", clients)
+    await ask(a, {"type": "quick", "players": 3}, "queued")
+    b = await guest(two.url, "Bob", clients)
+    first = await ask(b, {"type": "quick", "players": 3}, "queued")
+    assert first["waiting"] == 2
+    one.kill()  # kill -9: no goodbye, its heartbeat stops (--heartbeat-s 1: gone after 3 s)
+    alone = await b.expect(
+        "queued", lambda m: m.get("ref") is None and m["waiting"] == 1, wait_s=20
+    )
+    assert alone["waited_ms"] >= 2000
+    c = await guest(two.url, "Cy", clients)
+    await ask(c, {"type": "quick", "players": 3}, "queued")
+    later = await c.expect("queued", lambda m: m.get("ref") is None and m["waited_ms"] >= 1500)
+    assert later["waiting"] == 2  # Bob and Cy: Ann is gone for good
+    assert not any(m["type"] == "matched" for m in b.messages + c.messages)
