@@ -2,10 +2,10 @@
 
 First a streamliner: the same best-first search under a fifth of the budget, but narrowed to
 moves that usually help (a card that can go to its foundation goes there, as the only move
-tried; no foundation card comes back). It proves nothing when it fails (the narrowing may
-cut a win), but a line it finds is a line of the game. Then the complete search with the
-rest of the budget: every legal move less the safe prunings (PILE_SYMMETRY, DEAD_CARDS), so "unwinnable" means every position it
-generated was expanded or proved lost by shared.solver.bounds.
+tried; no foundation card comes back). It proves nothing when it fails (the narrowing may cut a
+win), but a line it finds is a line of the game. Then the complete search with the rest of the
+budget: every legal move less the safe prunings (PILE_SYMMETRY, DEAD_CARDS), so "unwinnable"
+means every position it generated was expanded or proved lost by shared.solver.bounds.
 
 Positions are plain tuples and their moves are generated here, not through legal_moves and
 apply_move (a test checks they agree): the search spends most of its time here, and a
