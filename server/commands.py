@@ -47,7 +47,6 @@ from server.solving import SolverPool
 from server.store import EventStore
 from shared import (
     DEAL_VERSION,
-    Solution,
     canonical_seed,
     deal_deck,
     move_event,
@@ -57,6 +56,7 @@ from shared import (
 )
 from shared.errors import ClientError, ServerError, WrongExpectedVersion
 from shared.protocol import BadField
+from shared.solver import Hint
 
 ROOMS_INDEX = "rooms"  # room id -> created_at, value: the packed room summary
 SEATS_INDEX = "seats"  # resume token hash -> joined at, value: the room id
@@ -513,9 +513,10 @@ class Commands:
             raise GameOver(f"your game is {game.progress.status.value}")
         return move_event(game.state, move, at=now)
 
-    async def hint(self, room: Room, player: str) -> Solution:
-        """The solver's answer from the player's real position, in solo practice only: in a
-        race a hint would be help the other racers do not get."""
+    async def hint(self, room: Room, player: str) -> Hint:
+        """A move from the player's real position (the solver's, or the heuristic's when it
+        proves no line), in solo practice only: in a race a hint would be help the other
+        racers do not get."""
         if int(room.meta["capacity"]) != 1:
             raise NotAllowed("hints are for solo practice")
         game = room.games.get(player)

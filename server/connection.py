@@ -520,12 +520,14 @@ class Connection:
 
     async def on_hint(self, msg: dict[str, Any]) -> None:
         room, _, player = self._seated()
-        solution = await self.commands.hint(room, player)
+        hint = await self.commands.hint(room, player)
+        solution = hint.solution
         self.reply(
             msg,
             {
                 "type": p.SUGGESTION,
-                "move": solution.next_move,
+                "move": hint.move,
+                "heuristic": hint.heuristic,
                 "status": str(solution.status),
                 "nodes": solution.nodes,
                 "max_nodes": solution.max_nodes,
