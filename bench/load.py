@@ -69,7 +69,7 @@ from bench.common import (
     wait_port,
     write_json,
 )
-from server.loops import loop_factory
+from server.runtime.loops import loop_factory
 from shared import PublicView, public_fold_event, public_legal_moves
 from shared import protocol as p
 
