@@ -17,8 +17,9 @@ from client.commands import Command, Kind
 from shared import GameState
 from shared.solver import Hint, hint
 
-HINT_MAX_NODES = 20_000
-"""Positions the solver may expand per hint: about a second of search in Swiss."""
+HINT_MAX_NODES = 10_000
+"""Positions the solver may expand per hint, as the server's default budget: under a second of
+CPU in 99 % of positions of random Swiss games (docs/winnability.md, "Hints")."""
 
 
 def hint_text(answer: Hint) -> str:
