@@ -26,7 +26,7 @@ from shared.state import GameState
 # 5-8, breaks 2-5, waste 0.5-2, and the cover of the next foundation cards), none won more than
 # one deal more than these.
 W_FOUND, W_BREAK, W_WASTE = 5.0, 3.0, 1.0
-STREAMLINER_SHARE = 5  # the streamliner's budget: max_nodes // STREAMLINER_SHARE
+STREAMLINER_SHARE = 10  # the streamliner's budget: max_nodes // STREAMLINER_SHARE
 
 # Move ranks (children's first element): the order ties are broken in, and what the
 # streamliner keeps (below SHUFFLE).
