@@ -38,7 +38,7 @@ from shared.variants import VARIANTS
 
 # Budgets chosen so seeds 1..1,000 take minutes per variant on the 2-core machine the
 # figures in docs/winnability.md come from.
-DEFAULT_MAX_NODES = {"swiss": 10_000, "quadrennial": 100_000}
+DEFAULT_MAX_NODES = {"swiss": 10_000, "quadrennial": 1_000_000}
 QUICK_SEEDS = 10
 QUICK_MAX_NODES = 1_000
 HINT_MAX_NODES = 10_000  # the server's --solver-max-nodes default
