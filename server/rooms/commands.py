@@ -23,7 +23,7 @@ from server.domain.errors import (
     TooManyLobbies,
     TooManyRooms,
 )
-from server.domain.events import encode
+from server.domain.events import PlayerJoined, RoomCreated, encode
 from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room, room_stream, token_hash
 from server.rooms.directory import Directory
@@ -137,14 +137,21 @@ class Commands:
                 continue
             room = await self.room(room_id)
             await self.directory.publish(room)
-            log.info("room_created", room=room_id, variant=variant, capacity=capacity)
+            log.info(RoomCreated.TYPE, room=room_id, variant=variant, capacity=capacity)
             return room
         raise ServerError("could not find a free room id")
 
     # ---- seats -------------------------------------------------------------------------------
 
     async def join(
-        self, room: Room, player: str, *, name: str, token: str, connection: str
+        self,
+        room: Room,
+        player: str,
+        *,
+        name: str,
+        token: str,
+        connection: str,
+        account: str | None = None,
     ) -> None:
         """Seat ``player`` (a session) on this connection; a seat it has already is kept, and
         taken over by this connection."""
@@ -155,10 +162,16 @@ class Commands:
         await self.loop.run(
             room,
             lambda now: d.decide_join(
-                room, player, name=name, token_hash=hashed, connection=connection, now=now
+                room,
+                player,
+                name=name,
+                token_hash=hashed,
+                connection=connection,
+                now=now,
+                account=account,
             ),
         )
-        log.info("player_joined", room=room.id, player=player)
+        log.info(PlayerJoined.TYPE, room=room.id, player=player)
 
     async def present(self, room: Room, player: str, connection: str) -> None:
         """A seat's connection is back (a resume): everyone sees the racer connected again."""
