@@ -50,6 +50,9 @@ class AttemptClaimed(DailyEvent):
     TYPE: ClassVar[str] = "attempt_claimed"
     account: str
     name: str
+    # Drawn per claim: two claims of one account in the same millisecond differ, so the store
+    # cannot take the second for a retry of the first (an append of identical events is one).
+    claim: str
 
 
 @dataclass(frozen=True, slots=True)

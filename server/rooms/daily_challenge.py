@@ -70,7 +70,7 @@ class DailyChallenge:
         day = d.day_of(now)
         deal = await self.deal(variant, day)
         stream = d.attempt_stream(variant, day, account)
-        claimed = d.AttemptClaimed(now, account, name)
+        claimed = d.AttemptClaimed(now, account, name, secrets.token_hex(8))
         try:
             await self.store.append(stream, [d.encode(claimed)], expected_version=0)
         except WrongExpectedVersion:
