@@ -64,6 +64,7 @@ def decide_create(
     time_limit_ms: int,
     creator: str,
     now: int,
+    members: Sequence[str] = (),
 ) -> RoomCreated:
     """The room a ``create_room`` asks for, committed to its secret (seed or deck)."""
     secret = deck_secret(deck) if deck is not None else seed
@@ -86,6 +87,7 @@ def decide_create(
         creator=creator,
         rated=rateable(msg, capacity=capacity, deck=deck),
         daily=str(msg.get("daily", "")),
+        members=tuple(members),
     )
 
 
@@ -126,6 +128,8 @@ def decide_join(
         raise WrongStatus(f"room {room.id} is {room.status.value}: join as a spectator")
     if len(room.seats) >= room.settings.capacity:
         raise RoomFull(f"room {room.id} is full")
+    if room.settings.members and player not in room.settings.members:
+        raise NotAllowed(f"room {room.id} is a quick race: its seats are for the matched players")
     if account is not None and any(
         s.account is not None and fold_name(s.account) == fold_name(account)
         for s in room.seats.values()

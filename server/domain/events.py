@@ -47,6 +47,8 @@ class RoomCreated(RoomEvent):
     # A daily challenge's attempt ("<variant>:<YYYY-MM-DD>"): nobody watches it, and its seed
     # is not shown, until that UTC day is over (server/domain/daily.py).
     daily: str = ""
+    # A quick race's room: only these sessions (the matched players) may take its seats.
+    members: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,8 +157,9 @@ _SCHEMA: Schema[RoomEvent] = Schema(
         "rated": False,
         "account": None,
         "daily": "",
+        "members": (),
     },
-    sequences=("deck", "ranking"),
+    sequences=("deck", "ranking", "members"),
 )
 
 

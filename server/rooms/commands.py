@@ -82,7 +82,9 @@ class Commands:
     async def list_rooms(self) -> list[dict[str, Any]]:
         return await self.directory.list_rooms(self.hub.rooms)
 
-    async def create_room(self, msg: dict[str, Any], *, creator: str) -> Room:
+    async def create_room(
+        self, msg: dict[str, Any], *, creator: str, members: tuple[str, ...] = ()
+    ) -> Room:
         cfg = self.config
         capacity = msg.get("capacity", min(4, cfg.max_players_per_room))
         if capacity > cfg.max_players_per_room:
@@ -127,6 +129,7 @@ class Commands:
             time_limit_ms=time_limit_ms,
             creator=creator,
             now=self.clock.now_ms(),
+            members=members,
         )
         for _ in range(5):
             room_id = "".join(secrets.choice(_ID_ALPHABET) for _ in range(8))

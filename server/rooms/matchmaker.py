@@ -188,7 +188,9 @@ class Matchmaker:
     async def _make_room(self, key: QueueKey, group: list[QueueEntry]) -> None:
         msg = {"variant": key.variant, "capacity": key.players, "rated": key.rated}
         try:
-            room = await self.commands.create_room(msg, creator=group[0].member)
+            room = await self.commands.create_room(
+                msg, creator=group[0].member, members=tuple(e.member for e in group)
+            )
         except ClientError as exc:  # too many rooms, say: back in the queue, in their places
             log.warning("match_not_made", queue=key.name, code=exc.code)
             for entry in group:

@@ -12,7 +12,7 @@ import msgpack
 import pytest
 
 from server.app import App
-from server.domain.errors import AlreadyQueued, DailyPlayed
+from server.domain.errors import AlreadyQueued, DailyPlayed, NotAllowed
 from server.domain.matchmaking import queue_key
 from server.rooms.presence import PROCESSES_INDEX
 from server.runtime.clock import FakeClock
@@ -67,6 +67,10 @@ async def test_close_players_are_placed_once_in_one_room(app: App) -> None:
     room = await app.commands.room(a.placed[0])
     assert room.settings.capacity == 2
     assert room.settings.rated
+    assert set(room.settings.members) == {"a", "b"}
+    with pytest.raises(NotAllowed):  # a stranger who found the code: the seats are theirs
+        await app.commands.join(room, "x", name="x", token="tok-x", connection="c.x")
+    await app.commands.join(room, "a", name="a", token="tok-a", connection="c.a")
     await settle(app)
     assert len(a.placed) == 1
     assert await app.store.queue_entries(KEY.name) == []
