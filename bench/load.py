@@ -1,9 +1,12 @@
-"""Load benchmark: racing bots and spectators against a real server, beside the echo ceiling.
+"""Load benchmark: racing bots and spectators against a real server, beside the fan-out
+ceiling and the echo.
 
     python -m bench.load [--quick] [--racers N] [--room-size K] [--spectators M]
                          [--spectator-rooms R] [--rate MOVES_PER_S] [--seconds S]
-                         [--scenario paced|saturated|both] [--fsync everysec|always|no]
+                         [--scenario paced|saturated|both] [--sweep [N,N,...]]
+                         [--ceilings fanout,echo|none] [--fsync everysec|always|no]
                          [--workers 1[,2]] [--load-processes P] [--redis-cluster]
+                         [--profile DIR]
 
 Starts a private redis-server and ``python -m server`` on it, then ``--load-processes`` load
 processes (``python -m bench.load drive``, default 2, each driving every n-th room and its
@@ -12,18 +15,22 @@ spread over the first R rooms. Every bot folds its own game's public events
 (``shared.public_fold_event``) and plays a random legal move of its public view
 (``shared.public_legal_moves``), waiting for the ack and its own game_event before the next.
 
-Two scenarios, each run against the server and then, with the same client counts, against
-bench/echo.py (a bare websockets echo server in its own process):
+Each scenario runs against the server, then with the same rooms, clients and pacing against
+each ceiling of ``--ceilings``, each in its own process: bench/fanout.py (append, ack, forward
+one message to every other member: what the goals are judged against, bench/goals.py) and
+bench/echo.py (one frame back: a reference line).
 
-- ``paced``: every bot moves ``--rate`` times per second (default 1): ack latency and
-  spectator lag under a realistic load;
+- ``paced``: every bot moves ``--rate`` times per second (default 1): CPU per move, moves
+  served of those offered, ack latency and spectator lag under a realistic load;
 - ``saturated``: every bot moves as soon as its last move is answered: the most accepted moves
-  per second, against the most echoes per second.
+  per second;
+- ``--sweep``: the paced load at each racer count (twice as many spectators, on a tenth as
+  many rooms as racers), ending with the cost curve beside the fan-out ceiling.
 
 Reports accepted moves/s, ack latency p50/p95/p99 (send to ack), spectator lag p50/p99, the
-server's CPU and peak RSS (psutil), the load process's own CPU and event-loop lag (if it is
-saturated, the figures are its limit, not the server's) and every error. Prints a table and
-writes bench/results/load.json.
+server's CPU and peak RSS (psutil), CPU per move of the server, the load processes and Redis,
+the load process's own CPU and event-loop lag (if it is saturated, the figures are its limit,
+not the server's) and every error. Prints a table and writes bench/results/load.json.
 
 Spectator lag is measured from the moment the server may let a spectator have the event: fair
 spectating (docs/protocol.md) holds a card back until every racer still playing has turned it,
@@ -1191,26 +1198,36 @@ def main(argv: list[str] | None = None) -> int:
     soft, hard = raise_nofile()
     store = BenchStore(args.fsync, args.redis_cluster)
     results: dict[str, dict[str, Any]] = {}
+    failed: dict[str, str] = {}
     try:
         server_versions = versions(store.url)
         with tempfile.TemporaryDirectory(prefix="bench-load-") as logs:
             counts = [int(w) for w in str(args.workers).split(",")]
             for name, scenario in scenarios(args):
+                if failed and args.sweep is not None:
+                    break  # a larger load would fail too: report the curve up to here
                 for count in counts:
                     key = name if count == 1 else f"{name}-w{count}"
                     if count != 1:
                         print(f"--workers {count}:")
                     load_average = os.getloadavg()
-                    results[key] = run_scenario(
-                        scenario,
-                        store,
-                        Path(logs),
-                        args.loop,
-                        count,
-                        args.load_processes,
-                        ceilings if count == counts[0] else (),
-                        args.profile,
-                    )
+                    try:
+                        results[key] = run_scenario(
+                            scenario,
+                            store,
+                            Path(logs),
+                            args.loop,
+                            count,
+                            args.load_processes,
+                            ceilings if count == counts[0] else (),
+                            args.profile,
+                        )
+                    except SystemExit as exc:
+                        if args.sweep is None:
+                            raise
+                        failed[key] = str(exc)
+                        print(f"{key}: failed ({exc}); the sweep stops here", file=sys.stderr)
+                        break
                     results[key]["workers"] = count
                     results[key]["load_average"] = load_average[0]
                     print(f"(load average before: {' '.join(f'{x:.2f}' for x in load_average)})")
@@ -1236,6 +1253,7 @@ def main(argv: list[str] | None = None) -> int:
         "store": "cluster (3 primaries)" if args.redis_cluster else "redis",
         "loop": args.loop,
         "scenarios": results,
+        "failed": failed,
         "targets": checks,
     }
     print(f"wrote {write_json(args.out, report)}")
