@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import PrivateRedis, machine, quantiles_ms, table, versions, write_json
-from server.store import EventStore, RedisClusterEventStore, RedisEventStore
+from server.store import EventStore, RedisEventStore
 from tests.support.redis_cluster import LocalRedisCluster
 
 EVENT = {"type": "moved", "move": "t3t5x4", "revealed": ["TH", "4C"], "at": 1_767_000_000_000}
@@ -49,9 +49,9 @@ async def run(redis_url: str, cluster_url: str, counts: list[int], seconds: floa
     for writers in counts:
         for name, store in (
             ("one Redis", RedisEventStore(redis_url, prefix="b:")),
-            ("Cluster", RedisClusterEventStore(cluster_url, prefix="b:")),
-            ("Cluster, ack after 1 replica", RedisClusterEventStore(
-                cluster_url, prefix="b:", ack_after_replicas=1
+            ("Cluster", RedisEventStore(cluster_url, cluster=True, prefix="b:")),
+            ("Cluster, ack after 1 replica", RedisEventStore(
+                cluster_url, cluster=True, prefix="b:", ack_after_replicas=1
             )),
         ):  # fmt: skip
             try:

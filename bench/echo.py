@@ -19,7 +19,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
 from bench.common import raise_nofile
-from server.loops import loop_factory
+from server.runtime.loops import loop_factory
 
 
 async def echo(ws: ServerConnection) -> None:

@@ -33,7 +33,7 @@ from websockets.asyncio.server import ServerConnection, broadcast, serve
 from websockets.exceptions import ConnectionClosed
 
 from bench.common import raise_nofile
-from server.loops import loop_factory
+from server.runtime.loops import loop_factory
 
 MAX_BATCH = 256  # appends in one pipelined write, as the server's group commit
 

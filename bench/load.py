@@ -77,7 +77,7 @@ from bench.common import (
     write_json,
 )
 from bench.goals import notes, print_curve, print_scenario, targets
-from server.loops import loop_factory
+from server.runtime.loops import loop_factory
 from shared import PublicView, public_fold_event, public_legal_moves
 from shared import protocol as p
 

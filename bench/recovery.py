@@ -48,10 +48,10 @@ from bench.common import (
     write_json,
 )
 from server.app import App
-from server.clock import SystemClock
-from server.config import Config
-from server.logging import configure_logging
-from server.room import Room
+from server.domain.model import Room
+from server.runtime.clock import SystemClock
+from server.runtime.config import Config
+from server.runtime.logging import configure_logging
 from server.store import RedisEventStore
 from shared import (
     apply_move,

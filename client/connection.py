@@ -14,22 +14,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-import itertools
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import msgpack
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
+from client.inflight import InFlight
 from shared.errors import ArenaError, ClientError, ProtocolError, ServerError
-from shared.protocol import MAX_NAME_LEN, PROTOCOL_VERSION, BadFrame, decode, encode, validate
+from shared.protocol import (
+    CLOSE_CODES,
+    CLOSE_SUPERSEDED,
+    CLOSE_UNSUPPORTED,
+    MAX_NAME_LEN,
+    PROTOCOL_VERSION,
+    decode,
+    decode_frame,
+    encode,
+)
 
 # Close codes after which reconnecting cannot help (docs/protocol.md, "Limits and close codes").
-FATAL_CLOSE_CODES = {4000: "unsupported protocol version", 4001: "seat taken by another connection"}
+FATAL_CLOSE_CODES = {code: CLOSE_CODES[code] for code in (CLOSE_UNSUPPORTED, CLOSE_SUPERSEDED)}
 
 
 RATE_LIMIT_RETRIES = 8
@@ -73,28 +81,6 @@ class Backoff:
 
 
 Connector = Callable[[str], Awaitable[ClientConnection]]
-BATCH = "batch"
-
-
-def decode_frame(frame: bytes | bytearray | memoryview | str) -> list[dict[str, Any]]:
-    """The messages of one frame: one, or a `batch`'s in order (each checked as if alone)."""
-    if isinstance(frame, (bytes, bytearray, memoryview)):
-        try:
-            raw = msgpack.unpackb(bytes(frame), raw=False, strict_map_key=True, use_list=True)
-        except Exception:  # msgpack raises a family of unrelated exceptions for bad bytes
-            raw = None
-        if isinstance(raw, dict) and raw.get("type") == BATCH:
-            inner = raw.get("messages")
-            if not isinstance(inner, list):
-                raise BadFrame("a batch needs a list of messages")
-            out = []
-            for item in inner:
-                try:
-                    out.append(validate(item))
-                except ProtocolError:
-                    continue  # one message a newer server added: skip it, keep the rest
-            return out
-    return [decode(frame)]
 
 
 class Pacer:
@@ -173,14 +159,7 @@ class Connection:
         self._failure: ArenaError | None = None
         self._failed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._refs = itertools.count(1)
-        # Unique across runs too: a seat taken back by a new process must not reuse an id the
-        # server already answered (a reused id is `id_reused`). Microseconds stay below 2**53.
-        self._move_ids = itertools.count(time.time_ns() // 1000)
-        self._requests: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self._moves: dict[int | str, tuple[dict[str, Any], asyncio.Future[dict[str, Any]]]] = {}
-        self._pings: dict[int, int] = {}
-        self._expecting: dict[str, list[int]] = {}
+        self._inflight = InFlight()
 
     # -- life cycle ----------------------------------------------------------------------------
 
@@ -275,7 +254,7 @@ class Connection:
                 return
             lost_since = loop.time()
             self.reconnects += 1
-            self._fail_requests(ConnectionLost("the connection dropped; try again"))
+            self._inflight.fail_requests(ConnectionLost("the connection dropped; try again"))
             self._set_state(State.RECONNECTING, "connection lost, reconnecting")
             await asyncio.sleep(self._backoff.delay(1))
 
@@ -302,11 +281,13 @@ class Connection:
         if was_resuming and not self.resumed:
             # The seat is gone (expired, or a server without durable storage): moves in flight
             # can never be answered.
-            self._fail_moves(ConnectionLost("the server did not know this session any more"))
+            self._inflight.fail_moves(
+                ConnectionLost("the server did not know this session any more")
+            )
         self._ws = ws
         self._set_state(State.CONNECTED, "resumed" if self.resumed else "")
-        await self._send_raw({"type": "ping", "ref": self._ping_ref()})
-        for message, _ in list(self._moves.values()):
+        await self._send_raw(self._inflight.ping())
+        for message in self._inflight.unanswered_moves():
             await self._send_raw(message)
         self._ready.set()
         if self._on_welcome is not None:
@@ -326,34 +307,14 @@ class Connection:
         """The token that takes this seat back (for the seat store only)."""
         return self._token
 
-    def _ping_ref(self) -> int:
-        ref = next(self._refs)
-        self._pings[ref] = time.time_ns() // 1_000_000
-        return ref
-
     # -- messages ------------------------------------------------------------------------------
 
     def _dispatch(self, msg: dict[str, Any]) -> None:
-        kind = msg["type"]
-        if kind in ("ack", "reject"):
-            pending = self._moves.pop(msg["id"], None)
-            if pending is not None and not pending[1].done():
-                pending[1].set_result(msg)
-            self._on_message(msg)
+        offset = self._inflight.clock_offset(msg)
+        if offset is not None:
+            self.clock_offset_ms = offset
             return
-        ref = msg.get("ref")
-        if kind == "pong" and ref in self._pings:
-            sent = self._pings.pop(ref)
-            now = time.time_ns() // 1_000_000
-            self.clock_offset_ms = msg["at"] - (sent + now) // 2
-            return
-        if ref is None and kind != "error" and self._expecting.get(kind):
-            # An answer that came back without its ref: the oldest request expecting it.
-            ref = self._expecting[kind].pop(0)
-        if isinstance(ref, int) and ref in self._requests:
-            future = self._requests.pop(ref)
-            if not future.done():
-                future.set_result(msg)
+        self._inflight.answer(msg)
         self._on_message(msg)
 
     async def _send_raw(self, msg: Mapping[str, Any]) -> None:
@@ -410,19 +371,13 @@ class Connection:
         self, msg: Mapping[str, Any], expect: str | None, wait: float
     ) -> dict[str, Any]:
         await self._wait_ready()
-        ref = next(self._refs)
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._requests[ref] = future
-        if expect is not None:
-            self._expecting.setdefault(expect, []).append(ref)
+        ref, future = self._inflight.request(expect)
         await self._pace()
         await self._send_raw({**msg, "ref": ref})
         try:
             return await asyncio.wait_for(future, wait)
         finally:
-            self._requests.pop(ref, None)
-            if expect is not None and ref in self._expecting.get(expect, []):
-                self._expecting[expect].remove(ref)
+            self._inflight.request_done(ref, expect)
 
     async def move(self, move: str, *, player: str | None = None) -> dict[str, Any]:
         """Send a move with a new client move id; the ``ack``, or MoveRejected with the reason.
@@ -430,13 +385,12 @@ class Connection:
         Survives reconnects: an unanswered move is sent again with the same id; so is one the
         server refused as `rate_limited` (it was not processed), after a pause."""
         await self._wait_ready()
-        move_id = next(self._move_ids)
+        move_id = self._inflight.move_id()
         msg: dict[str, Any] = {"type": "move", "id": move_id, "move": move}
         if player is not None:
             msg["player"] = player
         for attempt in range(RATE_LIMIT_RETRIES + 1):
-            future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-            self._moves[move_id] = (msg, future)
+            future = self._inflight.move(msg)
             await self._pace()
             await self._send_raw(msg)
             answer = await future
@@ -449,26 +403,14 @@ class Connection:
             raise MoveRejected(answer["reason"], code=answer["code"])
         return answer
 
-    def _fail_requests(self, error: ArenaError) -> None:
-        for future in self._requests.values():
-            if not future.done():
-                future.set_exception(error)
-        self._requests.clear()
-
-    def _fail_moves(self, error: ArenaError) -> None:
-        for _, future in self._moves.values():
-            if not future.done():
-                future.set_exception(error)
-        self._moves.clear()
-
     async def wait_failed(self) -> None:
         """Return once the connection has given up for good."""
         await self._failed.wait()
 
     def _fail_all(self, error: ArenaError) -> None:
         self._failed.set()
-        self._fail_requests(error)
-        self._fail_moves(error)
+        self._inflight.fail_requests(error)
+        self._inflight.fail_moves(error)
 
     async def drop(self) -> None:
         """Drop the current TCP connection abruptly (for tests of reconnecting)."""

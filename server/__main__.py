@@ -9,10 +9,10 @@ import sys
 from collections.abc import Sequence
 
 from server.app import AddressInUse, App
-from server.clock import SystemClock
-from server.config import Config, parse_config
-from server.logging import configure_logging, get_logger
-from server.loops import loop_factory
+from server.runtime.clock import SystemClock
+from server.runtime.config import Config, parse_config
+from server.runtime.logging import configure_logging, get_logger
+from server.runtime.loops import loop_factory
 from server.store import open_store
 from server.workers import run_workers
 

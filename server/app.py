@@ -15,20 +15,21 @@ import structlog
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
-from server.clock import Clock
-from server.collector import YoungCollector
-from server.commands import Commands
-from server.config import Config
-from server.connection import Connection, Outbox
-from server.delivery import Delivery
-from server.hub import Hub
-from server.logging import get_logger
-from server.metrics import CONTENT_TYPE, Metrics
-from server.race import RoomStatus
-from server.race_clock import RaceClock
-from server.solving import SolverPool
-from server.store import EventStore
-from server.unloading import Unloader
+from server.domain.lifecycle import RoomStatus
+from server.net.connection import Connection, Outbox
+from server.net.delivery import Delivery
+from server.net.http import WebViewer, tls_context
+from server.rooms.commands import Commands
+from server.rooms.hub import Hub
+from server.rooms.race_clock import RaceClock
+from server.rooms.unloading import Unloader
+from server.runtime.clock import Clock
+from server.runtime.config import Config
+from server.runtime.gc_timer import YoungCollector
+from server.runtime.logging import get_logger
+from server.runtime.metrics import CONTENT_TYPE, Metrics
+from server.runtime.solver_pool import SolverPool
+from server.store import EventStore, StoreError
 
 log = get_logger("server.app")
 _GC_THRESHOLDS = (700, 10, 1_000)  # see App.start
@@ -76,6 +77,7 @@ class App:
             forget=[self.delivery.forget, self.race_clock.forget],
         )
         self.connections: set[Connection] = set()
+        self.web = WebViewer(config.allowed_origins)
         self.metrics.watch(self.live_figures)
         self.server: Server | None = None
         self.metrics_server: Server | None = None
@@ -83,7 +85,7 @@ class App:
         self._warm_up: asyncio.Task[None] | None = None
 
     def live_figures(self) -> dict[str, float]:
-        """The live state ``/metrics`` reports (server/metrics.py)."""
+        """The live state ``/metrics`` reports (server/runtime/metrics.py)."""
         rooms = self.hub.rooms.values()
         live = [r for r in rooms if r.status not in (RoomStatus.FINISHED, RoomStatus.CLOSED)]
         return {
@@ -100,6 +102,13 @@ class App:
         }
 
     async def process_request(
+        self, connection: ServerConnection, request: Request
+    ) -> Response | None:
+        """GET /metrics and /healthz, else the web viewer's pages and the Origin check."""
+        response = await self.process_metrics_request(connection, request)
+        return response if response is not None else self.web.respond(connection, request)
+
+    async def process_metrics_request(
         self, connection: ServerConnection, request: Request
     ) -> Response | None:
         path = request.path.split("?", 1)[0]
@@ -180,12 +189,14 @@ class App:
                 close_timeout=2,
                 # --workers: every worker listens on the one port; the kernel spreads connections.
                 reuse_port=self.config.workers > 1,
+                ssl=tls_context(self.config.tls_cert, self.config.tls_key),
             )
             if self.config.metrics_port:
                 self.metrics_server = await self._listen(
                     self._no_websocket,
                     self.config.metrics_port + self.config.worker_index,
                     "--metrics-port",
+                    process_request=self.process_metrics_request,
                 )
         except BaseException:
             # The parts opened above run tasks on the store; left to the loop's final cancel,
@@ -197,16 +208,16 @@ class App:
             loop=type(asyncio.get_running_loop()).__module__.split(".")[0],
             host=self.config.host,
             port=self.config.port,
+            tls=self.config.tls_cert is not None,
             store=type(self.store).__name__,
         )
         self._warm_up = asyncio.get_running_loop().create_task(self.warm_up(), name="warm-up")
         return self.server
 
     async def _listen(self, handler: Any, port: int, option: str, **options: Any) -> Server:
+        options.setdefault("process_request", self.process_request)
         try:
-            return await serve(
-                handler, self.config.host, port, process_request=self.process_request, **options
-            )
+            return await serve(handler, self.config.host, port, **options)
         except OSError as error:
             if error.errno != errno.EADDRINUSE:
                 raise
@@ -226,7 +237,7 @@ class App:
                 log.info("warmed", rooms=len(live))
                 self.warmed.set()
                 return
-            except Exception as exc:  # the store's client raises its own families of errors
+            except StoreError as exc:  # Redis still booting, say
                 log.warning("store_not_ready", error=str(exc), attempt=attempt + 1)
                 await asyncio.sleep(1.0)
 

@@ -24,9 +24,9 @@ from typing import Any
 
 import structlog
 
-from server.config import Config
-from server.logging import configure_logging, get_logger
-from server.loops import loop_factory
+from server.runtime.config import Config
+from server.runtime.logging import configure_logging, get_logger
+from server.runtime.loops import loop_factory
 
 Serve = Callable[[Config], Coroutine[Any, Any, None]]
 

@@ -2,12 +2,15 @@
 
 Server and client share it, so both sides agree on what a valid message is. ``decode`` raises a
 ``ProtocolError`` subclass whose ``code`` goes straight on the wire (bad_frame, unknown_type,
-bad_field); it never raises anything else for bad input.
+bad_field); it never raises anything else for bad input. The other wire details live here once
+too: the close codes, the ``batch`` frame (built from already-encoded messages, and taken apart),
+frames spliced from packed parts, and the fairness commitment.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +64,27 @@ MAX_NAME_LEN = 32
 MAX_SEED_LEN = 64
 MAX_MOVE_LEN = 16
 MAX_ID_LEN = 64
+
+# Close codes (docs/protocol.md, "Limits and close codes").
+CLOSE_NORMAL = 1000
+CLOSE_GOING_AWAY = 1001
+CLOSE_TOO_BIG = 1009
+CLOSE_INTERNAL = 1011
+CLOSE_UNSUPPORTED = 4000
+CLOSE_SUPERSEDED = 4001
+CLOSE_FLOOD = 4008
+CLOSE_SLOW = 4009
+CLOSE_CODES: dict[int, str] = {
+    CLOSE_NORMAL: "normal close",
+    CLOSE_GOING_AWAY: "the server is shutting down",
+    CLOSE_TOO_BIG: "frame too large",
+    CLOSE_INTERNAL: "internal server error",
+    CLOSE_UNSUPPORTED: "unsupported protocol version",
+    CLOSE_SUPERSEDED: "seat taken by another connection",
+    CLOSE_FLOOD: "sustained flood past the rate limit",
+    CLOSE_SLOW: "slow consumer",
+}
+"""Each close code a server sends, with what it means in a few words."""
 
 
 class BadFrame(ProtocolError):
@@ -309,6 +333,11 @@ def encode_unchecked(msg: Mapping[str, Any]) -> bytes:
 
 def decode(frame: bytes | bytearray | memoryview | str) -> dict[str, Any]:
     """One frame's bytes to a checked message; any flaw raises a ProtocolError with its code."""
+    return validate(_unpack(frame))
+
+
+def _unpack(frame: bytes | bytearray | memoryview | str) -> dict[str, Any]:
+    """One frame's map, not checked yet."""
     if isinstance(frame, str):
         raise BadFrame("frames are binary msgpack, not text")
     try:
@@ -317,7 +346,7 @@ def decode(frame: bytes | bytearray | memoryview | str) -> dict[str, Any]:
         raise BadFrame(f"frame is not valid msgpack: {type(exc).__name__}") from None
     if not isinstance(msg, dict):
         raise BadFrame(f"a message is a map, not {_kind_of(msg)}")
-    return validate(msg)
+    return msg
 
 
 def _fits(field: Field, value: Any) -> bool:
@@ -341,3 +370,85 @@ def valid_ref(value: Any) -> bool:
 def error_message(code: str, reason: str, ref: Any = None) -> dict[str, Any]:
     """An ``error`` message; ``ref`` echoes the request's ``ref`` (nil when it had none)."""
     return {"type": ERROR, "code": code, "reason": reason, "ref": ref}
+
+
+# ---- frames built from packed parts ------------------------------------------------------------
+
+# One packer reused: msgpack.packb builds a Packer per call, which was most of packing an event
+# (bench/recovery.py profile: every event of a rebuild is packed once).
+_packer = msgpack.Packer(use_bin_type=True)
+pack = _packer.pack
+"""Pack one value (as ``encode_unchecked`` would, without the copy into a dict)."""
+
+
+def array_header(count: int) -> bytes:
+    """The msgpack header of an array of ``count`` items (the items follow it, packed)."""
+    if count < 16:
+        return bytes((0x90 | count,))
+    if count < 0x10000:
+        return b"\xdc" + count.to_bytes(2, "big")
+    return b"\xdd" + count.to_bytes(4, "big")
+
+
+def packed_with(msg: dict[str, Any], key: str, packed: bytes) -> bytes:
+    """``msg`` encoded as a frame, plus one field ``key`` (not in ``msg``) whose value is
+    already packed: the bytes of packing ``{**msg, key: value}``."""
+    if len(msg) < 15:  # both maps are fixmaps: the count is in byte 0, one packing call
+        head = _packer.pack(msg)
+        return b"".join((bytes((0x80 | (len(msg) + 1),)), head[1:], _packer.pack(key), packed))
+    parts = [_packer.pack_map_header(len(msg) + 1)]
+    for name, value in msg.items():
+        parts += (_packer.pack(name), _packer.pack(value))
+    return b"".join((*parts, _packer.pack(key), packed))
+
+
+def packed_list(items: Sequence[bytes]) -> bytes:
+    """A msgpack array of already-packed items."""
+    return array_header(len(items)) + b"".join(items)
+
+
+_BATCH_HEAD = msgpack.packb({"type": BATCH, "messages": None})[:-1]  # up to the list
+
+
+def batch_frame(frames: Sequence[bytes]) -> bytes:
+    """One ``batch`` frame holding already-encoded messages, without decoding them."""
+    return b"".join((_BATCH_HEAD, array_header(len(frames)), *frames))
+
+
+def decode_frame(frame: bytes | bytearray | memoryview | str) -> list[dict[str, Any]]:
+    """The messages of one frame: one, or a ``batch``'s in order, each checked as if alone.
+
+    A message of a batch that does not check (a type a newer server added) is skipped and the
+    rest kept; a frame that is not a batch raises what ``decode`` would."""
+    msg = _unpack(frame)
+    if msg.get("type") != BATCH:
+        return [validate(msg)]
+    inner = msg.get("messages")
+    if not isinstance(inner, list):
+        raise BadFrame("a batch needs a list of messages")
+    out = []
+    for item in inner:
+        try:
+            out.append(validate(item))
+        except ProtocolError:
+            continue  # one message a newer server added: skip it, keep the rest
+    return out
+
+
+# ---- fairness (docs/protocol.md, "Fairness") ---------------------------------------------------
+
+
+def commitment(secret: str, salt: str) -> str:
+    """hex SHA-256 of ``secret + ":" + salt``: published at creation, checked at the end."""
+    return hashlib.sha256(f"{secret}:{salt}".encode()).hexdigest()
+
+
+def deck_secret(deck: Iterable[str]) -> str:
+    """The committed text of a room created from an explicit deck."""
+    return " ".join(deck)
+
+
+def commitment_ok(seed: str | None, salt: str, published: str) -> bool:
+    """Whether the revealed seed and salt match the commitment published at the start (a deck
+    room reveals no seed: nothing to check)."""
+    return seed is not None and commitment(seed, salt) == published

@@ -7,10 +7,10 @@ import re
 from pathlib import Path
 
 import server.app
-import server.connection
-import server.delivery
-from server.config import build_parser
-from server.connection import _VISIBLE_SERVER_CODES
+import server.net.connection
+import server.net.delivery
+from server.net.connection import _VISIBLE_SERVER_CODES
+from server.runtime.config import build_parser
 from shared import protocol as p
 from shared.errors import ArenaError, ClientError
 
@@ -59,16 +59,20 @@ def test_the_reject_codes_of_moves_are_those_the_error_table_sends_as_reject() -
     assert listed & wire_codes() == rejects
 
 
-def test_the_close_codes_are_the_servers() -> None:
+def test_the_close_codes_are_the_protocols() -> None:
+    """One home (shared.protocol): each constant documented, each documented code a constant,
+    and the server's modules use those (no code of their own)."""
     documented = {int(row[0]) for row in table("| close code")}
     constants = {
         value
-        for module in (server.connection, server.delivery)
-        for name, value in vars(module).items()
+        for name, value in vars(p).items()
         if name.startswith("CLOSE_") and isinstance(value, int)
     }
-    assert constants <= documented
-    assert documented == constants | {1000, 1009}
+    assert documented == constants == set(p.CLOSE_CODES)
+    for module in (server.net.connection, server.net.delivery):
+        for name, value in vars(module).items():
+            if name.startswith("CLOSE_"):
+                assert value is getattr(p, name), f"{module.__name__}.{name}"
 
 
 def test_every_limit_option_and_variable_is_the_servers() -> None:

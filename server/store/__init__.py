@@ -1,4 +1,6 @@
-"""The event store: one contract (``EventStore``), two backends, chosen by ``open_store``.
+"""The event store by capability: streams (``EventStreams``), indexes (``Indexes``) and
+wake-ups (``Wakeups``), each with its own contract; ``EventStore`` is all three of one backend,
+and ``open_store`` picks the backend. A caller depends only on the capability it uses.
 
 The server receives a store as an argument; nothing here is a module-level instance.
 """
@@ -7,38 +9,36 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.store.base import (
-    CorruptEntry,
-    ErrorHandler,
-    EventStore,
-    Follower,
-    IndexEntry,
-    NotReplicated,
-    StoredEvent,
-    StoreUnavailable,
-    Subscription,
-    Wakeup,
-    stream_group,
-)
+from server.store.base import EventStore
+from server.store.errors import CorruptEntry, NotReplicated, StoreError, StoreUnavailable
+from server.store.indexes import IndexEntry, Indexes
 from server.store.memory import MemoryEventStore
-from server.store.redis_cluster_store import RedisClusterEventStore
+from server.store.redis_cluster import ClusterNodes
+from server.store.redis_single import SingleNode
 from server.store.redis_store import DEFAULT_PREFIX, RedisEventStore
+from server.store.redis_topology import RedisTopology
+from server.store.streams import EventStreams, StoredEvent
+from server.store.wakeups import Subscription, Wakeup, Wakeups, stream_group
 
 __all__ = [
     "DEFAULT_PREFIX",
+    "ClusterNodes",
     "CorruptEntry",
-    "ErrorHandler",
     "EventStore",
-    "Follower",
+    "EventStreams",
     "IndexEntry",
+    "Indexes",
     "MemoryEventStore",
     "NotReplicated",
-    "RedisClusterEventStore",
     "RedisEventStore",
+    "RedisTopology",
+    "SingleNode",
+    "StoreError",
     "StoreUnavailable",
     "StoredEvent",
     "Subscription",
     "Wakeup",
+    "Wakeups",
     "open_store",
     "stream_group",
 ]
@@ -65,6 +65,5 @@ def open_store(
             raise ValueError("a Redis Cluster needs a redis:// URL of one of its nodes")
         return MemoryEventStore(retention=retention, **options)
     if url.startswith(_REDIS_SCHEMES):
-        kind = RedisClusterEventStore if cluster else RedisEventStore
-        return kind(url, prefix=prefix, retention=retention, **options)
+        return RedisEventStore(url, cluster=cluster, prefix=prefix, retention=retention, **options)
     raise ValueError(f"no event store for {url!r}: give a redis:// URL, or none for memory")

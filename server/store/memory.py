@@ -1,37 +1,27 @@
 """The in-process event store: the embedded default when no Redis URL is given.
 
-It is not a mock: it passes the same contract suite as the Redis store, stores the same msgpack
-envelopes (so callers can never mutate what was stored) and wakes followers without polling.
+It is not a mock: it passes the same contract suites as the Redis store and stores the same
+msgpack envelopes (so callers can never mutate what was stored); its wake-ups come straight
+from ``append``, in this process, so none is ever lost.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from server.store.base import (
-    ErrorHandler,
-    EventStore,
-    Follower,
-    IndexEntry,
-    RawEntry,
+from server.store.base import EventStore
+from server.store.indexes import IndexEntry, check_index
+from server.store.streams import (
     StoredEvent,
-    Subscription,
-    Wakeup,
-    WakeupHandler,
-    check_index,
     check_stream,
     decode_run,
     validate_append,
     validate_read,
 )
+from server.store.wakeups import LocalSubscriptions, Subscription, WakeupHandler
 from shared.errors import WrongExpectedVersion
-
-FOLLOW_BATCH = 1000
-"""Most entries a follower takes from one stream per fetch, so one busy stream cannot starve."""
 
 
 class _Stream:
@@ -53,9 +43,7 @@ class MemoryEventStore(EventStore):
         self.retention = retention
         self._clock = clock
         self._streams: dict[str, _Stream] = {}
-        self._watchers: dict[str, set[asyncio.Event]] = {}
-        self._followers: weakref.WeakSet[MemoryFollower] = weakref.WeakSet()
-        self._subscriptions: weakref.WeakSet[MemorySubscription] = weakref.WeakSet()
+        self._subscriptions = LocalSubscriptions()
         self._indexes: dict[str, dict[str, tuple[int, bytes]]] = {}
 
     def _live(self, stream: str) -> _Stream | None:
@@ -80,43 +68,25 @@ class MemoryEventStore(EventStore):
         if entry is None:
             entry = self._streams[stream] = _Stream()
         entry.entries.extend(payloads)
-        for waiter in self._watchers.get(stream, ()):
-            waiter.set()
         version = len(entry.entries)
-        if self._subscriptions:
-            wakeup = Wakeup(stream, version, events)
-            for subscription in list(self._subscriptions):
-                subscription.deliver(wakeup)
+        self._subscriptions.appended(stream, version, events)
         return version
-
-    def _raw(self, stream: str, after: int, limit: int | None) -> list[RawEntry]:
-        entry = self._live(stream)
-        if entry is None:
-            return []
-        end = len(entry.entries) if limit is None else min(len(entry.entries), after + limit)
-        return [
-            RawEntry(stream, f"{version}-0", version, entry.entries[version - 1])
-            for version in range(after + 1, end + 1)
-        ]
 
     async def read(
         self, stream: str, *, after: int = 0, limit: int | None = None
     ) -> list[StoredEvent]:
-        check_stream(stream)
-        validate_read(after, limit)
-        return decode_run(self._raw(stream, after, limit), after)
+        validate_read(stream, after, limit)
+        entry = self._live(stream)
+        if entry is None:
+            return []
+        end = len(entry.entries) if limit is None else min(len(entry.entries), after + limit)
+        rows = ((b"%d-0" % v, entry.entries[v - 1]) for v in range(after + 1, end + 1))
+        return decode_run(stream, rows, after)
 
     async def last_version(self, stream: str) -> int:
         check_stream(stream)
         entry = self._live(stream)
         return len(entry.entries) if entry is not None else 0
-
-    def follow(
-        self, positions: Mapping[str, int], *, on_error: ErrorHandler | None = None
-    ) -> MemoryFollower:
-        follower = MemoryFollower(self, positions, on_error=on_error)
-        self._followers.add(follower)
-        return follower
 
     async def streams(self, prefix: str = "") -> list[str]:
         return sorted(
@@ -138,7 +108,7 @@ class MemoryEventStore(EventStore):
     def subscribe(
         self, on_wakeup: WakeupHandler, *, on_gap: Callable[[], None] | None = None
     ) -> MemorySubscription:
-        subscription = MemorySubscription(self, on_wakeup, on_gap)
+        subscription = MemorySubscription(self._subscriptions, on_wakeup, on_gap)
         self._subscriptions.add(subscription)
         return subscription
 
@@ -172,61 +142,7 @@ class MemoryEventStore(EventStore):
         return True
 
     async def aclose(self) -> None:
-        for follower in list(self._followers):
-            await follower.aclose()
-        for subscription in list(self._subscriptions):
-            await subscription.aclose()
-
-    def _watch(self, streams: Sequence[str], waiter: asyncio.Event) -> None:
-        for stream in streams:
-            self._watchers.setdefault(stream, set()).add(waiter)
-
-    def _unwatch(self, streams: Sequence[str], waiter: asyncio.Event) -> None:
-        for stream in streams:
-            waiters = self._watchers.get(stream)
-            if waiters is not None:
-                waiters.discard(waiter)
-                if not waiters:
-                    del self._watchers[stream]
-
-
-class MemoryFollower(Follower):
-    """Waits on an asyncio.Event that appends to its streams set; runs in the caller's task."""
-
-    def __init__(
-        self,
-        store: MemoryEventStore,
-        positions: Mapping[str, int],
-        *,
-        on_error: ErrorHandler | None,
-    ) -> None:
-        super().__init__(positions, on_error=on_error)
-        self._store = store
-        self._waiter: asyncio.Event | None = None
-
-    async def _fetch(self) -> list[RawEntry]:
-        entries: list[RawEntry] = []
-        for stream, after in self._cursor.items():
-            entries.extend(self._store._raw(stream, after, FOLLOW_BATCH))
-        if entries:
-            return entries
-        # Nothing new; no await happened since the check, so no append can slip in between.
-        streams = list(self._cursor)
-        waiter = self._waiter = asyncio.Event()
-        self._store._watch(streams, waiter)
-        try:
-            await waiter.wait()
-        finally:
-            self._store._unwatch(streams, waiter)
-            self._waiter = None
-        return []
-
-    def _changed(self) -> None:
-        if self._waiter is not None:
-            self._waiter.set()
-
-    async def _shutdown(self) -> None:
-        self._store._followers.discard(self)
+        await self._subscriptions.aclose()
 
 
 class MemorySubscription(Subscription):
@@ -234,12 +150,12 @@ class MemorySubscription(Subscription):
 
     def __init__(
         self,
-        store: MemoryEventStore,
+        local: LocalSubscriptions,
         on_wakeup: WakeupHandler,
         on_gap: Callable[[], None] | None,
     ) -> None:
         super().__init__(on_wakeup, on_gap)
-        self._store = store
+        self._local = local
 
     async def _subscribe(self, groups: list[str]) -> None:
         return None
@@ -248,4 +164,4 @@ class MemorySubscription(Subscription):
         return None
 
     async def _shutdown(self) -> None:
-        self._store._subscriptions.discard(self)
+        self._local.discard(self)

@@ -8,8 +8,10 @@ from __future__ import annotations
 import hashlib
 
 from client.commands import BARE_F_HINTS, Kind, confirm_texts
-from client.online import LOST, fairness_lines, room_lines
 from client.play import reason_text
+from client.race_panel import fairness_lines
+from client.room_play import LOST
+from client.rooms import room_lines
 from client.screen import RacerState, too_small
 from client.session import game_status
 from client.text import cards_as_shown, plural, to_ascii
@@ -85,7 +87,7 @@ def test_open_seed_rooms_say_so_in_the_lobby_title_and_results() -> None:
     client, app, _ = make_client()
     client.on_message({"type": "joined", "room": ROOM, "role": "player", "player": "pa"})
     client.on_message(room("lobby", [player("pa", "ann"), player("pb", "bob")], open_seed=True))
-    assert client.open_seed
+    assert client.state.open_seed
     ranking = [
         {"place": 1, **player("pa", "ann", "won", 52, 120)},
         {"place": 2, **player("pb", "bob", "playing", 20, 80)},
@@ -129,7 +131,7 @@ def test_every_race_has_a_time_limit_the_clock_counts_down() -> None:
 
 def test_a_solo_game_says_nothing_of_races() -> None:
     client, app, _ = make_client()
-    client.solo = True
+    client.view.solo = True
     client.on_message({"type": "joined", "room": ROOM, "role": "player", "player": "pa"})
     client.on_message(room("lobby", [player("pa", "ann")]))
     client.on_message({"type": "countdown", "room": ROOM, "at": 1_000, "go_at": 1_000})
@@ -243,7 +245,7 @@ def test_the_race_panel_ranks_with_progress_reached_at() -> None:
     client.on_message(room("racing", [], started_at=1_000))
     for pid, name, reached in (("pa", "ann", 9_000), ("pb", "bob", 5_000)):
         client.on_message({**progress(pid, "playing", 4, 10), "reached_at": reached})
-        client.names[pid] = name
-    client.refresh_panel()
+        client.state.names[pid] = name
+    client.view.refresh_panel()
     # Same count: whoever reached it first is ahead (DESIGN.md, "Rooms and races").
     assert [r.name for r in app.session.racers.values()] == ["bob", "ann"]

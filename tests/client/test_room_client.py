@@ -12,12 +12,15 @@ from client.app import App
 from client.cli import Output
 from client.commands import WATCH_FIRST, parse_command
 from client.connection import RequestFailed
-from client.online import RoomClient, _watch_command, _watch_loop, commitment_ok
 from client.play import play_loop
+from client.room_client import RoomClient
+from client.room_play import watch_command
 from client.screen import RacerState, compose, strip_ansi
 from client.session import Session
+from client.watching import watch_loop
 from shared import apply_move_revealing, deal_deck, new_game, public_event, start_event
 from shared.errors import ClientError
+from shared.protocol import commitment_ok
 
 ROOM = "k2x7m4qa"
 
@@ -61,7 +64,7 @@ def make_client(spectator: bool = False) -> tuple[RoomClient, App, io.StringIO]:
     out = io.StringIO()
     app = App(Session(title="t"), Output(color=False, tty=False, json=True), script=[], out=out)
     client = RoomClient(app, spectator=spectator)
-    client.room_id = ROOM
+    client.state.room_id = ROOM
     return client, app, out
 
 
@@ -89,7 +92,7 @@ def test_a_race_from_lobby_to_results_as_a_player() -> None:
     client.on_message(
         {"type": "started", "room": ROOM, "at": 4000, "ends_at": None, "commitment": "c"}
     )
-    assert client.started.is_set()
+    assert client.view.started.is_set()
     events = game_events(["d"])
     client.on_message(
         {"type": "game_event", "room": ROOM, "player": "pa", "version": 1, "event": events[0]}
@@ -180,7 +183,7 @@ async def test_a_gap_in_a_watched_game_asks_for_a_fresh_snapshot() -> None:
     )
     await asyncio.sleep(0)
     assert sent == ["watch"]
-    assert client.games["pa"].version == 2
+    assert client.state.games["pa"].version == 2
 
 
 def test_racer_states_and_focus() -> None:
@@ -264,14 +267,14 @@ async def test_a_racer_may_watch_only_once_their_game_is_done() -> None:
         await client.watch_others("bob")
     assert refused.value.reason == WATCH_FIRST
     assert conn.sent == []  # refused locally, nothing asked of the server
-    await _watch_command(client, app, parse_command("watch"))
+    await watch_command(client, app, parse_command("watch"))
     assert "watch: finish or resign your game to watch the others" in screen_text(app)
-    assert not client.watching_others
+    assert not client.view.watching_others
     client.on_message(
         {"type": "game_event", "room": ROOM, "player": "pa", "version": 3, "event": resigned()}
     )
     client.on_message(progress("pa", "resigned", 0, 1))
-    assert client.can_watch()
+    assert client.view.can_watch()
     status = app.session.status
     assert status.startswith("You resigned with 0 cards on the foundations.")
     assert "'watch' shows their boards" in status
@@ -286,10 +289,10 @@ async def test_watching_one_racer_follows_their_moves_then_back_shows_mine() -> 
     client, app, conn, _, bob = racing_pair()
     client.on_message(progress("pa", "resigned", 0, 1))  # before the game's own event: still ok
     assert app.session.status.startswith("You resigned: 0 cards on the foundations.")
-    await _watch_command(client, app, parse_command("watch bob"))
+    await watch_command(client, app, parse_command("watch bob"))
     assert conn.sent == [{"type": "watch", "room": ROOM, "player": "pb"}]
-    assert client.watching_others
-    assert client.focus == "pb"
+    assert client.view.watching_others
+    assert client.view.focus == "pb"
     text = screen_text(app)
     assert "== 1. bob — 2 moves ==" in text
     assert app.session.status.startswith("Watching bob live")
@@ -298,8 +301,8 @@ async def test_watching_one_racer_follows_their_moves_then_back_shows_mine() -> 
     )
     assert "== 1. bob — 3 moves ==" in screen_text(app)  # bob's next move, live
     assert app.session.boards[0][1].moves_made == 3
-    await _watch_command(client, app, parse_command("back"))
-    assert not client.watching_others
+    await watch_command(client, app, parse_command("back"))
+    assert not client.view.watching_others
     assert app.session.boards == ()
     assert app.session.status.startswith("You resigned")
     text = screen_text(app)
@@ -317,22 +320,22 @@ async def test_watch_everyone_by_number_and_case_insensitive_name() -> None:
     client.on_message(progress("pb", "playing", 2, 3))  # bob leads: first line of the panel
     client.on_message(progress("pa", "over", 0, 1))
     assert list(app.session.racers) == ["pb", "pa"]
-    await _watch_command(client, app, parse_command("watch"))
+    await watch_command(client, app, parse_command("watch"))
     assert conn.sent[-1] == {"type": "watch", "room": ROOM}
     assert [label for label, _ in app.session.boards] == ["1. bob", "2. ann (you)"]
-    assert client.focus is None
-    await _watch_command(client, app, parse_command("watch 1"))
+    assert client.view.focus is None
+    await watch_command(client, app, parse_command("watch 1"))
     assert conn.sent[-1]["player"] == "pb"
     assert [label for label, _ in app.session.boards] == ["1. bob"]
-    await _watch_command(client, app, parse_command("watch all"))
+    await watch_command(client, app, parse_command("watch all"))
     assert len(app.session.boards) == 2
-    await _watch_command(client, app, parse_command("watch BOB"))
-    assert client.focus == "pb"
-    await _watch_command(client, app, parse_command("watch 2"))  # that is me: my own board
-    assert not client.watching_others
+    await watch_command(client, app, parse_command("watch BOB"))
+    assert client.view.focus == "pb"
+    await watch_command(client, app, parse_command("watch 2"))  # that is me: my own board
+    assert not client.view.watching_others
     assert app.session.boards == ()
     sent = len(conn.sent)
-    await _watch_command(client, app, parse_command("watch zed"))
+    await watch_command(client, app, parse_command("watch zed"))
     assert "watch: no player 'zed' in this room (players: ann, bob)" in screen_text(app)
     assert len(conn.sent) == sent
 
@@ -340,7 +343,7 @@ async def test_watch_everyone_by_number_and_case_insensitive_name() -> None:
 async def test_back_while_playing_keeps_the_playing_hint() -> None:
     client, app, _, _, _ = racing_pair()
     before = app.session.status
-    await _watch_command(client, app, parse_command("me"))
+    await watch_command(client, app, parse_command("me"))
     assert app.session.status == before
     assert "Back to your board." in screen_text(app)
 
@@ -349,17 +352,17 @@ async def test_a_refused_watch_keeps_my_board() -> None:
     client, app, conn, _, _ = racing_pair()
     client.on_message(progress("pa", "resigned", 0, 1))
     conn.refuse = "racers can watch other racers once their own game is finished"
-    await _watch_command(client, app, parse_command("watch bob"))
+    await watch_command(client, app, parse_command("watch bob"))
     assert "watch: racers can watch other racers" in screen_text(app)
-    assert not client.watching_others
+    assert not client.view.watching_others
     assert app.session.boards == ()
 
 
 async def test_after_the_race_anyone_may_watch() -> None:
     client, app, _conn, _, _ = racing_pair()
-    client.finished.set()
-    await _watch_command(client, app, parse_command("watch bob"))
-    assert client.focus == "pb"
+    client.view.finished.set()
+    await watch_command(client, app, parse_command("watch bob"))
+    assert client.view.focus == "pb"
 
 
 async def test_a_gap_in_another_racers_game_asks_for_that_game_only() -> None:
@@ -389,10 +392,10 @@ async def test_a_spectator_may_type_watch_name_as_racers_do() -> None:
     focused = []
 
     async def fake_send_watch() -> None:
-        focused.append(client.focus)
+        focused.append(client.view.focus)
 
     client.send_watch = fake_send_watch  # type: ignore[method-assign]
     players = [player("pa", "ann", "playing"), player("pb", "bob", "playing", 3)]
     client.on_message(room("racing", players, started_at=1000))
-    await _watch_loop(client, app)
+    await watch_loop(client, app)
     assert focused == ["pb", None, "pa"]  # 2: the second line of the panel, where bob leads

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from server.clock import FakeClock
+from server.runtime.clock import FakeClock
 from server.store import MemoryEventStore
 
 

@@ -9,11 +9,11 @@ from typing import Any
 import msgpack
 
 from server.app import App
-from server.clock import FakeClock
-from server.config import Config
-from server.delivery import Member, Role
-from server.race import RoomStatus
-from server.room import Room
+from server.domain.lifecycle import RoomStatus
+from server.domain.model import Room
+from server.net.audience import Member, Role
+from server.runtime.clock import FakeClock
+from server.runtime.config import Config
 from server.store import EventStore
 from shared import deal_deck
 
@@ -63,7 +63,7 @@ async def until(ready: Callable[[], bool]) -> None:
 
 def open_app(store: EventStore, clock: FakeClock, config: Config | None = None) -> App:
     app = App(config or Config(), store, clock)
-    app.delivery.send_many = send_many
+    app.delivery.ticker.send_many = send_many
     app.race_clock.poll_s = 0.01
     app.open()
     return app

@@ -92,6 +92,8 @@ async def racing_room(server: ServerProcess, names: tuple[str, ...]) -> tuple[st
         (msgpack.packb([1, 2, 3]), "bad_frame"),
         (msgpack.packb({"no": "type"}), "bad_frame"),
         ({"type": "teleport"}, "unknown_type"),
+        ({"type": ["ping"]}, "bad_frame"),
+        ({"type": {"ping": 1}}, "bad_frame"),
         ({"type": "ack", "id": 1, "version": 2}, "unknown_type"),
         ({"type": "join"}, "bad_field"),
         ({"type": "join", "room": 7}, "bad_field"),
@@ -147,6 +149,9 @@ async def test_messages_before_hello(server: ServerProcess) -> None:
         )
         await c.send_raw("text")
         assert (await c.expect("error"))["ref"] is None  # present, and nil
+        for odd in ({"type": ["ping"]}, {"type": {"ping": 1}, "ref": 4}):  # issue 23
+            error = await error_for(c, odd)
+            assert (error["code"], error.get("ref")) == ("bad_frame", odd.get("ref"))
         await c.hello()
         await c.send({"type": "ping", "ref": ""})
         assert (await c.expect("pong"))["ref"] == ""

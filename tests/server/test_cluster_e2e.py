@@ -10,7 +10,7 @@ import signal
 import uuid
 from pathlib import Path
 
-from server.store import RedisClusterEventStore
+from server.store import RedisEventStore
 from shared import apply_move, deal_deck, new_game, public_fold, public_view, resign
 from tests.server.wsclient import Client, assert_no_secrets, greedy_moves, winning_seed
 from tests.support.redis_cluster import LocalRedisCluster
@@ -189,7 +189,7 @@ async def play_through_a_failover(
     server.start()
     clients: list[Client] = []
     rejects: list[str] = []
-    store = RedisClusterEventStore(cluster.url, prefix=prefix)
+    store = RedisEventStore(cluster.url, cluster=True, prefix=prefix)
     try:
         ann = await connected(server.url, "ann")
         bob = await connected(server.url, "bob")

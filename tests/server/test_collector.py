@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from server.collector import GcApi, YoungCollector, generation_due
+from server.runtime.gc_timer import GcApi, YoungCollector, generation_due
 
 
 @pytest.fixture

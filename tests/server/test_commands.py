@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 from server.app import App
-from server.clock import FakeClock
-from server.config import Config
-from server.errors import IdReused, TooManyRooms, WrongStatus
-from server.race import RoomStatus
+from server.domain.errors import IdReused, TooManyRooms, WrongStatus
+from server.domain.lifecycle import RoomStatus
+from server.runtime.clock import FakeClock
+from server.runtime.config import Config
 from server.store import MemoryEventStore
 from shared import apply_move, legal_moves, new_game
 from tests.server.parts import DECK, SEED, Peer, join, open_app, racing, until
@@ -28,13 +28,13 @@ async def test_moves_dedup_and_all_done(app: App, clock: FakeClock) -> None:
     ann, bob = Peer("ann"), Peer("bob")
     room = await racing(app, clock, [ann, bob])
     move = sorted(legal_moves(new_game("quadrennial", deck=DECK)))[0]
-    assert await app.commands.move(room, "ann", 7, move) == 2
+    assert await app.commands.games.move(room, "ann", 7, move) == 2
     assert room.games["ann"].version == 2  # the process's own append is folded on the spot
-    assert await app.commands.move(room, "ann", 7, move) == 2
-    await app.commands.resign(room, "ann")
+    assert await app.commands.games.move(room, "ann", 7, move) == 2
+    await app.commands.games.resign(room, "ann")
     with pytest.raises(WrongStatus):
         await app.commands.start(room, "bob")
-    await app.commands.resign(room, "bob")
+    await app.commands.games.resign(room, "bob")
     await until(lambda: room.status is RoomStatus.FINISHED)
     ranking = ann.of("finished")[0]["ranking"]
     assert [r["status"] for r in ranking] == ["resigned", "resigned"]
@@ -51,13 +51,15 @@ async def test_moves_validate_against_the_fold_their_own_appends_left(
     played = []
     for cid in range(1, 9):
         move = sorted(legal_moves(state))[0]
-        assert await app.commands.move(room, "ann", cid, move) == cid + 1
+        assert await app.commands.games.move(room, "ann", cid, move) == cid + 1
         played.append(move)
         state = apply_move(state, move)
     assert game.state == state
-    assert await app.commands.move(room, "ann", 3, played[2]) == 4  # a resent id, answered again
+    assert (
+        await app.commands.games.move(room, "ann", 3, played[2]) == 4
+    )  # a resent id, answered again
     with pytest.raises(IdReused):
-        await app.commands.move(room, "ann", 3, "not even a move")
+        await app.commands.games.move(room, "ann", 3, "not even a move")
     stored = await store.read(game.stream)
     assert [e.data.get("move") for e in stored[1:]] == played
     assert [m["version"] for m in ann.of("game_event")] == list(range(1, 10))
@@ -104,7 +106,7 @@ async def test_a_move_right_after_started_finds_its_game(
     await app.commands.start(room, "ann")
     await until(lambda: room.status is RoomStatus.RACING)
     move = sorted(legal_moves(new_game("quadrennial", deck=DECK)))[0]
-    assert await app.commands.move(room, "ann", 1, move) == 2
+    assert await app.commands.games.move(room, "ann", 1, move) == 2
     assert [e.data["type"] for e in await store.read(room.games["ann"].stream)] == [
         "game_started",
         "moved",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.connection import TokenBucket
+from server.net.connection import TokenBucket
 
 
 def test_token_bucket_allows_a_burst_then_the_rate() -> None:

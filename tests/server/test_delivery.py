@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from server.app import App
-from server.clock import FakeClock
-from server.config import Config
-from server.delivery import Role
+from server.net.audience import Role
+from server.runtime.clock import FakeClock
+from server.runtime.config import Config
 from server.store import MemoryEventStore
 from shared import legal_moves, new_game, public_fold
 from tests.server.parts import DECK, Peer, join, open_app, racing, until
@@ -37,7 +37,7 @@ async def test_spectator_delay_holds_back_events(app: App, clock: FakeClock) -> 
     await join(app, early, room.id, "spectator")
     assert [(g["version"], g["events"]) for g in early.of("game")] == [(0, [])]  # held back
     move = sorted(legal_moves(new_game("quadrennial", deck=DECK)))[0]
-    await app.commands.move(room, "ann", 1, move)
+    await app.commands.games.move(room, "ann", 1, move)
     await until(lambda: len(ann.of("game_event")) == 2)  # the player at once
     assert [m["version"] for m in ann.of("game_event")] == [1, 2]
     assert early.of("game_event") == []
@@ -67,7 +67,7 @@ async def test_a_seat_taken_over_closes_the_old_connection(app: App, clock: Fake
     assert [m["type"] for m in again.messages] == ["room", "game"]
     assert again.of("game")[0]["version"] == 1
     move = sorted(legal_moves(new_game("quadrennial", deck=DECK)))[0]
-    assert await app.commands.move(room, "ann", 1, move) == 2
+    assert await app.commands.games.move(room, "ann", 1, move) == 2
     await until(lambda: len(again.of("game_event")) == 1)
     assert [m["version"] for m in ann.of("game_event")] == [1]  # nothing after the takeover
 
@@ -93,17 +93,17 @@ async def test_a_quiet_rooms_move_goes_at_once_and_what_follows_waits_for_the_ti
             return max([m["moves"] for m in fan.of("progress") if m["player"] == "bob"] or [0])
 
         began = loop.time()
-        await app.commands.move(room, "bob", 1, moves[0])
+        await app.commands.games.move(room, "bob", 1, moves[0])
         await until(lambda: bob_moves_seen() == 1)
         assert loop.time() - began < tick_s / 2  # not held for a tick
         assert audience.tick is not None  # the tick it opened
-        await app.commands.move(room, "bob", 2, moves[1])
+        await app.commands.games.move(room, "bob", 2, moves[1])
         await asyncio.sleep(tick_s / 4)
         assert bob_moves_seen() == 1  # waits for the tick's end
         assert audience.waiting.get(ann) is not None  # bob's progress, for ann too
         seen_by_fan = len(fan.messages)
         frames_before = len(ann.frames)
-        await app.commands.move(room, "ann", 1, moves[0])  # the same deal: the same move
+        await app.commands.games.move(room, "ann", 1, moves[0])  # the same deal: the same move
         first = ann.frames[frames_before]
         assert first[0] == "progress"
         assert first[-1] == "game_event"

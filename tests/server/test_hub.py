@@ -11,10 +11,10 @@ import pytest
 import redis.asyncio as aioredis
 
 from server.app import App
-from server.clock import FakeClock
-from server.config import Config
-from server.projection import room_event
-from server.room import room_stream
+from server.domain.events import PlayerLeft, RaceStarted, RoomCreated, encode
+from server.domain.model import room_stream
+from server.runtime.clock import FakeClock
+from server.runtime.config import Config
 from server.store import EventStore, MemoryEventStore, RedisEventStore, Wakeup
 from shared import legal_moves
 from tests.server.parts import Peer, join, open_app, racing, until
@@ -67,10 +67,10 @@ async def play(app: App, clock: FakeClock, count: int) -> str:
                 break
             options = sorted(legal_moves(game.state))
             if not options:
-                await app.commands.resign(room, peer)
+                await app.commands.games.resign(room, peer)
                 break
             clock.advance(7 if cid % 3 else 1000)
-            await app.commands.move(room, peer, cid, options[(cid * 7) % len(options)])
+            await app.commands.games.move(room, peer, cid, options[(cid * 7) % len(options)])
     return room.id
 
 
@@ -120,7 +120,7 @@ async def test_a_lost_wake_up_is_caught_up(stores: Stores) -> None:
         game = room.games["ann"]
         for cid in range(5):
             assert game.state is not None
-            await writer.commands.move(room, "ann", cid, sorted(legal_moves(game.state))[0])
+            await writer.commands.games.move(room, "ann", cid, sorted(legal_moves(game.state))[0])
         if stores.kind == "memory":
             assert len(dropped) == 5  # one store object: the writer's appends reached it too
         subscription.deliver = deliver  # type: ignore[method-assign]
@@ -143,25 +143,29 @@ async def test_a_thousand_rooms_followed_on_a_bounded_number_of_connections(
     writer = stores.new()
     try:
         ids = [f"r{n:04d}" for n in range(1000)]
-        event = room_event(
-            "room_created",
-            variant="swiss",
-            seed="s",
-            deck=None,
-            salt="00",
-            commitment="c",
-            deal_version=1,
-            capacity=2,
-            countdown_ms=0,
-            time_limit_ms=0,
-            spectator_delay_ms=0,
-            at=clock.now_ms(),
+        event = encode(
+            RoomCreated(
+                variant="swiss",
+                seed="s",
+                deck=None,
+                salt="00",
+                commitment="c",
+                deal_version=1,
+                capacity=2,
+                countdown_ms=0,
+                time_limit_ms=0,
+                spectator_delay_ms=0,
+                open_seed=False,
+                winnable=False,
+                creator=None,
+                at=clock.now_ms(),
+            )
         )
         for room_id in ids:
             await writer.append(room_stream(room_id), [event], expected_version=0)
         await app.hub.load_many(ids)
         assert len(app.hub.rooms) == 1000
-        joined = room_event("player_left", player="nobody", at=clock.now_ms())
+        joined = encode(PlayerLeft(clock.now_ms(), "nobody"))
         for room_id in ids[::100]:  # another process writes to some of them: all are heard
             await writer.append(room_stream(room_id), [joined], expected_version=1)
         await until(lambda: all(app.hub.rooms[r].version == 2 for r in ids[::100]))
@@ -189,14 +193,16 @@ async def test_a_stream_that_went_back_is_folded_again() -> None:
         game = room.games["ann"]
         for cid in range(4):
             assert game.state is not None
-            await app.commands.move(room, "ann", cid, sorted(legal_moves(game.state))[0])
+            await app.commands.games.move(room, "ann", cid, sorted(legal_moves(game.state))[0])
         assert game.version == 5
         store._streams[game.stream].entries[3:] = []  # the last two moves are lost
         await app.hub.sync(room)
         again = room.games["ann"]
         assert again.version == 3
         assert again.state is not None
-        version = await app.commands.move(room, "ann", "next", sorted(legal_moves(again.state))[0])
+        version = await app.commands.games.move(
+            room, "ann", "next", sorted(legal_moves(again.state))[0]
+        )
         assert version == 4  # play goes on from what the store holds
     finally:
         await app.close_parts()
@@ -210,7 +216,7 @@ async def test_a_room_event_its_lifecycle_refuses_is_skipped_not_fatal() -> None
     app = open_app(store, clock, FAST)
     try:
         room = await racing(app, clock, [Peer("ann")])
-        again = room_event("race_started", at=clock.now_ms(), ends_at=None)
+        again = encode(RaceStarted(clock.now_ms(), None))
         last = await store.append(room.stream, [again], expected_version=room.version)
     finally:
         await app.close_parts()

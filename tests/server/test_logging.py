@@ -7,7 +7,7 @@ import json
 
 import structlog
 
-from server.logging import bind, configure_logging, get_logger
+from server.runtime.logging import bind, configure_logging, get_logger
 
 
 def test_unset_context_fields_are_left_off_the_line() -> None:

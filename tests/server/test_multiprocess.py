@@ -181,3 +181,63 @@ async def test_kill_9_mid_race_then_resume_with_tokens(
     finally:
         await asyncio.gather(*(c.close() for c in clients))
         server.stop()
+
+
+async def test_a_seat_resumed_on_another_process_is_followed_by_the_first(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Issue 23: a solo race played on A, resumed on B and played on there: a spectator who
+    then joins on A sees the game as the stream holds it, not as A last saw it."""
+    prefix = f"t{uuid.uuid4().hex[:8]}:"
+    one = server_on(redis_server, tmp_path / "one.log", prefix)
+    two = server_on(redis_server, tmp_path / "two.log", prefix)
+    one.start()
+    two.start()
+    seed = "stale-room"
+    deck = deal_deck("quadrennial", seed)
+    moves = greedy_moves(new_game("quadrennial", deck=deck))[:13]
+    clients: list[Client] = []
+    try:
+        ann = await connected(one.url, "ann")
+        clients.append(ann)
+        await ann.send(
+            {
+                "type": "create_room",
+                "variant": "quadrennial",
+                "seed": seed,
+                "capacity": 1,
+                "countdown_ms": 0,
+            }
+        )
+        room = (await ann.expect("room"))["room"]["id"]
+        await ann.send({"type": "join", "room": room})
+        await ann.expect("joined")
+        await ann.send({"type": "start"})
+        await ann.expect("started")
+        for version, move in enumerate(moves[:3], start=2):
+            assert (await ann.move(move))["version"] == version
+        again = await Client(two.url, "ann").open()
+        clients.append(again)
+        welcome = await again.hello(resume=ann.token)
+        assert welcome["resumed"] is True
+        again.next_id = ann.next_id
+        for version, move in enumerate(moves[3:], start=5):
+            assert (await again.move(move))["version"] == version
+        last = 1 + len(moves)
+        watcher = await connected(one.url, "watcher")
+        clients.append(watcher)
+        await watcher.send({"type": "join", "room": room, "role": "spectator"})
+        await watcher.expect("joined")
+        snapshot = await watcher.expect("game", lambda m: m["player"] == ann.session)
+        seen = snapshot["version"]
+        if seen < last:  # what is missing must follow at once, not never
+            await watcher.expect(
+                "game_event",
+                lambda m: m["player"] == ann.session and m["version"] == last,
+                wait_s=5,
+            )
+    finally:
+        for client in clients:
+            await client.close()
+        one.stop()
+        two.stop()

@@ -7,8 +7,8 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.clock import FakeClock
-from server.names import DEFAULT_NAME, MAX_NAME_COLUMNS, clean_name, unique_name, width_of
+from server.domain.names import DEFAULT_NAME, MAX_NAME_COLUMNS, clean_name, unique_name, width_of
+from server.runtime.clock import FakeClock
 from server.store import MemoryEventStore
 from tests.server.parts import Peer, join, open_app
 

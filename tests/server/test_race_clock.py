@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator
 import pytest
 
 from server.app import App
-from server.clock import FakeClock
-from server.commands import DUE_INDEX, LIVE_INDEX
-from server.config import Config
-from server.errors import NoSuchRoom, TooManyLobbies
-from server.race import RoomStatus
+from server.domain.errors import NoSuchRoom, TooManyLobbies
+from server.domain.lifecycle import RoomStatus
+from server.rooms.directory import DUE_INDEX, LIVE_INDEX
+from server.runtime.clock import FakeClock
+from server.runtime.config import Config
 from server.store import MemoryEventStore
 from shared.protocol import BadField
 from tests.server.parts import SEED, Peer, join, open_app, racing, until
@@ -58,7 +58,7 @@ async def test_the_due_index_follows_the_room(
     room = await racing(app, clock, [ann], time_limit_ms=60_000)
     assert room.ends_at is not None
     assert await due(store, {room.id: room.ends_at}) == {room.id: room.ends_at}
-    await app.commands.resign(room, "ann")
+    await app.commands.games.resign(room, "ann")
     await until(lambda: room.status is RoomStatus.FINISHED)
     assert await due(store, {}) == {}
 
@@ -89,7 +89,7 @@ async def test_timers_that_came_due_while_down_fire_at_restart(
         a, b = again.hub.rooms[timed.id], again.hub.rooms[counting.id]
         await until(lambda: a.status is RoomStatus.FINISHED and b.status is RoomStatus.RACING)
         assert a.finished is not None
-        assert a.finished["reason"] == "time_limit"
+        assert a.finished.reason == "time_limit"
         await until(lambda: b.games["bob"].version == 1)  # its game started too
         kinds = [e.data["type"] for e in await store.read(a.stream)]
         assert kinds.count("race_finished") == 1
@@ -103,9 +103,9 @@ async def test_every_race_has_a_time_limit_unless_the_operator_allows_none(
     app = open_app(store, clock)
     try:
         room = await app.commands.create_room({"variant": "swiss"}, creator="t")
-        assert room.meta["time_limit_ms"] == 1_200_000  # the Swiss default
+        assert room.settings.time_limit_ms == 1_200_000  # the Swiss default
         quad = await app.commands.create_room({"variant": "quadrennial"}, creator="t")
-        assert quad.meta["time_limit_ms"] == 900_000
+        assert quad.settings.time_limit_ms == 900_000
         with pytest.raises(BadField):
             await app.commands.create_room({"variant": "swiss", "time_limit_ms": 0}, creator="t")
         with pytest.raises(BadField):
@@ -119,7 +119,7 @@ async def test_every_race_has_a_time_limit_unless_the_operator_allows_none(
         room = await unlimited.commands.create_room(
             {"variant": "swiss", "time_limit_ms": 0}, creator="t"
         )
-        assert room.meta["time_limit_ms"] == 0
+        assert room.settings.time_limit_ms == 0
     finally:
         await unlimited.close_parts()
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from server.config import Config, parse_config
+from server.runtime.config import Config, parse_config
 from tests.server.wsclient import Client, assert_no_secrets
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess

@@ -1,4 +1,4 @@
-"""server/solving.py: the solver in worker processes, never on the event loop."""
+"""server/runtime/solver_pool.py: the solver in worker processes, never on the event loop."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from server.solving import NoWinnableDeal, SolverPool, WinnableDeal
+from server.runtime.solver_pool import NoWinnableDeal, SolverPool, WinnableDeal
 from shared import UnknownVariant, legal_moves, new_game, solve
 from shared.errors import ServerError
 

@@ -11,12 +11,12 @@ import pytest
 import redis.asyncio as aioredis
 
 from server.app import App
-from server.clock import FakeClock
-from server.config import Config
-from server.race import RoomStatus
-from server.room import Room
+from server.domain.lifecycle import RoomStatus
+from server.domain.model import Room
+from server.runtime.clock import FakeClock
+from server.runtime.config import Config
 from server.store import MemoryEventStore, RedisEventStore
-from server.store.redis_store import RedisSubscription
+from server.store.redis_wakeups import RedisSubscription
 from tests.server.parts import Peer, join, open_app, racing, until
 from tests.server.store.conftest import unique_prefix
 from tests.support.redis_server import RedisServer
@@ -34,7 +34,7 @@ async def app(store: MemoryEventStore, clock: FakeClock) -> AsyncIterator[App]:
 
 async def finished_race(app: App, clock: FakeClock, peer: Peer) -> str:
     room = await racing(app, clock, [peer])
-    await app.commands.resign(room, peer.session)
+    await app.commands.games.resign(room, peer.session)
     await until(lambda: room.status is RoomStatus.FINISHED)
     app.delivery.detach(peer)  # the racer went away
     return room.id
@@ -125,7 +125,8 @@ async def test_a_viewer_who_comes_while_the_room_unloads_gets_the_fresh_fold(
         app.clock.advance(AFTER_S * 1000)
         subscription = app.hub._subscription
         assert isinstance(subscription, RedisSubscription)
-        pubsub = subscription._pubsub
+        [reader] = subscription._readers.values()  # one Redis: one pub/sub connection
+        pubsub = reader.pubsub
         sunsubscribe = pubsub.sunsubscribe
 
         async def slow_sunsubscribe(*channels: str) -> Any:

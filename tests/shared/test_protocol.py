@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import re
 from pathlib import Path
 from typing import Any
@@ -196,3 +197,110 @@ def test_what_may_be_echoed() -> None:
     assert not protocol.valid_ref(None)
     assert not protocol.valid_ref("x" * 65)
     assert not protocol.valid_ref([1])
+
+
+# ---- wire framing: batch frames, spliced frames, close codes, the commitment -------------------
+
+_MESSAGES = st.sampled_from(VALID)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_MESSAGES, max_size=40))
+def test_a_batch_frame_decodes_to_the_messages_it_holds(messages: list[dict[str, Any]]) -> None:
+    frame = protocol.batch_frame([encode(m) for m in messages])
+    assert msgpack.unpackb(frame) == {"type": "batch", "messages": messages}
+    assert protocol.decode_frame(frame) == messages
+    assert decode(frame)["messages"] == messages  # a valid `batch` message too
+
+
+def test_a_batch_of_many_messages_uses_the_longer_array_headers() -> None:
+    for count in (15, 16, 0xFFFF, 0x10000):
+        frame = protocol.batch_frame([encode({"type": "leave"})] * count)
+        assert len(protocol.decode_frame(frame)) == count
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.integers(0, 70_000), st.sampled_from([15, 16, 0xFFFF, 0x10000])))
+def test_array_header_is_msgpacks(count: int) -> None:
+    assert protocol.array_header(count) + b"\xc0" * count == pack([None] * count)
+
+
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), _VALUES, max_size=20), _VALUES)
+def test_packed_with_is_packing_the_merged_map(msg: dict[str, Any], value: Any) -> None:
+    key = "the key"
+    msg.pop(key, None)
+    spliced = protocol.packed_with(msg, key, protocol.pack(value))
+    assert spliced == pack({**msg, key: value})
+    assert msgpack.unpackb(spliced, strict_map_key=False) == {**msg, key: value}
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(_VALUES, max_size=20))
+def test_packed_list_is_packing_the_list(items: list[Any]) -> None:
+    assert protocol.packed_list([protocol.pack(item) for item in items]) == pack(items)
+
+
+def test_a_batch_skips_the_messages_it_does_not_know_and_keeps_the_rest() -> None:
+    frame = pack(
+        {
+            "type": "batch",
+            "messages": [{"type": "left", "room": "r"}, {"type": "teleport"}, {"type": "leave"}],
+        }
+    )
+    assert protocol.decode_frame(frame) == [{"type": "left", "room": "r"}, {"type": "leave"}]
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [pack({"type": "batch"}), pack({"type": "batch", "messages": 3}), b"\xc1", pack([1])],
+)
+def test_decode_frame_refuses_what_is_no_message(frame: bytes) -> None:
+    with pytest.raises(BadFrame):
+        protocol.decode_frame(frame)
+
+
+def test_a_frame_that_is_not_a_batch_decodes_to_itself() -> None:
+    assert protocol.decode_frame(encode({"type": "left", "room": "r"})) == [
+        {"type": "left", "room": "r"}
+    ]
+    with pytest.raises(UnknownType):
+        protocol.decode_frame(pack({"type": "teleport"}))
+
+
+def test_close_codes_are_distinct_and_in_their_ranges() -> None:
+    constants = {
+        name: value
+        for name, value in vars(protocol).items()
+        if name.startswith("CLOSE_") and isinstance(value, int)
+    }
+    assert len(set(constants.values())) == len(constants)
+    assert set(constants.values()) == set(protocol.CLOSE_CODES)
+    for code in constants.values():
+        assert 1000 <= code <= 1015 or 4000 <= code <= 4999  # RFC 6455: private codes 4000+
+
+
+@given(st.text(max_size=30), st.text(alphabet="0123456789abcdef", min_size=32, max_size=32))
+def test_the_commitment_is_sha256_of_secret_colon_salt(secret: str, salt: str) -> None:
+    published = protocol.commitment(secret, salt)
+    assert published == hashlib.sha256(f"{secret}:{salt}".encode()).hexdigest()
+    assert protocol.commitment_ok(secret, salt, published)
+    assert not protocol.commitment_ok(secret + "0", salt, published)
+    assert not protocol.commitment_ok(secret, salt[::-1] + "x", published)
+    assert not protocol.commitment_ok(None, salt, published)
+
+
+def test_a_deck_room_commits_to_its_cards_joined_by_spaces() -> None:
+    assert protocol.deck_secret(["AS", "2H", "KD"]) == "AS 2H KD"
+    assert protocol.commitment(protocol.deck_secret(["AS", "2H"]), "ab") == (
+        hashlib.sha256(b"AS 2H:ab").hexdigest()
+    )

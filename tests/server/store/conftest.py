@@ -1,5 +1,6 @@
-"""The ``store`` fixture: every contract test runs on memory, on a real Redis, and on a real
-Redis Cluster (three primaries)."""
+"""The backends every contract suite runs on: memory, a real Redis, and a real Redis Cluster
+(three primaries). ``store`` is the whole store; ``streams`` and ``indexes`` the same object
+seen as the one capability a suite checks (the wake-ups suite needs appends too)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 
-from server.store import EventStore, MemoryEventStore, RedisClusterEventStore, RedisEventStore
+from server.store import EventStore, EventStreams, Indexes, MemoryEventStore, RedisEventStore
 from server.store.memory import _Stream
 from tests.support.redis_cluster import LocalRedisCluster
 from tests.support.redis_server import RedisServer
@@ -73,27 +74,35 @@ async def backend(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
     prefix = unique_prefix()
     if request.param == "cluster":
         cluster: LocalRedisCluster = request.getfixturevalue("redis_cluster")
-        store = RedisClusterEventStore(cluster.url, prefix=prefix, block_ms=200)
+        store = RedisEventStore(cluster.url, cluster=True, prefix=prefix)
         raw_cluster = RedisCluster.from_url(cluster.url, protocol=2)
         yield Backend(
             store,
             raw_cluster,
             clock,
-            lambda: RedisClusterEventStore(cluster.url, prefix=prefix, block_ms=200),
+            lambda: RedisEventStore(cluster.url, cluster=True, prefix=prefix),
         )
         await store.aclose()
         await raw_cluster.aclose()
         return
     redis_server: RedisServer = request.getfixturevalue("redis_server")
-    store = RedisEventStore(redis_server.url, prefix=prefix, block_ms=200)
+    store = RedisEventStore(redis_server.url, prefix=prefix)
     raw = aioredis.Redis.from_url(redis_server.url, protocol=2)
-    yield Backend(
-        store, raw, clock, lambda: RedisEventStore(redis_server.url, prefix=prefix, block_ms=200)
-    )
+    yield Backend(store, raw, clock, lambda: RedisEventStore(redis_server.url, prefix=prefix))
     await store.aclose()
     await raw.aclose()
 
 
 @pytest.fixture
 def store(backend: Backend) -> EventStore:
+    return backend.store
+
+
+@pytest.fixture
+def streams(backend: Backend) -> EventStreams:
+    return backend.store
+
+
+@pytest.fixture
+def indexes(backend: Backend) -> Indexes:
     return backend.store

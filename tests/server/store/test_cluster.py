@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.crc import key_slot
 
-from server.store import NotReplicated, RedisClusterEventStore, RedisEventStore, Wakeup
+from server.store import NotReplicated, RedisEventStore, Wakeup
 from tests.server.store.conftest import unique_prefix
 from tests.support.redis_cluster import LocalRedisCluster
 from tests.support.redis_server import RedisServer
@@ -27,14 +27,14 @@ async def until(check: object, within: float = 20.0) -> None:
 
 
 @pytest.fixture
-async def store(redis_cluster: LocalRedisCluster) -> AsyncIterator[RedisClusterEventStore]:
-    store = RedisClusterEventStore(redis_cluster.url, prefix=unique_prefix())
+async def store(redis_cluster: LocalRedisCluster) -> AsyncIterator[RedisEventStore]:
+    store = RedisEventStore(redis_cluster.url, cluster=True, prefix=unique_prefix())
     yield store
     await store.aclose()
 
 
 def test_a_room_its_games_and_its_wakeups_share_one_slot() -> None:
-    store = RedisClusterEventStore("redis://127.0.0.1:1/0")
+    store = RedisEventStore("redis://127.0.0.1:1/0", cluster=True)
     keys = [store.key("{r1}:room"), store.key("{r1}:game:ann"), store.channel("r1")]
     assert len({key_slot(key.encode()) for key in keys}) == 1
     # A name without a hash tag is its own group: its key gets the name as a tag.
@@ -43,13 +43,13 @@ def test_a_room_its_games_and_its_wakeups_share_one_slot() -> None:
 
 
 def test_a_name_that_is_all_braces_is_refused_on_a_cluster() -> None:
-    store = RedisClusterEventStore("redis://127.0.0.1:1/0")
+    store = RedisEventStore("redis://127.0.0.1:1/0", cluster=True)
     with pytest.raises(ValueError, match="braces"):
         store.key("{r1}")
 
 
 async def test_streams_lists_rooms_from_every_primary(
-    store: RedisClusterEventStore, redis_cluster: LocalRedisCluster
+    store: RedisEventStore, redis_cluster: LocalRedisCluster
 ) -> None:
     rooms = [f"room{n}" for n in range(24)]
     for room in rooms:
@@ -67,8 +67,12 @@ async def test_an_ack_waits_for_a_replica_and_without_one_says_so(
     """The session cluster and the private Redis have no replicas: WAIT 1 finds none."""
     prefix = unique_prefix()
     for store in (
-        RedisClusterEventStore(
-            redis_cluster.url, prefix=prefix, ack_after_replicas=1, ack_timeout_ms=50
+        RedisEventStore(
+            redis_cluster.url,
+            cluster=True,
+            prefix=prefix,
+            ack_after_replicas=1,
+            ack_timeout_ms=50,
         ),
         RedisEventStore(redis_server.url, prefix=prefix, ack_after_replicas=1, ack_timeout_ms=50),
     ):
@@ -88,9 +92,9 @@ async def test_a_failover_loses_no_acked_append_and_the_wakeups_come_back(
 ) -> None:
     cluster = redis_cluster_replicas
     prefix = unique_prefix()
-    durable = RedisClusterEventStore(cluster.url, prefix=prefix, ack_after_replicas=1)
-    writer = RedisClusterEventStore(cluster.url, prefix=prefix)
-    other = RedisClusterEventStore(cluster.url, prefix=prefix)
+    durable = RedisEventStore(cluster.url, cluster=True, prefix=prefix, ack_after_replicas=1)
+    writer = RedisEventStore(cluster.url, cluster=True, prefix=prefix)
+    other = RedisEventStore(cluster.url, cluster=True, prefix=prefix)
     seen: list[Wakeup] = []
     gaps: list[None] = []
     subscription = other.subscribe(seen.append, on_gap=lambda: gaps.append(None))
@@ -129,8 +133,8 @@ async def test_more_commands_at_once_than_connections_wait_their_turn(
 ) -> None:
     """redis-py's cluster raises past max_connections per node (and a pipeline meeting that
     closed every connection in use): the store's gate makes the surplus wait instead."""
-    async with RedisClusterEventStore(
-        redis_cluster.url, prefix=unique_prefix(), max_connections=2
+    async with RedisEventStore(
+        redis_cluster.url, cluster=True, prefix=unique_prefix(), max_connections=2
     ) as store:
         for round_ in range(3):
             results = await asyncio.gather(
@@ -149,7 +153,7 @@ async def test_more_commands_at_once_than_connections_wait_their_turn(
 
 
 def test_a_url_may_name_several_startup_nodes() -> None:
-    from server.store.redis_cluster_store import startup_nodes
+    from server.store.redis_cluster import startup_nodes
 
     assert startup_nodes("redis://10.0.0.1:7000/0") == [("10.0.0.1", 7000)]
     assert startup_nodes("redis://u:pw@a:7000,b:7001,c/0") == [

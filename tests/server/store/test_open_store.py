@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import server.store
-from server.store import MemoryEventStore, RedisEventStore, open_store
+from server.store import ClusterNodes, MemoryEventStore, RedisEventStore, SingleNode, open_store
 from tests.server.store.conftest import FakeClock
 from tests.support.redis_server import RedisServer
 
@@ -19,11 +19,28 @@ async def test_no_url_gives_the_memory_store(url: str | None) -> None:
 
 
 async def test_a_redis_url_gives_the_redis_store(redis_server: RedisServer) -> None:
-    store = open_store(redis_server.url, prefix="x:", retention=3600, block_ms=500)
+    store = open_store(redis_server.url, prefix="x:", retention=3600, max_connections=3)
     assert isinstance(store, RedisEventStore)
-    assert (store.prefix, store.retention, store.block_ms) == ("x:", 3600, 500)
+    assert isinstance(store.topology, SingleNode)
+    assert (store.prefix, store.retention, store.topology.pool.max_connections) == ("x:", 3600, 3)
     assert await store.ping() is True
     await store.aclose()
+
+
+def test_a_cluster_url_gives_the_redis_store_on_the_cluster_topology() -> None:
+    store = open_store("redis://127.0.0.1:1,127.0.0.1:2/0", cluster=True, patience=3)
+    assert isinstance(store, RedisEventStore)
+    assert isinstance(store.topology, ClusterNodes)
+    assert store.topology.patience == 3
+
+
+def test_a_topology_is_given_instead_of_a_url_not_beside_it() -> None:
+    topology = SingleNode("redis://127.0.0.1:1/0")
+    assert RedisEventStore(topology=topology).topology is topology
+    with pytest.raises(ValueError, match="not both"):
+        RedisEventStore("redis://127.0.0.1:1/0", topology=topology)
+    with pytest.raises(ValueError, match="not both"):
+        RedisEventStore(topology=topology, max_connections=3)
 
 
 def test_the_default_key_prefix() -> None:
@@ -54,7 +71,10 @@ def test_the_public_names() -> None:
     for name in [
         "EventStore",
         "StoredEvent",
-        "Follower",
+        "EventStreams",
+        "Indexes",
+        "Wakeups",
+        "StoreError",
         "MemoryEventStore",
         "RedisEventStore",
         "open_store",

@@ -1,32 +1,34 @@
-"""What only the Redis store has: its key schema, restarts with the AOF, crashes, reconnects."""
+"""What only the Redis store has: its key schema, restarts with the AOF, crashes, reconnects,
+its group commit and its mapping of redis-py's errors."""
 
 from __future__ import annotations
 
 import asyncio
-import gc
-import warnings
 from collections.abc import AsyncIterator
 
 import msgpack
 import pytest
 import redis.asyncio as aioredis
+import redis.exceptions as redis_errors
 from redis.crc import key_slot
 
 from server.store import (
     CorruptEntry,
     IndexEntry,
     RedisEventStore,
-    StoredEvent,
+    StoreError,
     StoreUnavailable,
     Wakeup,
     codec,
 )
 from shared.errors import WrongExpectedVersion
 from tests.server.store.conftest import unique_prefix
-from tests.server.store.test_follow import SAFETY, take
 from tests.server.store.test_wakeups import until
 from tests.support.redis_server import RedisServer
 from tests.support.tasks import tasks_made
+
+SAFETY = 15.0
+"""Seconds before a test that waits gives up: a hang fails, it is not a timing test."""
 
 
 def ev(n: int) -> dict[str, object]:
@@ -115,11 +117,7 @@ async def test_a_gap_in_versions_is_corrupt(store: RedisEventStore, raw: aioredi
     with pytest.raises(CorruptEntry, match="a gap in versions: expected 2") as caught:
         await store.read("s")
     assert (caught.value.stream, caught.value.entry) == ("s", added)
-    errors: list[CorruptEntry] = []
-    async with store.follow({"s": 0}, on_error=errors.append) as follower:
-        assert [e.version for e in await take(follower, 1)] == [1]
-    # the bad entry came in the same XREAD reply as the good one
-    assert [e.entry for e in errors] == [added]
+    assert [e.version for e in await store.read("s", limit=1)] == [1]
 
 
 async def test_an_entry_without_the_payload_field_is_corrupt(
@@ -128,51 +126,6 @@ async def test_an_entry_without_the_payload_field_is_corrupt(
     await raw.xadd(store.key("s"), {b"x": b"1"}, id="1-0")
     with pytest.raises(CorruptEntry, match="stream 's' entry 1-0: no 'd' field"):
         await store.read("s")
-
-
-async def test_add_interrupts_a_long_blocking_read(redis_server: RedisServer) -> None:
-    """With a one-minute BLOCK, only add() cutting the read short can deliver within SAFETY."""
-    async with RedisEventStore(redis_server.url, prefix=unique_prefix(), block_ms=60_000) as store:
-        await store.append("b", [ev(1)], expected_version=0)
-        async with store.follow({"a": 0}) as follower:
-            waiting = asyncio.ensure_future(take(follower, 1))
-            await asyncio.sleep(0.1)  # blocked on "a"
-            follower.add("b")
-            assert await waiting == [StoredEvent("b", 1, ev(1))]
-            waiting = asyncio.ensure_future(take(follower, 1))
-            await asyncio.sleep(0.1)  # blocked on "a" and "b"
-            await store.append("b", [ev(2)], expected_version=1)
-            assert await waiting == [StoredEvent("b", 2, ev(2))]
-
-
-async def test_a_read_cut_short_before_it_began_leaves_no_command_unawaited(
-    store: RedisEventStore,
-) -> None:
-    """redis-py wraps XREAD's command in a coroutine of its own: a read task cancelled before its
-    first step (an ``add`` at once) left the command never awaited, a RuntimeWarning."""
-    await store.append("b", [ev(1)], expected_version=0)
-    async with store.follow({"a": 0}) as follower:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            waiting = asyncio.ensure_future(take(follower, 1))
-            await asyncio.sleep(0)  # its read task is made, and has not run yet
-            follower.add("b")
-            assert await waiting == [StoredEvent("b", 1, ev(1))]
-            gc.collect()
-    assert [str(w.message) for w in caught if w.category is RuntimeWarning] == []
-
-
-async def test_blocked_followers_do_not_starve_appends(redis_server: RedisServer) -> None:
-    async with RedisEventStore(
-        redis_server.url, prefix=unique_prefix(), max_connections=2, pool_timeout=SAFETY
-    ) as store:
-        followers = [store.follow({f"s{n}": 0}) for n in range(6)]
-        readers = [asyncio.ensure_future(take(f, 1)) for f in followers]
-        await asyncio.sleep(0.1)  # all six are blocked in XREAD
-        for n in range(6):
-            assert await store.append(f"s{n}", [ev(n)], expected_version=0) == 1
-        for n, reader in enumerate(readers):
-            assert await reader == [StoredEvent(f"s{n}", 1, ev(n))]
 
 
 async def test_many_concurrent_commands_share_a_small_pool(redis_server: RedisServer) -> None:
@@ -186,7 +139,7 @@ async def test_many_concurrent_commands_share_a_small_pool(redis_server: RedisSe
                 *(store.append(f"s{n}", [ev(n)], expected_version=round_) for n in range(40))
             )
             assert versions == [round_ + 1] * 40
-            pool = store._pool
+            pool = store.topology.pool  # type: ignore[attr-defined]
             assert len(pool._available_connections) + len(pool._in_use_connections) <= 2
             assert not pool._in_use_connections
         assert [len(await store.read(f"s{n}")) for n in range(40)] == [3] * 40
@@ -202,7 +155,7 @@ async def test_rooms_subscribed_side_by_side_leave_the_pool_its_connections(
     ) as store:
         subscription = store.subscribe(lambda wakeup: None)
         await asyncio.gather(*(subscription.subscribe([f"room{n}"]) for n in range(50)))
-        pool = store._pool
+        pool = store.topology.pool  # type: ignore[attr-defined]
         assert pool is not None
         assert len(pool._in_use_connections) == 1  # the subscription's own
         versions = await asyncio.gather(
@@ -215,13 +168,13 @@ async def test_rooms_subscribed_side_by_side_leave_the_pool_its_connections(
 async def test_index_writes_of_one_loop_turn_go_as_one_pipeline_in_order(
     store: RedisEventStore,
 ) -> None:
-    before = store._index_writes.batches
+    before = store.indexes.writes.batches
     await asyncio.gather(
         *(store.index_put("rooms", f"r{n}", n, b"v") for n in range(20)),
         store.index_remove("rooms", "r3"),
         store.index_put("rooms", "r3", 33, b"again"),  # after the remove: it stays
     )
-    assert store._index_writes.batches == before + 1
+    assert store.indexes.writes.batches == before + 1
     assert await store.index_count("rooms") == 20
     assert await store.index_get("rooms", "r3") == IndexEntry("r3", 33, b"again")
 
@@ -328,9 +281,9 @@ async def test_the_store_works_over_resp3_too(redis_server: RedisServer) -> None
         await store.append("a", [ev(1)], expected_version=0)
         await store.append("b", [ev(1), ev(2)], expected_version=0)
         assert [e.version for e in await store.read("b", after=1)] == [2]
-        async with store.follow({"a": 0, "b": 0}) as follower:
-            got = await take(follower, 3)
-        assert sorted((e.stream, e.version) for e in got) == [("a", 1), ("b", 1), ("b", 2)]
+        assert await store.last_versions(["a", "b"]) == {"a": 1, "b": 2}
+        raw = await store.read_many_raw(["b"])
+        assert [e.version for e in store.decode_raw("b", raw["b"])] == [1, 2]
 
 
 async def test_events_survive_a_clean_restart_with_the_aof(fresh_redis: RedisServer) -> None:
@@ -365,20 +318,6 @@ async def test_acknowledged_appends_survive_a_kill(fresh_redis: RedisServer) -> 
     await store.aclose()
 
 
-async def test_a_follower_rides_through_a_restart(fresh_redis: RedisServer) -> None:
-    async with RedisEventStore(fresh_redis.url, block_ms=200) as store:
-        await store.append("s", [ev(1)], expected_version=0)
-        async with store.follow({"s": 0}) as follower:
-            assert [e.version for e in await take(follower, 1)] == [1]
-            waiting = asyncio.ensure_future(take(follower, 2))
-            await asyncio.sleep(0.1)
-            fresh_redis.stop()
-            await asyncio.sleep(0.3)  # the follower's reads fail and back off meanwhile
-            fresh_redis.start()
-            await store.append("s", [ev(2), ev(3)], expected_version=1)
-            assert [e.version for e in await waiting] == [2, 3]
-
-
 async def test_an_append_makes_no_task_but_its_batchs(store: RedisEventStore) -> None:
     """Each task on an append's path was a loop turn before its caller was answered (a
     pipeline's write and its reset each made one): the group commit's own is the only one."""
@@ -397,3 +336,25 @@ async def test_an_append_batch_survives_a_dropped_connection(
     await raw.execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
     assert await store.append("g-drop-1", [ev(2)], expected_version=1) == 2
     assert [e.version for e in await store.read("g-drop-1")] == [1, 2]
+
+
+async def test_a_redis_error_reply_is_a_store_error_not_redis_pys(
+    store: RedisEventStore, raw: aioredis.Redis
+) -> None:
+    """redis-py's own families stop at the store's edge: a caller catches StoreError."""
+    await raw.set(store.key("s"), b"not a stream")
+    await raw.set(store.indexes.shard_keys("due", 0)[0], b"not a sorted set")
+    calls = [
+        store.read("s"),
+        store.last_version("s"),
+        store.append("s", [ev(1)], expected_version=0),
+        store.read_many(["s"]),
+        store.last_versions(["s"]),
+        store.index_range("due"),
+    ]
+    for call in calls:
+        with pytest.raises(StoreError) as caught:
+            await call
+        assert not isinstance(caught.value, StoreUnavailable)
+        assert caught.value.code == "store_error"
+        assert isinstance(caught.value.__cause__, redis_errors.ResponseError)

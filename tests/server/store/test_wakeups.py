@@ -1,4 +1,5 @@
-"""The wake-up contract on both backends: appends wake the subscribers of their stream's group."""
+"""The wake-ups contract (``Wakeups``) on every backend: appends wake the subscribers of their
+stream's group, and a lost wake-up is reported as a gap."""
 
 from __future__ import annotations
 
@@ -88,26 +89,3 @@ async def test_a_closed_subscription_hears_nothing(store: EventStore) -> None:
     assert seen == []
     with pytest.raises(RuntimeError):
         await subscription.subscribe(["r2"])
-
-
-async def test_last_versions_in_bulk(store: EventStore) -> None:
-    await store.append("{a}:room", [ev(1), ev(2)], expected_version=0)
-    await store.append("{b}:room", [ev(1)], expected_version=0)
-    assert await store.last_versions(["{a}:room", "{b}:room", "{c}:room"]) == {
-        "{a}:room": 2,
-        "{b}:room": 1,
-        "{c}:room": 0,
-    }
-
-
-async def test_last_versions_of_more_streams_than_one_batch(store: EventStore) -> None:
-    """The catch-up asks for every loaded room's streams at once: 300 streams in 60 groups,
-    more than one script call's batch, each answered with its own last version."""
-    streams = [f"{{g{g}}}:s{s}" for g in range(60) for s in range(5)]
-    wanted = {}
-    for n, stream in enumerate(streams):
-        count = n % 4  # 0: never written
-        if count:
-            await store.append(stream, [ev(v) for v in range(1, count + 1)], expected_version=0)
-        wanted[stream] = count
-    assert await store.last_versions(streams) == wanted

@@ -1,0 +1,204 @@
+"""The player's side of a room online: moves go to the server, and the commands only a room has.
+
+`ServerDriver` is the `play_loop`'s driver online (the board follows the game's events, not the
+moves sent); `play_room` runs that loop in a room with the commands of a room (`start`, `watch`,
+`back`, the server's `hint`) until the player quits, is interrupted, or the connection fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from typing import Any
+
+from client.app import App
+from client.commands import Command, Kind
+from client.connection import Connection, RequestFailed
+from client.hint import suggestion_text
+from client.play import Outcome, play_loop
+from client.room_client import RoomClient
+from client.room_state import DONE
+from shared.errors import ArenaError, ClientError
+
+
+class ServerDriver:
+    """A player's moves go to the server; the board follows the game's events."""
+
+    def __init__(self, client: RoomClient) -> None:
+        self.client = client
+
+    @property
+    def view(self) -> Any:
+        return self.client.my_view
+
+    @property
+    def lost(self) -> bool:
+        """The server forgot the game: quitting gives nothing up."""
+        return self.client.lost
+
+    def events(self) -> list[dict[str, Any]]:
+        return self.client.state.my_events()
+
+    async def move(self, move: str) -> None:
+        assert self.client.conn is not None
+        if self.client.lost:
+            raise ClientError(LOST)
+        ack = await self.client.conn.move(move)
+        # The ack and the game's events travel separate paths; wait for the board to catch up
+        # so the next friendly move is parsed against the position it follows.
+        await self.client.wait_for(lambda: self.client.state.my_version() >= ack["version"], 10.0)
+
+    async def resign(self) -> None:
+        assert self.client.conn is not None
+        view = self.view
+        if view is None:
+            raise ClientError("the game has not started yet")
+        if view.won or view.resigned:
+            raise ClientError("the game is already over")
+        if self.client.lost:
+            raise ClientError(LOST)
+        await self.client.conn.send({"type": "resign"})
+        await self.client.wait_for(lambda: bool(self.view and self.view.resigned), 10.0)
+
+    def undo(self) -> None:
+        raise ClientError("undo is only possible offline (the server keeps every move)")
+
+
+LOST = "this game was lost when the server restarted: type 'quit', then start a new one"
+
+
+async def play_room(client: RoomClient, app: App, *, race: bool, wait_for_results: bool) -> Outcome:
+    """The player's loop in a room: moves once the race starts, `start` in the lobby. Ctrl-C
+    leaves without resigning (the seat waits for the server's grace); `quit` resigns."""
+    driver = ServerDriver(client)
+    assert client.conn is not None
+    conn = client.conn
+
+    async def extra(command: Command) -> bool:
+        if command.kind is Kind.START:
+            try:
+                await conn.send({"type": "start"})
+            except ArenaError as error:
+                app.session.error = f"start: {error.reason}"
+            return True
+        if race and command.kind in (Kind.WATCH, Kind.BACK):
+            await watch_command(client, app, command)
+            return True
+        if command.kind is Kind.HINT and client.my_view is not None:
+            return await server_hint(conn, app)
+        if command.kind is Kind.NEW and race:
+            app.session.error = "new: start another race with 'solitaire race create'"
+            return True
+        if command.kind in (Kind.MOVE, Kind.MOVES, Kind.RESIGN) and client.my_view is None:
+            if app.scripted:
+                # A script plays as soon as it can: wait for the start instead of failing.
+                app.session.status = "Waiting for the race to start..."
+                app.refresh()
+                await client.wait_for(lambda: client.my_view is not None, 24 * 3600)
+                return False
+            app.session.error = "The race has not started yet" + (
+                ": type 'start' to start it." if race else "."
+            )
+            return True
+        return False
+
+    interrupted = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+        loop.add_signal_handler(signal.SIGINT, interrupted.set)
+    reader = asyncio.create_task(play_loop(app, driver, extra=extra))
+    failed = asyncio.create_task(_until_failed(conn))
+    stopped = asyncio.create_task(interrupted.wait())
+    try:
+        await asyncio.wait({reader, failed, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.remove_signal_handler(signal.SIGINT)
+        for task in (reader, failed, stopped):
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+    if interrupted.is_set():
+        client.interrupted = True
+        return Outcome.QUIT
+    if reader.done() and not reader.cancelled() and reader.exception() is not None:
+        raise reader.exception()  # type: ignore[misc]
+    if failed.done() and conn.failure is not None:
+        raise conn.failure
+    outcome = reader.result()
+    view = client.my_view
+    left = False
+    if view is not None and not view.over and not client.view.finished.is_set() and not client.lost:
+        left = True
+        # Quitting a race in progress resigns (docs/protocol.md): the race can still end for
+        # the others, instead of waiting for a player who is gone.
+        with contextlib.suppress(ArenaError, TimeoutError):
+            await conn.request({"type": "leave"}, expect="left", wait=5.0)
+        app.log("left the game: resigned")
+    if wait_for_results and app.scripted and client.my_view is not None and not left:
+        await wait_results(client, conn)
+    return outcome
+
+
+async def server_hint(conn: Connection, app: App) -> bool:
+    """`hint` online: the server's solver on the real position (solo rooms only). False when
+    the server refuses hints here (a race), so the public-view heuristic answers instead."""
+    try:
+        answer = await conn.request({"type": "hint"}, expect="suggestion", wait=60.0)
+    except RequestFailed as error:
+        if error.code == "not_allowed":
+            return False
+        app.session.error = f"hint: {error.reason}"
+        return True
+    except TimeoutError:
+        app.session.error = "hint: the server did not answer"
+        return True
+    text = suggestion_text(answer)
+    app.session.say(text)
+    app.log(text)
+    return True
+
+
+async def watch_command(client: RoomClient, app: App, command: Command) -> None:
+    """`watch [NAME|N|all]` and `back`/`me` in a race: whose board the board area shows."""
+    whom = ""
+    if command.kind is Kind.WATCH:
+        try:
+            whom = await client.watch_others(command.arg)
+        except ArenaError as error:
+            app.session.error = f"watch: {error.reason}"
+            app.log(f"watch: {error.reason}")
+            return
+        except TimeoutError:
+            app.session.error = "watch: the server did not answer"
+            return
+    else:
+        client.view.watch_back()
+    if client.view.watching_others:
+        note = f"Watching {whom} live: 'watch NAME' for another racer, 'back' for your board."
+        app.log(f"watching {whom}")
+    else:
+        note = "Back to your board."
+        app.log("back to my board")
+    mine = client.state.my_progress()
+    if client.view.finished.is_set() or mine.get("status") not in DONE:
+        app.session.say(note)  # the status line keeps the results, or the playing hint
+    elif client.view.watching_others:
+        app.session.status = note
+    else:
+        app.session.status = client.view.done_status(mine)
+        app.session.say(note)
+
+
+async def _until_failed(conn: Connection) -> None:
+    await conn.wait_failed()
+
+
+async def wait_results(client: RoomClient, conn: Connection) -> None:
+    while not client.view.finished.is_set():
+        if conn.failure is not None:
+            raise conn.failure
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(client.view.finished.wait(), 1.0)

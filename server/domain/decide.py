@@ -1,0 +1,242 @@
+"""Decisions: each request against the folded room at time ``now``, as events or a refusal.
+
+Pure functions (no store, no clock, no randomness: ids, salts and seeds are arguments), so
+every rule a command applies is unit-tested with plain values. A decision returns the events to
+append (an empty list: nothing to do) or raises the ClientError a client is answered with. The
+room loop (``server.rooms.commands``) appends what they return at the version they read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from server.domain.errors import (
+    GameOver,
+    NotAllowed,
+    NotAPlayer,
+    NotRacing,
+    RoomFull,
+    WrongStatus,
+)
+from server.domain.events import (
+    CountdownCancelled,
+    CountdownStarted,
+    PlayerAway,
+    PlayerBack,
+    PlayerJoined,
+    PlayerLeft,
+    RaceFinished,
+    RaceStarted,
+    RoomClosed,
+    RoomCreated,
+    RoomEvent,
+)
+from server.domain.lifecycle import ENDED, RoomStatus, allows
+from server.domain.model import Game, Room
+from server.domain.names import unique_name
+from server.domain.progress import ranking
+from shared import DEAL_VERSION, deal_deck, move_event, resign_event, start_event
+from shared.protocol import BadField, commitment, deck_secret
+
+Events = list[RoomEvent]
+
+
+@dataclass(frozen=True, slots=True)
+class RoomLimits:
+    """What a server allows a new room (from its config)."""
+
+    max_players: int
+    allow_custom_deck: bool
+    time_limit_ms: int  # the limit this room gets (already checked against the maximum)
+
+
+def decide_create(
+    msg: Mapping[str, Any],
+    *,
+    capacity: int,
+    deck: Sequence[str] | None,
+    seed: str | None,
+    salt: str,
+    time_limit_ms: int,
+    creator: str,
+    now: int,
+) -> RoomCreated:
+    """The room a ``create_room`` asks for, committed to its secret (seed or deck)."""
+    secret = deck_secret(deck) if deck is not None else seed
+    if secret is None:
+        raise ValueError("a room needs a seed or a deck")
+    return RoomCreated(
+        at=now,
+        variant=msg["variant"],
+        seed=seed,
+        deck=tuple(deck) if deck is not None else None,
+        salt=salt,
+        commitment=commitment(secret, salt),
+        deal_version=DEAL_VERSION,
+        capacity=capacity,
+        countdown_ms=msg.get("countdown_ms", 3000),
+        time_limit_ms=time_limit_ms,
+        spectator_delay_ms=msg.get("spectator_delay_ms", 0),
+        open_seed=deck is not None or "seed" in msg,
+        winnable=bool(msg.get("winnable", False)),
+        creator=creator,
+    )
+
+
+def check_winnable_request(msg: Mapping[str, Any]) -> None:
+    """``winnable`` asks the server to choose a deal: it cannot go with a chosen one."""
+    if msg.get("winnable") and (msg.get("deck") is not None or "seed" in msg):
+        chosen = "deck" if msg.get("deck") is not None else "seed"
+        raise BadField(
+            f"field 'winnable' asks for a secret seed: it cannot go with a {chosen}",
+            field="winnable",
+        )
+
+
+# ---- seats ----------------------------------------------------------------------------------
+
+
+def decide_join(
+    room: Room, player: str, *, name: str, token_hash: str, connection: str, now: int
+) -> Events:
+    """Seat ``player``; a seat it has already is taken over by this connection."""
+    if player in room.seats:
+        return decide_back(room, player, connection=connection, now=now)
+    if not allows(room.status, PlayerJoined):
+        raise WrongStatus(f"room {room.id} is {room.status.value}: join as a spectator")
+    if len(room.seats) >= room.settings.capacity:
+        raise RoomFull(f"room {room.id} is full")
+    unique = unique_name(name, room.names())
+    return [PlayerJoined(now, player, unique, token_hash, connection)]
+
+
+def decide_back(room: Room, player: str, *, connection: str, now: int) -> Events:
+    """The seat's connection is this one now (a resume)."""
+    seat = room.seats.get(player)
+    if seat is None or seat.connection == connection or not allows(room.status, PlayerBack):
+        return []
+    return [PlayerBack(now, player, connection)]
+
+
+def decide_away(room: Room, player: str, *, connection: str, at: int) -> Events:
+    """The seat's connection went; nothing if the seat has moved on to another one."""
+    seat = room.seats.get(player)
+    if seat is None or seat.connection != connection or not allows(room.status, PlayerAway):
+        return []
+    return [PlayerAway(at, player, connection)]
+
+
+def decide_leave(room: Room, player: str, *, now: int) -> Events:
+    """Free a seat before the race (a racing player resigns instead: ``decide_resign``)."""
+    if player not in room.seats or not allows(room.status, PlayerLeft):
+        return []
+    events: Events = [PlayerLeft(now, player)]
+    if room.status is RoomStatus.COUNTDOWN and len(room.seats) == 1:
+        events.append(CountdownCancelled(now))
+    return events
+
+
+def decide_close_idle(room: Room, *, ttl_ms: int, now: int) -> Events:
+    """Close a lobby nobody has been connected to for the lobby TTL."""
+    if not allows(room.status, RoomClosed) or room.idle_since is None or ttl_ms <= 0:
+        return []
+    if now < room.idle_since + ttl_ms:
+        return []
+    return [RoomClosed(now, "idle")]
+
+
+def abandoned(room: Room, player: str, *, grace_ms: int, now: int) -> bool:
+    """The racer has been away longer than the grace: the server resigns them."""
+    seat = room.seats.get(player)
+    if seat is None or seat.away_since is None or grace_ms <= 0:
+        return False
+    return now >= seat.away_since + grace_ms
+
+
+# ---- the race -------------------------------------------------------------------------------
+
+
+def decide_start(room: Room, player: str, *, now: int) -> Events:
+    if not allows(room.status, CountdownStarted):
+        raise WrongStatus(f"cannot start a room that is {room.status.value}")
+    if player not in room.seats:
+        raise NotAPlayer("you have no seat in this room")
+    return [CountdownStarted(now, now + room.settings.countdown_ms)]
+
+
+def decide_go(room: Room, *, now: int) -> Events:
+    """The countdown is over: the race starts (whichever process comes first)."""
+    if not allows(room.status, RaceStarted):
+        return []
+    limit = room.settings.time_limit_ms
+    return [RaceStarted(now, now + limit if limit else None)]
+
+
+def decide_finish(room: Room, reason: str, *, now: int) -> Events:
+    """The race ends: every game done (``all_done``) or the time limit (``time_limit``)."""
+    if not allows(room.status, RaceFinished):
+        return []
+    if reason == "all_done" and not room.all_done():
+        return []
+    return [RaceFinished(now, reason, tuple(ranking(room.entrants())))]
+
+
+# ---- games ----------------------------------------------------------------------------------
+
+
+def game_start_event(room: Room, *, now: int) -> dict[str, Any]:
+    """Every racer's game stream begins with this: the room's deck, dealt when it started."""
+    meta = room.settings
+    if meta.deck is not None:
+        deck: Sequence[str] = meta.deck
+    else:
+        assert meta.seed is not None, "a room has a seed or a deck"
+        deck = deal_deck(meta.variant, meta.seed)
+    return start_event(meta.variant, deck, at=room.started_at or now)
+
+
+def check_playing(room: Room, game: Game, *, now: int) -> None:
+    """A game move or resignation is possible now; the ClientError saying why not."""
+    if room.status is not RoomStatus.RACING or (room.ends_at is not None and now >= room.ends_at):
+        raise NotRacing(f"the race is {room.status.value}, not racing")
+    if game.state is None:
+        raise NotRacing("your game has not started yet")
+    if game.progress.status.done:
+        raise GameOver(f"your game is {game.progress.status.value}")
+
+
+def decide_move(room: Room, game: Game, move: str, *, cid: Any, now: int) -> dict[str, Any]:
+    """The ``moved`` event of ``move`` in the game as folded, or why not (IllegalMove, ...)."""
+    check_playing(room, game, now=now)
+    assert game.state is not None
+    event = move_event(game.state, move, at=now)
+    event["cid"] = cid
+    return event
+
+
+def decide_resign(room: Room, game: Game, *, reason: str | None, now: int) -> dict[str, Any]:
+    """The racer gives up (``reason`` ``abandoned``: the server resigned them)."""
+    if room.status is not RoomStatus.RACING or game.state is None:
+        raise NotRacing(f"the race is {room.status.value}, not racing")
+    if game.progress.status.done:
+        raise GameOver(f"your game is {game.progress.status.value}")
+    event = resign_event(at=now)
+    if reason is not None:
+        event["reason"] = reason
+    return event
+
+
+def check_hint(room: Room, game: Game) -> None:
+    """Hints are help the other racers do not get: solo practice only, in a live game."""
+    if room.settings.capacity != 1:
+        raise NotAllowed("hints are for solo practice")
+    if room.status is not RoomStatus.RACING or game.state is None:
+        raise NotRacing(f"the race is {room.status.value}, not racing")
+    if game.progress.status.done:
+        raise GameOver(f"your game is {game.progress.status.value}")
+
+
+def ended(room: Room) -> bool:
+    return room.status in ENDED

@@ -1,0 +1,188 @@
+"""Room events: the one home of the room stream's vocabulary.
+
+Each event type is a frozen dataclass with its wire name (``TYPE``) and its fields; every event
+is stored with ``"v": ROOM_EVENT_VERSION``. ``encode`` and ``decode`` are the only places that
+turn them into or out of the plain maps a store holds, so a field is named in one place. Game
+streams hold the shared game events (``shared/events.py``), with the client move id as ``cid``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
+
+from shared.errors import CorruptEvent
+
+ROOM_EVENT_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class RoomEvent:
+    """What every room event has: when it happened (ms since the epoch)."""
+
+    TYPE: ClassVar[str]
+    at: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoomCreated(RoomEvent):
+    """A room opened: its deal (seed or deck, committed to), its settings and its creator."""
+
+    TYPE: ClassVar[str] = "room_created"
+    variant: str
+    seed: str | None
+    deck: tuple[str, ...] | None
+    salt: str
+    commitment: str
+    deal_version: int
+    capacity: int
+    countdown_ms: int
+    time_limit_ms: int
+    spectator_delay_ms: int
+    open_seed: bool
+    winnable: bool
+    creator: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerJoined(RoomEvent):
+    """A seat taken; ``token_hash`` is the SHA-256 of the resume token, never the token."""
+
+    TYPE: ClassVar[str] = "player_joined"
+    player: str
+    name: str
+    token_hash: str
+    connection: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerLeft(RoomEvent):
+    TYPE: ClassVar[str] = "player_left"
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerAway(RoomEvent):
+    """The seat's live ``connection`` went away (on whichever process held it)."""
+
+    TYPE: ClassVar[str] = "player_away"
+    player: str
+    connection: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerBack(RoomEvent):
+    """The seat is held by ``connection`` now (a resume: any older one is superseded)."""
+
+    TYPE: ClassVar[str] = "player_back"
+    player: str
+    connection: str
+
+
+@dataclass(frozen=True, slots=True)
+class CountdownStarted(RoomEvent):
+    TYPE: ClassVar[str] = "countdown_started"
+    go_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class CountdownCancelled(RoomEvent):
+    """The last racer left during the countdown: back to the lobby."""
+
+    TYPE: ClassVar[str] = "countdown_cancelled"
+
+
+@dataclass(frozen=True, slots=True)
+class RaceStarted(RoomEvent):
+    TYPE: ClassVar[str] = "race_started"
+    ends_at: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class RaceFinished(RoomEvent):
+    """``reason`` is ``all_done`` or ``time_limit``; ``ranking`` as docs/protocol.md shows it."""
+
+    TYPE: ClassVar[str] = "race_finished"
+    reason: str
+    ranking: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RoomClosed(RoomEvent):
+    """A lobby nobody was connected to for the lobby TTL (``reason`` ``idle``)."""
+
+    TYPE: ClassVar[str] = "room_closed"
+    reason: str
+
+
+EVENT_TYPES: Mapping[str, type[RoomEvent]] = {
+    cls.TYPE: cls
+    for cls in (
+        RoomCreated,
+        PlayerJoined,
+        PlayerLeft,
+        PlayerAway,
+        PlayerBack,
+        CountdownStarted,
+        CountdownCancelled,
+        RaceStarted,
+        RaceFinished,
+        RoomClosed,
+    )
+}
+
+# Fields a stored event may lack, with the value an older writer meant by leaving them out.
+_DEFAULTS: Mapping[str, Any] = {
+    "seed": None,
+    "deck": None,
+    "creator": None,
+    "connection": None,
+    "ends_at": None,
+    "open_seed": False,
+    "winnable": False,
+    "spectator_delay_ms": 0,
+    "ranking": (),
+}
+_SEQUENCES = frozenset({"deck", "ranking"})
+_FIELDS: dict[type[RoomEvent], tuple[str, ...]] = {
+    cls: tuple(f.name for f in dataclasses.fields(cls)) for cls in EVENT_TYPES.values()
+}
+
+E = TypeVar("E", bound=RoomEvent)
+
+
+def encode(event: RoomEvent) -> dict[str, Any]:
+    """The map a store keeps: ``type``, ``v`` and the fields (sequences as lists)."""
+    data: dict[str, Any] = {"type": event.TYPE, "v": ROOM_EVENT_VERSION}
+    for name in _FIELDS[type(event)]:
+        value = getattr(event, name)
+        data[name] = list(value) if name in _SEQUENCES and value is not None else value
+    return data
+
+
+def decode(data: Mapping[str, Any]) -> RoomEvent:
+    """The event a stored map holds; CorruptEvent for an unknown type or version, or a field
+    missing that has no default."""
+    kind = data.get("type")
+    cls = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise CorruptEvent(f"unknown room event type {kind!r}")
+    if data.get("v", ROOM_EVENT_VERSION) != ROOM_EVENT_VERSION:
+        raise CorruptEvent(f"room event {kind} has unknown version {data.get('v')!r}")
+    values: dict[str, Any] = {}
+    for name in _FIELDS[cls]:
+        if name in data:
+            value = data[name]
+            if name in _SEQUENCES and value is not None:
+                value = tuple(value)
+            values[name] = value
+        elif name in _DEFAULTS:
+            values[name] = _DEFAULTS[name]
+        else:
+            raise CorruptEvent(f"room event {kind} has no field {name!r}")
+    try:
+        return cls(**values)
+    except TypeError as exc:  # pragma: no cover - every field is filled above
+        raise CorruptEvent(f"room event {kind}: {exc}") from None

@@ -1,0 +1,191 @@
+"""The room model: a room and its racers' games as folded from their streams, and who is in it.
+
+The projection folds events into it; commands read it to decide; delivery renders it. It holds
+no connection, task or timer, so it is the same in every process that folded the same events.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from server.domain.events import RaceFinished, RoomCreated
+from server.domain.lifecycle import RoomStatus
+from server.domain.progress import Entrant, Progress
+from shared import protocol as p
+from shared.state import GameState
+
+_WAIT_S = 10.0
+
+
+def room_stream(room: str) -> str:
+    return f"{{{room}}}:room"
+
+
+def game_stream(room: str, player: str) -> str:
+    return f"{{{room}}}:game:{player}"
+
+
+def token_hash(token: str) -> str:
+    """What the room stream keeps of a resume token: never the token itself."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass
+class Seat:
+    """A racer's seat; ``connection`` names the live connection holding it (any process), and
+    ``away_since`` is when the last one went away (None while connected)."""
+
+    player: str
+    name: str
+    token_hash: str
+    order: int
+    connection: str | None = None
+    away_since: int | None = None
+
+    def wire(self) -> dict[str, Any]:
+        return {"connected": self.connection is not None, "away_since": self.away_since}
+
+
+@dataclass(eq=False)
+class Game:
+    """One racer's game as folded from its stream (the private state stays on the server)."""
+
+    player: str
+    stream: str
+    state: GameState | None = None
+    version: int = 0
+    # Each public event packed (msgpack) once: frames splice them in, and bytes are nothing
+    # for the garbage collector to traverse (dicts of lists were most of a live server's heap).
+    public: list[bytes] = field(default_factory=list)
+    progress: Progress = field(default_factory=Progress)
+    cids: dict[Any, int] = field(default_factory=dict)
+    cid_moves: dict[Any, str | None] = field(default_factory=dict)  # what each id asked for
+    # The cards each event turned face up (index version - 1), and every card this racer has
+    # seen so far (the layout and all it revealed): what fair spectating compares.
+    reveals: list[tuple[str, ...]] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+
+
+@dataclass(eq=False)
+class Room:
+    """A room as folded from its streams: the truth every command checks and every view shows.
+
+    Nothing here knows about connections or timers: delivery and the race clock keep their own
+    state per room, fed by what the projection says changed.
+    """
+
+    id: str
+    meta: RoomCreated | None = None  # None until room_created is folded
+    version: int = 0
+    status: RoomStatus = RoomStatus.NEW
+    seats: dict[str, Seat] = field(default_factory=dict)
+    games: dict[str, Game] = field(default_factory=dict)
+    go_at: int | None = None
+    countdown_at: int | None = None
+    started_at: int | None = None
+    ends_at: int | None = None
+    finished: RaceFinished | None = None
+    closed_at: int | None = None
+    joined_count: int = 0
+    idle_since: int | None = None  # since when no seated player is connected (None: someone is)
+
+    @property
+    def stream(self) -> str:
+        return room_stream(self.id)
+
+    def reset(self) -> None:
+        """Forget everything folded, to fold the room again from its streams (a stream went
+        back): the object stays, so whoever holds it sees the new fold."""
+        for f in fields(self):
+            if f.name != "id":
+                setattr(self, f.name, getattr(_EMPTY, f.name))
+        self.seats, self.games = {}, {}
+
+    @property
+    def settings(self) -> RoomCreated:
+        """How the room was created; only asked of a room that exists."""
+        assert self.meta is not None, f"room {self.id} has no room_created"
+        return self.meta
+
+    @property
+    def delay_ms(self) -> int:
+        return self.meta.spectator_delay_ms if self.meta is not None else 0
+
+    @property
+    def open_seed(self) -> bool:
+        """The creator chose the seed (or deck), so the creator can know the deck."""
+        return self.meta is not None and self.meta.open_seed
+
+    @property
+    def winnable(self) -> bool:
+        return self.meta is not None and self.meta.winnable
+
+    def streams(self) -> list[str]:
+        """The room's stream and its games' streams."""
+        return [self.stream, *(g.stream for g in self.games.values())]
+
+    def version_of(self, stream: str) -> int:
+        """How far the fold of one of the room's streams is (0: not folded, or unknown)."""
+        if stream == self.stream:
+            return self.version
+        game = self.games.get(stream.rsplit(":", 1)[1])
+        return game.version if game is not None else 0
+
+    def names(self) -> list[str]:
+        return [s.name for s in self.seats.values()]
+
+    def entrants(self, shown: Callable[[Game], Progress] | None = None) -> list[Entrant]:
+        """The racers with their progress: live, or as ``shown`` says a viewer has seen it."""
+        entrants = []
+        for s in self.seats.values():
+            game = self.games.get(s.player)
+            progress = (
+                Progress() if game is None else game.progress if shown is None else shown(game)
+            )
+            entrants.append(Entrant(s.player, s.name, s.order, progress))
+        return entrants
+
+    def all_done(self) -> bool:
+        return bool(self.seats) and all(
+            s.player in self.games and self.games[s.player].progress.status.done
+            for s in self.seats.values()
+        )
+
+    def summary(self) -> dict[str, Any]:
+        """The room as ``list_rooms`` shows it (docs/protocol.md, ``room_summary``)."""
+        meta = self.settings
+        return {
+            "id": self.id,
+            "variant": meta.variant,
+            "status": self.status.value,
+            "players": len(self.seats),
+            "capacity": meta.capacity,
+            "spectators": 0,
+            "created_at": meta.at,
+            "finished_at": self.finished.at if self.finished else None,
+            "open_seed": self.open_seed,
+            "winnable": self.winnable,
+            "names": self.names(),
+        }
+
+    def finished_message(self) -> dict[str, Any]:
+        assert self.finished is not None
+        meta = self.settings
+        return {
+            "type": p.FINISHED,
+            "room": self.id,
+            "at": self.finished.at,
+            "reason": self.finished.reason,
+            "ranking": list(self.finished.ranking),
+            "variant": meta.variant,
+            "deal_version": meta.deal_version,
+            "seed": meta.seed,
+            "salt": meta.salt,
+            "commitment": meta.commitment,
+        }
+
+
+_EMPTY = Room("")

@@ -1,0 +1,118 @@
+"""Plain HTTP beside the WebSocket on one port: the web viewer's pages and static files with the
+headers every page on the internet needs, and the Origin check of browsers' WebSocket upgrades.
+
+The pages are static: each is the one shell (web/index.html) whose scripts speak the documented
+protocol over WebSocket from the browser, as any other spectator (docs/architecture.md, "Web
+viewer"). Nothing here knows a room.
+"""
+
+from __future__ import annotations
+
+import re
+import ssl
+from collections.abc import Mapping
+from http import HTTPStatus
+from importlib import resources
+from urllib.parse import urlsplit
+
+from websockets.asyncio.server import ServerConnection
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+
+# Scripts, styles and sockets from this origin only; no inline script or style, no framing.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+_SECURITY_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-cache",
+}
+# The viewer's pages: the rooms, TV, one room's race, one game's replay (docs/operations.md).
+_PAGE = re.compile(r"/(?:|tv|watch/[A-Za-z0-9]{1,32}|replay/[A-Za-z0-9]{1,32}/[^/]{1,80})")
+_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".md": "text/plain; charset=utf-8",
+    "": "text/plain; charset=utf-8",  # LICENSE
+}
+SHELL = "index.html"
+
+
+def load_static() -> dict[str, bytes]:
+    """Every file of server/net/web by its path under /static/, read once at start-up: a few
+    tens of kilobytes, shipped as package data."""
+    files: dict[str, bytes] = {}
+
+    def walk(folder: resources.abc.Traversable, prefix: str) -> None:
+        for entry in folder.iterdir():
+            if entry.is_dir():
+                walk(entry, f"{prefix}{entry.name}/")
+            elif _suffix(entry.name) in _TYPES:
+                files[prefix + entry.name] = entry.read_bytes()
+
+    walk(resources.files("server.net") / "web", "")
+    return files
+
+
+def _suffix(name: str) -> str:
+    return name[name.rfind(".") :] if "." in name else ""
+
+
+def tls_context(cert: str | None, key: str | None) -> ssl.SSLContext | None:
+    """The server side of TLS for https and wss on the port, or None to serve plain (a reverse
+    proxy in front then terminates TLS, docs/operations.md)."""
+    if cert is None or key is None:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(cert, key)
+    return context
+
+
+class WebViewer:
+    """Answers the viewer's GET requests and screens WebSocket upgrades by their Origin."""
+
+    def __init__(
+        self, allowed_origins: tuple[str, ...], files: Mapping[str, bytes] | None = None
+    ) -> None:
+        self.allowed_origins = frozenset(allowed_origins)
+        self.files = dict(load_static() if files is None else files)
+
+    def respond(self, connection: ServerConnection, request: Request) -> Response | None:
+        """The response to a plain GET, a 403 for a browser's upgrade from a foreign origin,
+        or None to go on with the WebSocket handshake."""
+        if "websocket" in request.headers.get("Upgrade", "").lower():
+            if self.origin_allowed(request.headers):
+                return None
+            return connection.respond(HTTPStatus.FORBIDDEN, "origin not allowed\n")
+        path = request.path.split("?", 1)[0]
+        if _PAGE.fullmatch(path):
+            return self._file(SHELL)
+        if path.startswith("/static/") and path[len("/static/") :] in self.files:
+            return self._file(path[len("/static/") :])
+        return connection.respond(HTTPStatus.NOT_FOUND, "not found\n")
+
+    def origin_allowed(self, headers: Headers) -> bool:
+        """No Origin: not a browser, let in. Else one of --allowed-origins, or by default the
+        page's own: an Origin naming the host (and port) the request was sent to."""
+        origin = headers.get("Origin")
+        if origin is None:
+            return True
+        origin = origin.strip().rstrip("/").lower()
+        if self.allowed_origins:
+            return origin in self.allowed_origins
+        parts = urlsplit(origin)
+        host = headers.get("Host", "").strip().lower()
+        return parts.scheme in ("http", "https") and bool(host) and parts.netloc == host
+
+    def _file(self, name: str) -> Response:
+        body = self.files[name]
+        headers = Headers(_SECURITY_HEADERS)
+        headers["Content-Type"] = _TYPES[_suffix(name)]
+        headers["Content-Length"] = str(len(body))
+        return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, headers, body)

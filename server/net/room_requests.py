@@ -1,0 +1,162 @@
+"""The room requests of a connection: list, create, join, leave, start, move, resign, hint,
+watch. Each checks who the connection is in the room, calls a command, and answers.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from server.domain.errors import AlreadyInRoom, NotAPlayer, NotInRoom, NotYourGame
+from server.domain.model import Room, game_stream
+from server.net.audience import Member, Peer, Role
+from server.net.delivery import Delivery
+from server.rooms.commands import Commands
+from server.runtime.logging import bind
+from server.runtime.metrics import Metrics
+from shared import protocol as p
+
+Handler = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class Session(Peer, Protocol):
+    """What the requests need of their connection."""
+
+    name: str
+    token: str
+    commands: Commands
+    delivery: Delivery
+    metrics: Metrics
+
+    def reply(self, request: dict[str, Any], msg: dict[str, Any]) -> None: ...
+
+    def written_now(self) -> None: ...
+
+
+def room_requests(session: Session) -> dict[str, Handler]:
+    """The handlers of the room requests, by message type."""
+    r = RoomRequests(session)
+    return {
+        p.LIST_ROOMS: r.on_list_rooms,
+        p.CREATE_ROOM: r.on_create_room,
+        p.JOIN: r.on_join,
+        p.LEAVE: r.on_leave,
+        p.START: r.on_start,
+        p.MOVE: r.on_move,
+        p.RESIGN: r.on_resign,
+        p.WATCH: r.on_watch,
+        p.HINT: r.on_hint,
+    }
+
+
+class RoomRequests:
+    def __init__(self, session: Session) -> None:
+        self.s = session
+
+    def _seated(self) -> tuple[Room, Member, str]:
+        found = self.s.delivery.member(self.s)
+        if found is None:
+            raise NotAPlayer("you have no seat: join a room as a player")
+        room, member = found
+        if member.role != Role.PLAYER or member.player is None:
+            raise NotAPlayer("spectators cannot play")
+        return room, member, member.player
+
+    async def on_list_rooms(self, msg: dict[str, Any]) -> None:
+        rooms = await self.s.commands.list_rooms()
+        for summary in rooms:
+            summary["spectators"] = self.s.delivery.spectators_here(summary["id"])
+        self.s.reply(msg, {"type": p.ROOMS, "rooms": rooms})
+
+    async def on_create_room(self, msg: dict[str, Any]) -> None:
+        room = await self.s.commands.create_room(msg, creator=self.s.session)
+        self.s.reply(msg, {"type": p.ROOM, "room": self.s.delivery.room_state(room)})
+
+    async def on_join(self, msg: dict[str, Any]) -> None:
+        role = Role(msg.get("role", "player"))
+        await self.join(msg["room"], role, ref=msg.get("ref"))
+
+    async def join(self, room_id: str, role: Role, *, ref: Any = None) -> tuple[Room, Member]:
+        if self.s.delivery.member(self.s) is not None:
+            raise AlreadyInRoom("leave your room first")
+        room = await self.s.commands.room(room_id)
+        player = self.s.session if role == Role.PLAYER else None
+        if player is not None:
+            await self.s.commands.join(
+                room, player, name=self.s.name, token=self.s.token, connection=self.s.connection_id
+            )
+            if self.s.delivery.member(self.s) is not None:  # joined twice concurrently
+                raise AlreadyInRoom("leave your room first")
+        joined: dict[str, Any] = {
+            "type": p.JOINED,
+            "room": room.id,
+            "role": role.value,
+            "player": player,
+        }
+        if ref is not None:
+            joined["ref"] = ref
+        member = self.s.delivery.attach(room, self.s, role, player=player, first=joined)
+        bind(room=room.id, game=game_stream(room.id, player) if player else None)
+        return room, member
+
+    async def on_leave(self, msg: dict[str, Any]) -> None:
+        found = self.s.delivery.member(self.s)
+        if found is None:
+            raise NotInRoom("you are in no room")
+        room, member = found
+        if member.role == Role.PLAYER and member.player is not None:
+            await self.s.commands.leave(room, member.player)
+            await self.s.commands.away(room, member.player, self.s.connection_id)
+        self.s.delivery.detach(self.s)
+        bind(room=None, game=None)
+        self.s.reply(msg, {"type": p.LEFT, "room": room.id})
+
+    async def on_start(self, msg: dict[str, Any]) -> None:
+        room, _, player = self._seated()
+        await self.s.commands.start(room, player)
+
+    async def on_move(self, msg: dict[str, Any]) -> None:
+        started = time.perf_counter()
+        try:
+            room, _, player = self._seated()
+            target = msg.get("player")
+            if target is not None and target != player:
+                raise NotYourGame("you can only move in your own game")
+            version = await self.s.commands.games.move(room, player, msg["id"], msg["move"])
+            self.s.send({"type": p.ACK, "id": msg["id"], "version": version})
+            self.s.written_now()  # with the move's own event, queued before it
+            self.s.metrics.moves_accepted.inc()
+        finally:
+            self.s.metrics.ack_seconds.observe(time.perf_counter() - started)
+
+    async def on_resign(self, msg: dict[str, Any]) -> None:
+        room, _, player = self._seated()
+        await self.s.commands.games.resign(room, player)
+
+    async def on_hint(self, msg: dict[str, Any]) -> None:
+        room, _, player = self._seated()
+        solution = await self.s.commands.games.hint(room, player)
+        self.s.reply(
+            msg,
+            {
+                "type": p.SUGGESTION,
+                "move": solution.next_move,
+                "status": str(solution.status),
+                "nodes": solution.nodes,
+                "max_nodes": solution.max_nodes,
+            },
+        )
+
+    async def on_watch(self, msg: dict[str, Any]) -> None:
+        room_id = msg.get("room")
+        room_id = room_id.strip().lower() if room_id is not None else None
+        found = self.s.delivery.member(self.s)
+        if found is None:
+            if room_id is None:
+                raise NotInRoom("you are in no room: name one")
+            found = await self.join(room_id, Role.SPECTATOR)
+        room, member = found
+        if room_id is not None and room_id != room.id:
+            raise AlreadyInRoom(f"you are in room {room.id}: leave it first")
+        self.s.delivery.watch(room, member, msg.get("player"))

@@ -1,0 +1,465 @@
+// The web viewer: a spectator client of the documented protocol (docs/protocol.md) over one
+// WebSocket, msgpack frames through the vendored @msgpack/msgpack. It sees what any spectator
+// sees (fair spectating and the room's delay are the server's), and draws it.
+"use strict";
+
+(() => {
+  const { h } = window.Board;
+  const main = document.getElementById("main");
+  const linkState = document.getElementById("link");
+  const STATUS_TEXT = {
+    waiting: "waiting", playing: "playing", won: "won", over: "no move left",
+    resigned: "resigned", left: "left",
+  };
+
+  // ---- the connection ------------------------------------------------------------------
+  class Arena {
+    constructor(onMessage) {
+      this.onMessage = onMessage;
+      this.ws = null;
+      this.offset = 0; // server clock minus ours, from pong
+      this.pinged = 0;
+      this.retry = 500;
+      this.open();
+      setInterval(() => this.ping(), 10000);
+    }
+
+    open() {
+      const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+      const ws = new WebSocket(`${scheme}${location.host}/`);
+      ws.binaryType = "arraybuffer";
+      this.ws = ws;
+      ws.onopen = () => {
+        this.retry = 500;
+        linkState.textContent = "connected";
+        this.send({ type: "hello", protocol: 1, name: "web viewer" });
+        this.ping();
+      };
+      ws.onmessage = (e) => {
+        if (!(e.data instanceof ArrayBuffer)) return;
+        const msg = window.MessagePack.decode(new Uint8Array(e.data));
+        const messages = msg.type === "batch" ? msg.messages : [msg];
+        for (const one of messages) {
+          if (one.type === "pong") this.offset = one.at - (this.pinged + Date.now()) / 2;
+          this.onMessage(one);
+        }
+      };
+      ws.onclose = (e) => {
+        linkState.textContent = `disconnected (${e.code}); reconnecting…`;
+        setTimeout(() => this.open(), this.retry);
+        this.retry = Math.min(this.retry * 2, 10000);
+      };
+    }
+
+    send(msg) {
+      if (this.ws && this.ws.readyState === WebSocket.OPEN) {
+        this.ws.send(window.MessagePack.encode(msg));
+      }
+    }
+
+    ping() {
+      this.pinged = Date.now();
+      this.send({ type: "ping" });
+    }
+
+    now() {
+      return Date.now() + this.offset;
+    }
+  }
+
+  // ---- formatting ----------------------------------------------------------------------
+  function clock(ms) {
+    const s = Math.max(0, Math.ceil(ms / 1000));
+    return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+  }
+
+  function ago(ms) {
+    const s = Math.max(0, Math.round(ms / 1000));
+    return s < 60 ? `${s} s` : `${Math.round(s / 60)} min`;
+  }
+
+  // The documented ranking: winners by finish time, then foundation (more first), then who
+  // reached it first, then join order.
+  function ranking(players) {
+    const order = players.map((p, i) => [p, i]);
+    order.sort(([a, i], [b, j]) => {
+      const aw = a.status === "won", bw = b.status === "won";
+      if (aw !== bw) return aw ? -1 : 1;
+      if (aw) return a.finished_at - b.finished_at || i - j;
+      return b.foundation - a.foundation || (a.reached_at ?? 0) - (b.reached_at ?? 0) || i - j;
+    });
+    return order.map(([p], k) => ({ ...p, place: k + 1 }));
+  }
+
+  // ---- one room: the race panel and every racer's board ----------------------------------
+  class RoomView {
+    constructor(arena, code, root) {
+      this.arena = arena;
+      this.code = code.toLowerCase();
+      this.root = root;
+      this.room = null;
+      this.games = new Map(); // player -> {version, events, view}
+      this.finished = null;
+      this.error = null;
+      this.dirty = false;
+      this.panel = h("section", { class: "panel", "aria-label": "race" });
+      this.boards = h("div", { class: "boards" });
+      root.replaceChildren(this.panel, this.boards);
+      this.timer = setInterval(() => this.tick(), 250);
+    }
+
+    close() {
+      clearInterval(this.timer);
+    }
+
+    join() {
+      this.games.clear();
+      this.finished = null;
+      this.arena.send({ type: "join", room: this.code, role: "spectator" });
+    }
+
+    handle(msg) {
+      switch (msg.type) {
+        case "room":
+          this.room = msg.room;
+          break;
+        case "game":
+          this.games.set(msg.player, {
+            version: msg.version, events: msg.events.slice(),
+            view: msg.events.length ? window.Board.fold(msg.events) : null,
+          });
+          break;
+        case "game_event": {
+          const game = this.games.get(msg.player) || { version: 0, events: [], view: null };
+          if (msg.version === game.version + 1) {
+            game.events.push(msg.event);
+            game.view = window.Board.step(game.view, msg.event);
+            game.version = msg.version;
+            this.games.set(msg.player, game);
+          } else if (msg.version > game.version + 1) {
+            this.arena.send({ type: "watch", room: this.code, player: msg.player });
+          }
+          break;
+        }
+        case "progress":
+          if (this.room) {
+            const p = this.room.players.find((q) => q.player === msg.player);
+            if (p) Object.assign(p, {
+              status: msg.status, foundation: msg.foundation, moves: msg.moves,
+              finished_at: msg.finished_at, reached_at: msg.reached_at,
+            });
+          }
+          break;
+        case "countdown":
+          if (this.room) Object.assign(this.room, { status: "countdown", go_at: msg.go_at });
+          break;
+        case "started":
+          if (this.room) {
+            Object.assign(this.room, { status: "racing", started_at: msg.at, ends_at: msg.ends_at });
+          }
+          break;
+        case "finished":
+          this.finished = msg;
+          if (this.room) Object.assign(this.room, { status: "finished", finished_at: msg.at });
+          break;
+        case "error":
+          if (msg.code === "no_such_room") this.error = `There is no room ${this.code}.`;
+          else if (msg.code !== "rate_limited") this.error = `${msg.code}: ${msg.reason}`;
+          break;
+        default:
+          return;
+      }
+      this.dirty = true;
+      requestAnimationFrame(() => this.draw());
+    }
+
+    tick() {
+      const left = this.panel.querySelector(".time-left");
+      if (left && this.room) left.textContent = this.timeLeft();
+      this.panel.querySelectorAll("[data-away-since]").forEach((el) => {
+        el.textContent = `away ${ago(this.arena.now() - Number(el.dataset.awaySince))}`;
+      });
+    }
+
+    timeLeft() {
+      const r = this.room;
+      if (r.status === "countdown" && r.go_at) return `starts in ${clock(r.go_at - this.arena.now())}`;
+      if (r.status !== "racing") return r.status;
+      return r.ends_at ? `${clock(r.ends_at - this.arena.now())} left` : "no time limit";
+    }
+
+    draw() {
+      if (!this.dirty) return;
+      this.dirty = false;
+      if (this.error && !this.room) {
+        this.panel.replaceChildren(h("p", { class: "error", role: "alert" }, this.error));
+        return;
+      }
+      if (!this.room) return;
+      this.panel.replaceChildren(...this.panelParts());
+      this.drawBoards();
+    }
+
+    panelParts() {
+      const r = this.room;
+      const head = h("h1", {}, `Room ${r.id} `,
+        h("span", { class: "variant" }, r.variant === "swiss" ? "Swiss" : "Quadrennial"));
+      const facts = h("p", { class: "facts" },
+        h("span", { class: "room-status", "data-status": r.status }, r.status),
+        r.status === "racing" || r.status === "countdown" ? " · " : "",
+        r.status === "racing" || r.status === "countdown"
+          ? [h("span", { class: "time-left" }, this.timeLeft()), " · "] : " · ",
+        `${r.spectators} watching`,
+        r.spectator_delay_ms ? ` · ${r.spectator_delay_ms / 1000} s delay` : "",
+        r.open_seed ? " · open seed" : " · secret seed",
+        r.winnable ? " · winnable deal" : "");
+      // A room joined after its end sends no `finished`: its players' progress is final.
+      const over = this.finished !== null || r.status === "finished";
+      const rows = this.finished ? this.finished.ranking : ranking(r.players);
+      const table = h("table", { class: "ranking" },
+        h("caption", {}, over ? "Results" : "Ranking"),
+        h("thead", {}, h("tr", {}, ["#", "racer", "status", "foundation", "moves", "connection"]
+          .map((t) => h("th", { scope: "col", class: t }, t)))),
+        h("tbody", {}, rows.map((p) => this.rankRow(p))));
+      const parts = [head, facts, table];
+      if (this.finished) {
+        const f = this.finished;
+        parts.push(h("p", { class: "result" },
+          `Finished (${f.reason === "time_limit" ? "time limit" : "every game done"}). `,
+          f.seed !== null ? `Seed ${f.seed}, ` : "", `commitment ${f.commitment.slice(0, 12)}…`));
+      }
+      return parts;
+    }
+
+    rankRow(p) {
+      const live = this.room.players.find((q) => q.player === p.player);
+      let link = "–";
+      let linkAttrs = { class: "connection" };
+      if (live && !live.connected && live.away_since) {
+        link = `away ${ago(this.arena.now() - live.away_since)}`;
+        linkAttrs = { "data-away-since": live.away_since, class: "connection away" };
+      } else if (live) {
+        link = "connected";
+      }
+      const name = this.finished || this.room.status === "finished"
+        ? h("a", { href: `/replay/${this.room.id}/${encodeURIComponent(p.player)}` }, p.name)
+        : p.name;
+      return h("tr", { "data-player": p.player, "data-place": p.place },
+        h("td", { class: "place" }, p.place), h("td", { class: "name" }, name),
+        h("td", { class: "status" }, STATUS_TEXT[p.status] || p.status),
+        h("td", { class: "foundation" }, `${p.foundation}/52`),
+        h("td", { class: "moves" }, p.moves), h("td", linkAttrs, link));
+    }
+
+    drawBoards() {
+      const seen = new Set();
+      for (const p of this.room.players) {
+        const game = this.games.get(p.player);
+        if (!game || !game.view) continue;
+        seen.add(p.player);
+        let section = this.boards.querySelector(`section[data-player="${CSS.escape(p.player)}"]`);
+        if (!section) section = h("section", { class: "board", "data-player": p.player });
+        this.boards.append(section); // (again): the boards stay in join order
+        const key = `${game.version} ${p.status} ${p.moves}`;
+        if (section.dataset.key === key) continue;
+        section.dataset.key = key;
+        section.setAttribute("aria-label", `${p.name}'s board`);
+        section.replaceChildren(
+          h("h2", {}, h("span", { class: "name" }, p.name), " ",
+            h("span", { class: "status" }, game.view.abandoned ? "abandoned" : STATUS_TEXT[p.status] || p.status),
+            " ", h("span", { class: "small" }, `${game.view.moves} moves`),
+            game.view.moves < p.moves
+              ? h("span", { class: "small held" },
+                ` · shown to move ${game.view.moves} of ${p.moves} (fair spectating)`)
+              : null),
+          window.Board.render(game.view));
+      }
+      for (const section of [...this.boards.children]) {
+        if (!seen.has(section.dataset.player)) section.remove();
+      }
+    }
+  }
+
+  // ---- pages ------------------------------------------------------------------------------
+  function indexPage() {
+    const live = h("tbody");
+    const recent = h("tbody");
+    const cols = ["room", "variant", "status", "racers", "players", "watching", "seed", "created"];
+    const table = (caption, body, id) => h("table", { class: "rooms", id },
+      h("caption", {}, caption),
+      h("thead", {}, h("tr", {}, cols.map((c) => h("th", { scope: "col" }, c)))), body);
+    main.replaceChildren(h("h1", {}, "Rooms"), table("Live", live, "live"),
+      table("Recent", recent, "recent"),
+      h("p", { class: "small" }, "Refreshed every two seconds. Open a room to watch its race."));
+    let arena = null;
+    const list = () => arena.send({ type: "list_rooms" });
+    arena = new Arena((msg) => {
+      if (msg.type === "welcome") list();
+      if (msg.type !== "rooms") return;
+      const row = (r) => h("tr", { "data-room": r.id, "data-status": r.status },
+        h("td", {}, h("a", { href: `/watch/${r.id}` }, r.id)),
+        h("td", {}, r.variant), h("td", { class: "status" }, r.status),
+        h("td", { class: "names" }, r.names.join(", ") || "–"),
+        h("td", {}, `${r.players}/${r.capacity}`), h("td", {}, r.spectators),
+        h("td", {}, (r.open_seed ? "open" : "secret") + (r.winnable ? ", winnable" : "")),
+        h("td", {}, ago(arena.now() - r.created_at) + " ago"));
+      const done = (r) => r.status === "finished";
+      live.replaceChildren(...msg.rooms.filter((r) => !done(r)).map(row));
+      recent.replaceChildren(...msg.rooms.filter(done)
+        .sort((a, b) => b.finished_at - a.finished_at).map(row));
+      main.dataset.refreshed = String(Date.now());
+    });
+    setInterval(list, 2000);
+  }
+
+  function watchPage(code) {
+    document.title = `Room ${code} · Solitaire Arena`;
+    let view = null;
+    const arena = new Arena((msg) => {
+      if (msg.type === "welcome") {
+        view.join();
+        return;
+      }
+      view.handle(msg);
+    });
+    view = new RoomView(arena, code, main);
+  }
+
+  function replayPage(code, who) {
+    document.title = `Replay ${code} · Solitaire Arena`;
+    const state = { events: [], pos: 1, player: null, name: who, playing: null };
+    const title = h("h1", {}, `Replay of ${who} in room ${code}`);
+    const where = h("p", { class: "step", role: "status", "aria-live": "polite" }, "loading…");
+    const buttons = [["first", "⏮ first", "Home"], ["back", "◀ back", "←"],
+      ["play", "▶ play", "Space"], ["forward", "forward ▶", "→"], ["last", "last ⏭", "End"]]
+      .map(([act, text, key]) => h("button", { type: "button", "data-act": act,
+        "aria-keyshortcuts": key, title: `${act} (${key})` }, text));
+    const controls = h("div", { class: "controls", role: "toolbar", "aria-label": "replay" }, buttons);
+    const board = h("section", { class: "board replay" });
+    main.replaceChildren(title, controls, where, board,
+      h("p", { class: "small" }, "Keys: Home first, ← back, → forward, End last, Space play or pause."));
+    const draw = () => {
+      if (!state.events.length) return;
+      const shown = state.events.slice(0, state.pos);
+      const last = shown[shown.length - 1];
+      board.dataset.player = state.player;
+      board.dataset.pos = state.pos;
+      board.replaceChildren(window.Board.render(window.Board.fold(shown)));
+      const what = last.type === "moved" ? `move ${last.move}` : last.type.replace("_", " ");
+      where.textContent = `event ${state.pos} of ${state.events.length}: ${what}`;
+    };
+    const go = (act) => {
+      const n = state.events.length;
+      if (act === "first") state.pos = 1;
+      else if (act === "last") state.pos = n;
+      else if (act === "back") state.pos = Math.max(1, state.pos - 1);
+      else if (act === "forward") state.pos = Math.min(n, state.pos + 1);
+      else if (act === "play") {
+        if (state.playing) {
+          clearInterval(state.playing);
+          state.playing = null;
+        } else {
+          state.playing = setInterval(() => {
+            if (state.pos >= state.events.length) go("play");
+            else go("forward");
+          }, 400);
+        }
+        buttons[2].textContent = state.playing ? "⏸ pause" : "▶ play";
+      }
+      draw();
+    };
+    controls.addEventListener("click", (e) => {
+      const act = e.target.closest("button")?.dataset.act;
+      if (act) go(act);
+    });
+    document.addEventListener("keydown", (e) => {
+      const keys = { Home: "first", End: "last", ArrowLeft: "back", ArrowRight: "forward", " ": "play" };
+      const onButton = e.target instanceof HTMLButtonElement && (e.key === " " || e.key === "Enter");
+      if (keys[e.key] && !onButton && !e.altKey && !e.ctrlKey && !e.metaKey) {
+        e.preventDefault();
+        go(keys[e.key]);
+      }
+    });
+    let room = null;
+    const arena = new Arena((msg) => {
+      if (msg.type === "welcome") arena.send({ type: "join", room: code, role: "spectator" });
+      else if (msg.type === "room") room = msg.room;
+      else if (msg.type === "error") where.textContent = `${msg.code}: ${msg.reason}`;
+      if (!room) return;
+      const p = room.players.find((q) => q.player === who || q.name === who);
+      if (!p) {
+        where.textContent = `No player ${who} in room ${code}.`;
+        return;
+      }
+      state.player = p.player;
+      title.textContent = `Replay of ${p.name} in room ${room.id}`;
+      if (msg.type === "game" && msg.player === p.player) state.events = msg.events.slice();
+      else if (msg.type === "game_event" && msg.player === p.player
+        && msg.version === state.events.length + 1) state.events.push(msg.event);
+      else return;
+      draw();
+    });
+  }
+
+  // TV: the most interesting live race, by this rule: racing before counting down, then the
+  // most spectators, then the most racers, then the newest. Its results stay up `linger` ms,
+  // then the next race.
+  function tvPage() {
+    document.title = "TV · Solitaire Arena";
+    const linger = Number(new URLSearchParams(location.search).get("linger") || 10000);
+    const note = h("p", { class: "tv-note", role: "status" }, "looking for a live race…");
+    const stage = h("div", { class: "tv" });
+    main.replaceChildren(h("h1", {}, "Arena TV"), note, stage);
+    let view = null;
+    let done = new Set();
+    let arena = null;
+    const look = () => {
+      if (!view) arena.send({ type: "list_rooms" });
+    };
+    arena = new Arena((msg) => {
+      if (msg.type === "welcome") {
+        if (view) {
+          view.close();
+          view = null;
+        }
+        look();
+      } else if (msg.type === "rooms" && !view) {
+        const rank = { racing: 0, countdown: 1 };
+        const live = msg.rooms.filter((r) => r.status in rank && !done.has(r.id));
+        live.sort((a, b) => rank[a.status] - rank[b.status] || b.spectators - a.spectators
+          || b.players - a.players || b.created_at - a.created_at);
+        if (!live.length) {
+          note.textContent = "No live race right now; the next one appears here.";
+          stage.replaceChildren();
+          return;
+        }
+        const pick = live[0];
+        note.textContent = `Following room ${pick.id}: ${pick.names.join(", ")}`;
+        stage.dataset.room = pick.id;
+        view = new RoomView(arena, pick.id, stage);
+        view.join();
+      } else if (view) {
+        view.handle(msg);
+        if (msg.type === "finished" || (msg.type === "error" && msg.code === "no_such_room")) {
+          const ended = view;
+          done.add(ended.code);
+          note.textContent = `Room ${ended.code} is over; the next race in ${linger / 1000} s.`;
+          setTimeout(() => {
+            ended.close();
+            arena.send({ type: "leave" });
+            if (view === ended) view = null;
+            look();
+          }, linger);
+        }
+      }
+    });
+    setInterval(look, 2000);
+  }
+
+  const path = location.pathname;
+  let m;
+  if (path === "/") indexPage();
+  else if (path === "/tv") tvPage();
+  else if ((m = /^\/watch\/([A-Za-z0-9]+)$/.exec(path))) watchPage(m[1]);
+  else if ((m = /^\/replay\/([A-Za-z0-9]+)\/([^/]+)$/.exec(path))) replayPage(m[1], decodeURIComponent(m[2]));
+})();

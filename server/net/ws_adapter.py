@@ -1,0 +1,106 @@
+"""Every reach into websockets' internals, in one place, each with a fallback to its public API.
+
+The outbox frames a fan-out's message once for all its recipients and writes each connection's
+frames of a loop turn in one write (docs/benchmarks.md: websockets' framing was a fifth of a
+loaded server, one ``send`` a frame a quarter). That appends to the Sans-I/O protocol's
+``writes`` buffer, reads its ``expect_continuation_frame`` and ``debug``, and skips a connection
+whose ``send_in_progress`` (a fragmented send) is set, as websockets' own ``broadcast()`` does.
+``INTERNALS`` lists them; tests/server/net/test_ws_adapter.py fails loudly when an installed
+websockets no longer has them, and the outbox then takes the public path (``send_binary``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import InvalidState, ProtocolError
+from websockets.frames import Frame, Opcode
+from websockets.protocol import Protocol, Side, State
+from websockets.server import ServerProtocol
+
+INTERNALS: dict[str, tuple[str, ...]] = {
+    "ServerProtocol": ("writes", "expect_continuation_frame", "debug"),
+    "ServerConnection": ("send_in_progress",),
+}
+"""The private attributes the quick paths read (on an instance)."""
+
+
+def _has(instance: object, names: tuple[str, ...]) -> bool:
+    return all(hasattr(instance, name) for name in names)
+
+
+def _probe() -> bool:
+    return _has(ServerProtocol(), INTERNALS["ServerProtocol"])
+
+
+QUICK_WRITES = _probe()
+"""Whether frames framed once (``framed``) may be appended to a protocol's buffer: checked once,
+at import, so the hot path pays nothing for it."""
+
+
+def framed(payload: bytes) -> bytes:
+    """A binary message as a server sends it on the wire (FIN, unmasked, no extension).
+
+    The same bytes for every recipient, so a fan-out frames each message once instead of once
+    per connection.
+    """
+    return Frame(Opcode.BINARY, payload).serialize(mask=False, extensions=[])
+
+
+def plain(protocol: Protocol) -> bool:
+    """Whether this connection frames binary messages exactly as ``framed`` does."""
+    return (
+        QUICK_WRITES
+        and protocol.side is Side.SERVER
+        and not protocol.extensions
+        and not protocol.expect_continuation_frame
+        and not protocol.debug
+    )
+
+
+def queue_binary(ws: ServerConnection, frame: bytes, wire: bytes | None = None) -> bool:
+    """Queue one binary message in the connection's protocol (``wire``: it already ``framed``,
+    if known); False when it cannot take one now (closing, or a fragmented send under way), as
+    ``broadcast()`` skips such a connection. Nothing is written yet: see ``write_pending``."""
+    protocol = ws.protocol
+    if protocol.state is not State.OPEN or getattr(ws, "send_in_progress", None) is not None:
+        return False
+    if wire is not None and plain(protocol):
+        protocol.writes.append(wire)  # what send_binary would have appended
+        return True
+    try:
+        protocol.send_binary(frame)
+    except (ProtocolError, InvalidState):  # without send_in_progress: the public refusal
+        return False
+    return True
+
+
+def write_pending(ws: ServerConnection) -> None:
+    """What websockets' ``send_data`` does, with the pending frames joined into one write."""
+    transport = ws.transport
+    joined: list[bytes] = []
+    for data in ws.protocol.data_to_send():
+        if data:
+            joined.append(data)
+            continue
+        if joined:
+            transport.write(b"".join(joined))
+            joined = []
+        # The end of the stream: half-close, or close (as send_data does).
+        if transport.can_write_eof():
+            with contextlib.suppress(Exception):
+                transport.write_eof()
+        else:
+            transport.close()
+    if joined:
+        transport.write(joined[0] if len(joined) == 1 else b"".join(joined))
+
+
+def quick_paths_available(ws: ServerConnection) -> dict[str, bool]:
+    """Which internals the installed websockets has, on a live server connection ``ws`` (for
+    the adapter test and the log)."""
+    return {
+        "ServerProtocol": _has(ws.protocol, INTERNALS["ServerProtocol"]),
+        "ServerConnection": _has(ws, INTERNALS["ServerConnection"]),
+    }

@@ -1,0 +1,259 @@
+"""Room commands: a request decided against the folded room, then appended by the room loop.
+
+Commands never send to connections. Each binds a pure decision (``server.domain.decide``) to
+its request and hands it to ``RoomLoop.run``, which syncs the room, decides at the time of the
+append and decides again on a conflict. Game commands (moves, resignations, hints) are
+``GameCommands`` (``self.games``); the indexes are the directory's and presence's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+from server.domain import decide as d
+from server.domain.errors import (
+    CustomDeckDisabled,
+    GameOver,
+    NoSuchRoom,
+    NotRacing,
+    TooManyLobbies,
+    TooManyRooms,
+)
+from server.domain.events import PlayerJoined, RoomCreated, encode
+from server.domain.lifecycle import RoomStatus
+from server.domain.model import Room, room_stream, token_hash
+from server.rooms.directory import Directory
+from server.rooms.game_commands import GameCommands
+from server.rooms.hub import Hub
+from server.rooms.presence import Presence
+from server.rooms.room_loop import RoomLoop
+from server.runtime.clock import Clock
+from server.runtime.config import Config
+from server.runtime.logging import get_logger
+from server.runtime.metrics import Metrics
+from server.runtime.solver_pool import SolverPool
+from server.store import EventStore
+from shared import canonical_seed, validate_deck
+from shared.errors import ClientError, ServerError, WrongExpectedVersion
+from shared.protocol import BadField
+
+ROOM_ID = re.compile(r"^[a-z0-9]{1,32}$")
+_ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
+
+log = get_logger("server.rooms.commands")
+
+
+class Commands:
+    """Every request that changes a room, and the queries that read the directory."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        hub: Hub,
+        clock: Clock,
+        config: Config,
+        *,
+        process: str,
+        metrics: Metrics | None = None,
+        solver: Callable[[], SolverPool] | None = None,
+    ) -> None:
+        self.hub = hub
+        self.clock = clock
+        self.config = config
+        self.metrics = metrics if metrics is not None else Metrics()
+        self.directory = Directory(store, clock)
+        self.presence = Presence(store, clock, process)
+        self.loop = RoomLoop(store, hub, clock, self.directory, self.metrics)
+        self.games = GameCommands(self.loop, hub, clock, config, solver)
+
+    async def room(self, room_id: str) -> Room:
+        """The loaded room; NoSuchRoom if there is none. Room codes are read case-blind."""
+        room_id = room_id.strip().lower()
+        room = await self.hub.room(room_id) if ROOM_ID.match(room_id) else None
+        if room is None or room.meta is None or room.status is RoomStatus.CLOSED:
+            raise NoSuchRoom(f"no room {room_id!r}")
+        return room
+
+    async def list_rooms(self) -> list[dict[str, Any]]:
+        return await self.directory.list_rooms(self.hub.rooms)
+
+    async def create_room(self, msg: dict[str, Any], *, creator: str) -> Room:
+        cfg = self.config
+        capacity = msg.get("capacity", min(4, cfg.max_players_per_room))
+        if capacity > cfg.max_players_per_room:
+            raise BadField(
+                f"field 'capacity' must be <= {cfg.max_players_per_room}", field="capacity"
+            )
+        variant = msg["variant"]
+        d.check_winnable_request(msg)
+        winnable = bool(msg.get("winnable", False))
+        deck: list[str] | None = None
+        seed: str | None = None
+        if msg.get("deck") is not None:
+            if not cfg.allow_custom_deck:
+                raise CustomDeckDisabled("this server does not accept explicit decks")
+            deck = list(validate_deck(msg["deck"]))
+        elif "seed" in msg:
+            seed = canonical_seed(msg["seed"])
+        elif not winnable:
+            seed = secrets.token_hex(8)
+        try:
+            time_limit_ms = cfg.time_limit_ms(variant, msg.get("time_limit_ms"))
+        except ValueError as exc:
+            raise BadField(f"field 'time_limit_ms' must be {exc}", field="time_limit_ms") from None
+        if await self.directory.live_count() >= cfg.max_rooms:
+            raise TooManyRooms(f"this server already has {cfg.max_rooms} open rooms")
+        mine = await self.directory.lobbies_of(creator)
+        if mine >= cfg.max_lobbies_per_session:
+            raise TooManyLobbies(f"you already have {mine} open lobbies: start or leave one first")
+        if winnable:
+            # Last, after every cheap refusal: drawing deals takes the solver a while.
+            found = await self.games.solver().winnable_seed(
+                variant, cfg.solver_max_nodes, attempts=cfg.solver_attempts
+            )
+            seed = found.seed
+            log.info("winnable_deal", variant=variant, attempts=found.attempts)
+        created = d.decide_create(
+            msg,
+            capacity=capacity,
+            deck=deck,
+            seed=seed,
+            salt=secrets.token_hex(16),
+            time_limit_ms=time_limit_ms,
+            creator=creator,
+            now=self.clock.now_ms(),
+        )
+        for _ in range(5):
+            room_id = "".join(secrets.choice(_ID_ALPHABET) for _ in range(8))
+            # A hint first, as for every timed phase: the lobby TTL must run even if we die.
+            await self.directory.recheck_soon(room_id)
+            try:
+                await self.loop.append(room_stream(room_id), [encode(created)], expected_version=0)
+            except WrongExpectedVersion:
+                continue
+            room = await self.room(room_id)
+            await self.directory.publish(room)
+            log.info(RoomCreated.TYPE, room=room_id, variant=variant, capacity=capacity)
+            return room
+        raise ServerError("could not find a free room id")
+
+    # ---- seats -------------------------------------------------------------------------------
+
+    async def join(
+        self, room: Room, player: str, *, name: str, token: str, connection: str
+    ) -> None:
+        """Seat ``player`` (a session) on this connection; a seat it has already is kept, and
+        taken over by this connection."""
+        hashed = token_hash(token)
+        # The seat's index entry goes first: a resume finds the room, then checks the seat.
+        await self.directory.seat(hashed, room.id)
+        await self.presence.hold(room.id)
+        await self.loop.run(
+            room,
+            lambda now: d.decide_join(
+                room, player, name=name, token_hash=hashed, connection=connection, now=now
+            ),
+        )
+        log.info(PlayerJoined.TYPE, room=room.id, player=player)
+
+    async def present(self, room: Room, player: str, connection: str) -> None:
+        """A seat's connection is back (a resume): everyone sees the racer connected again."""
+        await self.presence.hold(room.id)
+        await self.loop.run(
+            room, lambda now: d.decide_back(room, player, connection=connection, now=now)
+        )
+
+    async def away(
+        self, room: Room, player: str, connection: str, *, at: int | None = None
+    ) -> None:
+        """A seat's connection went away; nothing if the seat has moved to another one."""
+        await self.loop.run(
+            room,
+            lambda now: d.decide_away(
+                room, player, connection=connection, at=now if at is None else at
+            ),
+        )
+
+    async def gone(self, process: str, last_seen: int) -> None:
+        """A server process stopped beating: its seats' connections went away when it did."""
+        prefix = process + "."
+        for room_id in await self.presence.held_by(process):
+            room = await self.hub.room(room_id)
+            if room is not None:
+                await self.hub.sync(room)
+                for seat in list(room.seats.values()):
+                    if seat.connection is not None and seat.connection.startswith(prefix):
+                        await self.away(room, seat.player, seat.connection, at=last_seen)
+            await self.presence.release(process, room_id)
+        await self.presence.forget(process)
+
+    async def abandon(self, room: Room, player: str) -> None:
+        """Resign a racer away longer than the grace (the race clock calls it when due)."""
+        await self.hub.sync(room)
+        grace_ms = int(self.config.abandon_grace_s * 1000)
+        if not d.abandoned(room, player, grace_ms=grace_ms, now=self.clock.now_ms()):
+            return
+        with contextlib.suppress(NotRacing, GameOver):
+            await self.games.resign(room, player, reason="abandoned")
+            log.info("racer_abandoned", room=room.id, player=player)
+
+    async def close_idle(self, room: Room) -> None:
+        """Close a lobby nobody has been connected to for the lobby TTL."""
+        ttl_ms = int(self.config.lobby_ttl_s * 1000)
+        await self.loop.run(room, lambda now: d.decide_close_idle(room, ttl_ms=ttl_ms, now=now))
+
+    async def resume(self, token: str) -> tuple[Room, str] | None:
+        """The room and player of a resume token's latest seat; None if it has none."""
+        hashed = token_hash(token)
+        room_id = await self.directory.room_of_seat(hashed)
+        if room_id is None:
+            return None
+        room = await self.hub.room(room_id)
+        if room is None:  # expired: the seat is gone with it
+            await self.directory.drop_seat(hashed)
+            return None
+        await self.hub.sync(room)
+        for seat in room.seats.values():
+            if seat.token_hash == hashed:
+                return room, seat.player
+        return None
+
+    async def leave(self, room: Room, player: str) -> None:
+        """A seated player leaves: frees the seat before the race, resigns during it."""
+        if room.status is RoomStatus.RACING:
+            with contextlib.suppress(ClientError):
+                await self.games.resign(room, player)
+            return
+        await self.loop.run(room, lambda now: d.decide_leave(room, player, now=now))
+
+    async def start(self, room: Room, player: str) -> None:
+        await self.loop.run(room, lambda now: d.decide_start(room, player, now=now))
+
+    # ---- what the race clock asks for ----------------------------------------------------------
+
+    async def go(self, room: Room) -> None:
+        """The countdown is over: the race starts (whichever process comes first)."""
+        await self.loop.run(room, lambda now: d.decide_go(room, now=now))
+
+    async def finish(self, room: Room, reason: str) -> None:
+        await self.loop.run(room, lambda now: d.decide_finish(room, reason, now=now))
+
+    async def finish_all_done(self, room: Room) -> None:
+        await self.finish(room, "all_done")
+
+    async def start_games(self, room: Room) -> None:
+        """Every racer's game stream begins with game_started; whichever process comes first."""
+        for player in list(room.seats):
+            await self.games.start_game(room, player)
+
+    async def retire(self, room: Room) -> None:
+        """A finished room: its streams expire after the retention."""
+        store = self.loop.store
+        for stream in (room.stream, *(g.stream for g in room.games.values())):
+            await store.retire(stream)
+        self.games.forget(room)
+        await self.directory.publish(room)

@@ -1,0 +1,91 @@
+"""Unloading: a room that ended (finished or closed) with nobody in it on this process is
+forgotten ``--unload-after-s`` after its end.
+
+Every room a process had served stayed folded and followed for the life of the process, so a
+server that ran for days held every race it had ever seen. The store still holds an unloaded
+room: its next use (a replay, a late spectator, ``list_rooms``) loads it again, as after a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+
+from server.domain.model import Room
+from server.rooms.hub import Hub
+from server.runtime.clock import Clock
+from server.runtime.config import Config
+from server.runtime.logging import get_logger
+from server.runtime.tasks import stop_tasks
+from shared.errors import ArenaError
+
+log = get_logger("server.rooms.unloading")
+
+_MAX_SWEEP_S = 60.0
+
+
+def ended_at(room: Room) -> int | None:
+    """When the room ended (its race finished, or its lobby closed); None while it is live."""
+    if room.finished is not None:
+        return room.finished.at
+    return room.closed_at
+
+
+class Unloader:
+    """Sweeps the hub now and then for ended rooms that are no longer in use here."""
+
+    def __init__(
+        self,
+        hub: Hub,
+        clock: Clock,
+        config: Config,
+        *,
+        in_use: Callable[[str], bool],
+        forget: Sequence[Callable[[str], None]] = (),
+    ) -> None:
+        self.hub = hub
+        self.clock = clock
+        self.after_ms = int(config.unload_after_s * 1000)
+        self.in_use = in_use  # someone here is in the room, or something waits to reach them
+        self.forget = list(forget)  # what the other parts keep per room, dropped with it
+        self.unloaded = 0  # rooms unloaded (metrics)
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self.after_ms > 0:
+            self._task = asyncio.get_running_loop().create_task(self._sweeping(), name="unload")
+
+    async def aclose(self) -> None:
+        await stop_tasks([self._task])
+
+    async def _sweeping(self) -> None:
+        every_ms = int(min(_MAX_SWEEP_S * 1000, max(1000, self.after_ms // 4)))
+        while True:
+            await self.clock.sleep_until(self.clock.now_ms() + every_ms)
+            try:
+                await self.sweep()
+            except ArenaError as exc:  # a failed unsubscribe must not end the sweeping
+                log.warning("unload_failed", code=exc.code, reason=exc.reason)
+
+    async def sweep(self) -> list[str]:
+        """Unload every room that ended long enough ago and is not in use here."""
+        if self.after_ms <= 0:
+            return []
+        now = self.clock.now_ms()
+        idle = []
+        for room in self.hub.rooms.values():
+            ended = ended_at(room)
+            if ended is not None and now - ended >= self.after_ms and not self.in_use(room.id):
+                idle.append(room)
+        if not idle:
+            return []
+        # The other parts forget first, in this turn with the hub's own forgetting: a viewer
+        # joining while the unsubscribe is in flight reloads the room, and what delivery keeps
+        # for that new fold must not be dropped after it.
+        for room in idle:
+            for forget in self.forget:
+                forget(room.id)
+        await self.hub.unload(idle)
+        self.unloaded += len(idle)
+        log.info("rooms_unloaded", rooms=len(idle), loaded=len(self.hub.rooms))
+        return [room.id for room in idle]

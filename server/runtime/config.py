@@ -1,0 +1,393 @@
+"""The server's configuration: one frozen value built from the command line and environment.
+
+Every limit of docs/protocol.md ("Limits and close codes") lives here, so tests can build a
+server with tight limits and the CLI can list every knob in ``--help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything the server reads at start-up; passed in, never a module global."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    redis_url: str | None = None
+    redis_prefix: str = "sa:"
+    redis_cluster: bool = False
+    ack_after_replicas: int = 0
+    workers: int = 1
+    metrics_port: int = 0
+    worker_index: int = 0  # set by the supervisor for each of --workers; not an option
+    log_format: str = "console"
+    log_level: str = "info"
+    max_frame_bytes: int = 65536
+    rate: float = 20.0
+    burst: int = 40
+    flood_limit: int = 50
+    max_outbound_bytes: int = 1 << 20
+    max_rooms: int = 1000
+    max_players_per_room: int = 8
+    max_spectators_per_room: int = 100
+    retention_s: float | None = 86400.0
+    allow_custom_deck: bool = False
+    shutdown_timeout_s: float = 5.0
+    catch_up_s: float = 2.0
+    loop: str = "auto"
+    tick_ms: int = 50
+    gc_interval_ms: float = 10.0
+    abandon_grace_s: float = 60.0
+    default_time_limit_s: Mapping[str, float] = field(
+        default_factory=lambda: {"swiss": 1200.0, "quadrennial": 900.0}
+    )
+    max_time_limit_s: float = 7200.0
+    lobby_ttl_s: float = 600.0
+    unload_after_s: float = 300.0
+    max_lobbies_per_session: int = 5
+    heartbeat_s: float = 5.0
+    solver_max_nodes: int = 10_000
+    solver_attempts: int = 30
+    # Browsers' WebSocket upgrades must come from one of these origins ("scheme://host[:port]");
+    # none given = the page's own origin only (the Host the request names). No Origin: allowed.
+    allowed_origins: tuple[str, ...] = ()
+    tls_cert: str | None = None  # with tls_key: serve https and wss on --port directly
+    tls_key: str | None = None
+
+    def time_limit_ms(self, variant: str, asked_ms: int | None) -> int:
+        """The time limit a new room gets: the variant's default when it asks for none; 0 (no
+        limit) only where the operator allows it (``max_time_limit_s`` 0)."""
+        top = int(self.max_time_limit_s * 1000)
+        if asked_ms is None:
+            default = int(self.default_time_limit_s.get(variant, 0) * 1000)
+            return min(default, top) if top and default else default or top
+        if top and not 0 < asked_ms <= top:
+            raise ValueError(f"between 1 and {top} ms (this server's maximum)")
+        return asked_ms
+
+    def limits(self) -> dict[str, int]:
+        """The limits a client learns in ``welcome`` (docs/protocol.md)."""
+        return {
+            "max_frame_bytes": self.max_frame_bytes,
+            "messages_per_second": int(self.rate),
+            "burst": self.burst,
+            "max_outbound_bytes": self.max_outbound_bytes,
+            "max_rooms": self.max_rooms,
+            "max_players_per_room": self.max_players_per_room,
+            "max_spectators_per_room": self.max_spectators_per_room,
+        }
+
+
+# (option, Config field, type, environment variable, help)
+_OPTIONS: list[tuple[str, str, type, str | None, str]] = [
+    ("--host", "host", str, "ARENA_HOST", "interface to listen on"),
+    ("--port", "port", int, "ARENA_PORT", "TCP port for WebSocket and GET /healthz"),
+    (
+        "--redis-url",
+        "redis_url",
+        str,
+        "REDIS_URL",
+        "Redis URL of the event store; none = the embedded in-memory store",
+    ),
+    (
+        "--redis-prefix",
+        "redis_prefix",
+        str,
+        "ARENA_REDIS_PREFIX",
+        "prefix of every Redis key, so several arenas can share one Redis",
+    ),
+    (
+        "--ack-after-replicas",
+        "ack_after_replicas",
+        int,
+        "ARENA_ACK_AFTER_REPLICAS",
+        "ack a move only once this many replicas hold it (Redis WAIT); 0 = on the primary",
+    ),
+    (
+        "--workers",
+        "workers",
+        int,
+        "ARENA_WORKERS",
+        "server processes sharing the port (SO_REUSEPORT); more than 1 needs Redis",
+    ),
+    (
+        "--metrics-port",
+        "metrics_port",
+        int,
+        "ARENA_METRICS_PORT",
+        "also serve GET /metrics and /healthz on this port, worker i of --workers on PORT+i, "
+        "so each worker can be scraped (0 = only on the main port, whichever worker answers)",
+    ),
+    ("--log-format", "log_format", str, "ARENA_LOG_FORMAT", "json or console"),
+    ("--log-level", "log_level", str, "ARENA_LOG_LEVEL", "debug, info, warning or error"),
+    (
+        "--max-frame-bytes",
+        "max_frame_bytes",
+        int,
+        "ARENA_MAX_FRAME_BYTES",
+        "largest incoming frame; bigger ones close the connection with 1009",
+    ),
+    ("--rate", "rate", float, "ARENA_RATE", "messages per second per connection"),
+    ("--burst", "burst", int, "ARENA_BURST", "messages a connection may send in a burst"),
+    (
+        "--flood-limit",
+        "flood_limit",
+        int,
+        "ARENA_FLOOD_LIMIT",
+        "rate-limited messages in a row before the connection is closed with 4008",
+    ),
+    (
+        "--max-outbound-bytes",
+        "max_outbound_bytes",
+        int,
+        "ARENA_MAX_OUTBOUND_BYTES",
+        "unsent bytes a connection may pile up before it is dropped with 4009",
+    ),
+    ("--max-rooms", "max_rooms", int, "ARENA_MAX_ROOMS", "unfinished rooms at most"),
+    (
+        "--max-players-per-room",
+        "max_players_per_room",
+        int,
+        "ARENA_MAX_PLAYERS",
+        "largest room capacity",
+    ),
+    (
+        "--max-spectators-per-room",
+        "max_spectators_per_room",
+        int,
+        "ARENA_MAX_SPECTATORS",
+        "spectators per room on this process",
+    ),
+    (
+        "--retention-s",
+        "retention_s",
+        float,
+        "ARENA_RETENTION_S",
+        "seconds finished rooms stay in the store (0 = forever)",
+    ),
+    (
+        "--loop",
+        "loop",
+        str,
+        "ARENA_LOOP",
+        "event loop: uvloop, asyncio, or auto (uvloop where it is installed)",
+    ),
+    (
+        "--tick-ms",
+        "tick_ms",
+        int,
+        "ARENA_TICK_MS",
+        "viewers' and other racers' updates are sent once per tick of this many ms, "
+        "coalesced in one frame (0 = each at once); a racer's own ack and events never wait",
+    ),
+    (
+        "--gc-interval-ms",
+        "gc_interval_ms",
+        float,
+        "ARENA_GC_INTERVAL_MS",
+        "a young garbage collection every this many ms, so the collector's pauses stay short "
+        "(0 = only when CPython's own allocation count starts one)",
+    ),
+    (
+        "--catch-up-s",
+        "catch_up_s",
+        float,
+        "ARENA_CATCH_UP_S",
+        "seconds between checks of every followed room against the store (bounds the cost of "
+        "a lost wake-up)",
+    ),
+    (
+        "--abandon-grace-s",
+        "abandon_grace_s",
+        float,
+        "ARENA_ABANDON_GRACE_S",
+        "seconds a racer may be disconnected (on every server process) before the server "
+        "resigns them as abandoned; 0 = never",
+    ),
+    (
+        "--default-time-limit-s",
+        "default_time_limit_s",
+        str,
+        "ARENA_DEFAULT_TIME_LIMIT_S",
+        "a race's time limit when its room asks for none: SECONDS for both variants, or "
+        "swiss=S,quadrennial=S (0 = none)",
+    ),
+    (
+        "--max-time-limit-s",
+        "max_time_limit_s",
+        float,
+        "ARENA_MAX_TIME_LIMIT_S",
+        "longest time limit a room may ask for; 0 = no maximum, and rooms may ask for none",
+    ),
+    (
+        "--lobby-ttl-s",
+        "lobby_ttl_s",
+        float,
+        "ARENA_LOBBY_TTL_S",
+        "seconds a lobby may have no connected player before it closes; 0 = never",
+    ),
+    (
+        "--unload-after-s",
+        "unload_after_s",
+        float,
+        "ARENA_UNLOAD_AFTER_S",
+        "seconds after a room ends (finished or closed) before a process with nobody in it "
+        "forgets it; the store keeps it and its next use loads it again; 0 = never",
+    ),
+    (
+        "--max-lobbies-per-session",
+        "max_lobbies_per_session",
+        int,
+        "ARENA_MAX_LOBBIES_PER_SESSION",
+        "open lobby rooms one session may have created",
+    ),
+    (
+        "--heartbeat-s",
+        "heartbeat_s",
+        float,
+        "ARENA_HEARTBEAT_S",
+        "seconds between this process's liveness beats; a process silent for three is "
+        "taken as gone and its racers as disconnected",
+    ),
+    (
+        "--solver-max-nodes",
+        "solver_max_nodes",
+        int,
+        "ARENA_SOLVER_MAX_NODES",
+        "positions the solver may search per deal (winnable-only rooms) or per hint",
+    ),
+    (
+        "--solver-attempts",
+        "solver_attempts",
+        int,
+        "ARENA_SOLVER_ATTEMPTS",
+        "secret seeds a winnable-only room may try before no_winnable_deal",
+    ),
+    (
+        "--allowed-origins",
+        "allowed_origins",
+        str,
+        "ARENA_ALLOWED_ORIGINS",
+        "origins (scheme://host[:port], comma-separated) whose pages may open a WebSocket "
+        "here; empty = the server's own origin only; clients sending no Origin are not "
+        "browsers and are always let in",
+    ),
+    (
+        "--tls-cert",
+        "tls_cert",
+        str,
+        "ARENA_TLS_CERT",
+        "PEM certificate chain: with --tls-key, serve https and wss on --port "
+        "(or leave TLS to a reverse proxy, docs/operations.md)",
+    ),
+    ("--tls-key", "tls_key", str, "ARENA_TLS_KEY", "PEM private key of --tls-cert"),
+    (
+        "--shutdown-timeout-s",
+        "shutdown_timeout_s",
+        float,
+        "ARENA_SHUTDOWN_TIMEOUT_S",
+        "seconds to wait for connections to close on SIGTERM",
+    ),
+]
+
+
+def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
+    """The CLI; defaults come from the environment, then from Config."""
+    env = os.environ if env is None else env
+    defaults = Config()
+    parser = argparse.ArgumentParser(
+        prog="solitaire-server",
+        description="The authoritative Solitaire Arena server (docs/protocol.md).",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    for option, name, kind, var, text in _OPTIONS:
+        default = getattr(defaults, name)
+        if name == "default_time_limit_s":
+            default = ",".join(f"{k}={v:g}" for k, v in default.items())
+        elif name == "allowed_origins":
+            default = ",".join(default)
+        if var is not None and env.get(var):
+            default = kind(env[var])
+        choices = None
+        if name == "log_format":
+            choices = ["json", "console"]
+        elif name == "log_level":
+            choices = ["debug", "info", "warning", "error"]
+        elif name == "loop":
+            choices = ["auto", "uvloop", "asyncio"]
+        label = f"{text} [env {var}]" if var else text
+        parser.add_argument(
+            option, dest=name, type=kind, default=default, help=label, choices=choices
+        )
+    parser.add_argument(
+        "--redis-cluster",
+        action="store_true",
+        default=env.get("REDIS_CLUSTER", "") in {"1", "true", "yes"},
+        help="the Redis URL names a node of a Redis Cluster [env REDIS_CLUSTER]",
+    )
+    parser.add_argument(
+        "--allow-custom-deck",
+        action="store_true",
+        default=env.get("ARENA_ALLOW_CUSTOM_DECK", "") in {"1", "true", "yes"},
+        help="accept create_room with an explicit deck (tests only) [env ARENA_ALLOW_CUSTOM_DECK]",
+    )
+    return parser
+
+
+def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> Config:
+    """Config from command-line arguments and environment variables."""
+    args = build_parser(env).parse_args(argv)
+    values = {f.name: getattr(args, f.name) for f in fields(Config) if hasattr(args, f.name)}
+    if not values.get("redis_url"):
+        values["redis_url"] = None
+    if values.get("retention_s") is not None and values["retention_s"] <= 0:
+        values["retention_s"] = None
+    values["default_time_limit_s"] = parse_time_limits(str(values["default_time_limit_s"]))
+    origins = str(values["allowed_origins"]).split(",")
+    values["allowed_origins"] = tuple(o.strip().rstrip("/").lower() for o in origins if o.strip())
+    values["tls_cert"] = values.get("tls_cert") or None
+    values["tls_key"] = values.get("tls_key") or None
+    if (values["tls_cert"] is None) != (values["tls_key"] is None):
+        raise SystemExit("solitaire-server: --tls-cert and --tls-key go together")
+    if values["solver_max_nodes"] < 1 or values["solver_attempts"] < 1:
+        raise SystemExit("solitaire-server: --solver-max-nodes and --solver-attempts are >= 1")
+    if values["gc_interval_ms"] < 0:
+        raise SystemExit("solitaire-server: --gc-interval-ms is >= 0 (0: CPython's own trigger)")
+    if values["workers"] < 1 or values["ack_after_replicas"] < 0:
+        raise SystemExit("solitaire-server: --workers is at least 1, --ack-after-replicas >= 0")
+    if values["redis_url"] is None:
+        for name, given in (
+            ("--workers", values["workers"] > 1),
+            ("--redis-cluster", values["redis_cluster"]),
+            ("--ack-after-replicas", values["ack_after_replicas"] > 0),
+        ):
+            if given:  # one line, not the whole usage: the option is known, its use is not
+                raise SystemExit(
+                    f"solitaire-server: {name} needs --redis-url (the in-memory store lives in"
+                    " one process)"
+                )
+    return Config(**values)
+
+
+def parse_time_limits(text: str) -> dict[str, float]:
+    """``--default-time-limit-s``: one number for both variants, or variant=seconds pairs."""
+    try:
+        if "=" not in text:
+            seconds = float(text)
+            return {"swiss": seconds, "quadrennial": seconds}
+        limits = dict(Config().default_time_limit_s)
+        for part in text.split(","):
+            variant, _, value = part.partition("=")
+            if variant.strip() not in limits:
+                raise ValueError(variant)
+            limits[variant.strip()] = float(value)
+        return limits
+    except ValueError:
+        raise SystemExit(
+            f"--default-time-limit-s: {text!r} is neither SECONDS nor swiss=S,quadrennial=S"
+        ) from None

@@ -1,0 +1,207 @@
+"""Decisions, with plain values: a room folded from events, a request, a time; no store."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from server.domain import decide as d
+from server.domain.errors import GameOver, NotAllowed, NotAPlayer, NotRacing, RoomFull, WrongStatus
+from server.domain.events import (
+    CountdownCancelled,
+    CountdownStarted,
+    PlayerAway,
+    PlayerBack,
+    PlayerJoined,
+    PlayerLeft,
+    RaceFinished,
+    RaceStarted,
+    RoomClosed,
+    RoomEvent,
+    encode,
+)
+from server.domain.fold import fold_game_events, fold_room_event
+from server.domain.lifecycle import RoomStatus
+from server.domain.model import Room
+from server.domain.timers import Graces, abandoned_now, next_due, time_is_up
+from shared import legal_moves
+from shared.errors import IllegalMove
+
+
+class Stored:
+    def __init__(self, stream: str, version: int, data: dict[str, Any]) -> None:
+        self.stream, self.version, self.data = stream, version, data
+
+
+def apply(room: Room, events: list[RoomEvent]) -> Room:
+    for event in events:
+        change = fold_room_event(room, room.version + 1, encode(event))
+        assert change is not None
+        assert not change.refused
+    return room
+
+
+def lobby(capacity: int = 2, **opts: Any) -> Room:
+    created = d.decide_create(
+        {"variant": "quadrennial", "seed": "s", "countdown_ms": 1000, **opts},
+        capacity=capacity,
+        deck=None,
+        seed="s",
+        salt="00",
+        time_limit_ms=60_000,
+        creator="c",
+        now=0,
+    )
+    return apply(Room("r1"), [created])
+
+
+def joined(room: Room, *players: str, now: int = 1) -> Room:
+    for p in players:
+        apply(
+            room, d.decide_join(room, p, name=p, token_hash="h" + p, connection=f"x.{p}", now=now)
+        )
+    return room
+
+
+def racing(*players: str) -> Room:
+    room = joined(lobby(capacity=len(players)), *players)
+    apply(room, d.decide_start(room, players[0], now=10))
+    apply(room, d.decide_go(room, now=1010))
+    for p in players:
+        game = room.games[p]
+        fold_game_events(game, [Stored(game.stream, 1, d.game_start_event(room, now=1010))])
+    return room
+
+
+def test_create_commits_to_its_secret_and_opens_a_lobby() -> None:
+    room = lobby()
+    assert room.status is RoomStatus.LOBBY
+    assert room.settings.open_seed
+    assert room.settings.commitment
+    with pytest.raises(ValueError, match="seed or a deck"):
+        d.decide_create(
+            {"variant": "swiss"},
+            capacity=2,
+            deck=None,
+            seed=None,
+            salt="0",
+            time_limit_ms=0,
+            creator="c",
+            now=0,
+        )
+
+
+def test_join_seats_until_full_and_names_stay_unique() -> None:
+    room = lobby(capacity=2)
+    joined(room, "ann")
+    [event] = d.decide_join(room, "bob", name="ann", token_hash="h", connection="x.b", now=2)
+    assert isinstance(event, PlayerJoined)
+    assert event.name != "ann"
+    apply(room, [event])
+    with pytest.raises(RoomFull):
+        d.decide_join(room, "cat", name="cat", token_hash="h", connection="x.c", now=3)
+
+
+def test_join_again_takes_the_seat_over_and_only_then() -> None:
+    room = joined(lobby(), "ann")
+    assert d.decide_join(room, "ann", name="ann", token_hash="h", connection="x.ann", now=2) == []
+    [back] = d.decide_join(room, "ann", name="ann", token_hash="h", connection="y.ann", now=2)
+    assert back == PlayerBack(2, "ann", "y.ann")
+
+
+def test_nobody_joins_a_race_under_way() -> None:
+    room = racing("ann")
+    with pytest.raises(WrongStatus):
+        d.decide_join(room, "bob", name="bob", token_hash="h", connection="x", now=2000)
+
+
+def test_away_only_for_the_connection_that_holds_the_seat() -> None:
+    room = joined(lobby(), "ann")
+    assert d.decide_away(room, "ann", connection="old.conn", at=5) == []
+    assert d.decide_away(room, "ann", connection="x.ann", at=5) == [PlayerAway(5, "ann", "x.ann")]
+
+
+def test_the_last_to_leave_during_the_countdown_cancels_it() -> None:
+    room = joined(lobby(), "ann")
+    apply(room, d.decide_start(room, "ann", now=10))
+    assert d.decide_leave(room, "ann", now=11) == [PlayerLeft(11, "ann"), CountdownCancelled(11)]
+    assert d.decide_leave(room, "nobody", now=11) == []
+
+
+def test_start_needs_a_seat_and_a_lobby() -> None:
+    room = joined(lobby(), "ann")
+    with pytest.raises(NotAPlayer):
+        d.decide_start(room, "bob", now=1)
+    assert d.decide_start(room, "ann", now=10) == [CountdownStarted(10, 1010)]
+    apply(room, d.decide_start(room, "ann", now=10))
+    with pytest.raises(WrongStatus):
+        d.decide_start(room, "ann", now=11)
+
+
+def test_go_and_finish_happen_once_whoever_asks() -> None:
+    room = joined(lobby(), "ann")
+    assert d.decide_go(room, now=5) == []  # not counting down
+    apply(room, d.decide_start(room, "ann", now=10))
+    [started] = d.decide_go(room, now=1010)
+    assert started == RaceStarted(1010, 61_010)
+    apply(room, [started])
+    assert d.decide_go(room, now=1011) == []
+    assert d.decide_finish(room, "all_done", now=1020) == []  # ann still plays
+    [finished] = d.decide_finish(room, "time_limit", now=61_010)
+    assert isinstance(finished, RaceFinished)
+    assert finished.ranking[0]["player"] == "ann"
+    apply(room, [finished])
+    assert d.decide_finish(room, "time_limit", now=61_011) == []
+
+
+def test_an_idle_lobby_closes_after_its_ttl_only() -> None:
+    room = lobby()
+    assert d.decide_close_idle(room, ttl_ms=100, now=99) == []
+    assert d.decide_close_idle(room, ttl_ms=0, now=10**9) == []
+    assert d.decide_close_idle(room, ttl_ms=100, now=100) == [RoomClosed(100, "idle")]
+
+
+def test_a_move_is_checked_against_the_folded_game_and_the_clock() -> None:
+    room = racing("ann")
+    game = room.games["ann"]
+    assert game.state is not None
+    move = sorted(legal_moves(game.state))[0]
+    event = d.decide_move(room, game, move, cid=7, now=2000)
+    assert (event["type"], event["move"], event["cid"]) == ("moved", move, 7)
+    with pytest.raises(IllegalMove):
+        d.decide_move(room, game, "t9t9x9", cid=8, now=2000)
+    with pytest.raises(NotRacing):
+        d.decide_move(room, game, move, cid=9, now=61_010)  # the time is up
+
+
+def test_resign_once_and_hints_only_alone() -> None:
+    room = racing("ann", "bob")
+    game = room.games["ann"]
+    with pytest.raises(NotAllowed):
+        d.check_hint(room, game)
+    event = d.decide_resign(room, game, reason="abandoned", now=3000)
+    fold_game_events(game, [Stored(game.stream, 2, event)])
+    with pytest.raises(GameOver):
+        d.decide_resign(room, game, reason=None, now=3001)
+
+
+def test_timers_follow_the_room() -> None:
+    graces = Graces(abandon_ms=500, lobby_ttl_ms=1000)
+    room = lobby()
+    assert next_due(room, graces) == 1000  # idle since it was made
+    joined(room, "ann", "bob")
+    apply(room, d.decide_start(room, "ann", now=10))
+    assert next_due(room, graces) == 1010
+    apply(room, d.decide_go(room, now=1010))
+    assert next_due(room, graces) == 61_010
+    apply(room, d.decide_away(room, "bob", connection="x.bob", at=2000))
+    for p in ("ann", "bob"):
+        game = room.games[p]
+        fold_game_events(game, [Stored(game.stream, 1, d.game_start_event(room, now=1010))])
+    assert next_due(room, graces) == 2500
+    assert abandoned_now(room, graces, 2499) == []
+    assert abandoned_now(room, graces, 2500) == ["bob"]
+    assert d.abandoned(room, "bob", grace_ms=500, now=2500)
+    assert not time_is_up(room, 61_009)
+    assert time_is_up(room, 61_010)

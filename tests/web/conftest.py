@@ -1,0 +1,88 @@
+"""A real headless Chromium from Debian's packages, driven by Selenium through Debian's
+chromedriver: nothing is downloaded, and the tests do not skip (scripts/test installs both)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+
+from tests.support.redis_server import RedisServer
+from tests.support.server_process import ServerProcess
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+FAST = ["--rate", "1000", "--burst", "1000"]
+
+
+def chromium(width: int = 1280, height: int = 900) -> webdriver.Chrome:
+    """A fresh browser with its own profile; certificate errors accepted for the TLS test's
+    self-signed certificate."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    profile = tempfile.mkdtemp(prefix="viewer-chromium-")
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={profile}",
+        f"--window-size={width},{height}",
+    ):
+        options.add_argument(flag)
+    options.accept_insecure_certs = True
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.set_script_timeout(30)
+    driver.profile_dir = profile  # type: ignore[attr-defined]
+    return driver
+
+
+def quit_browser(driver: webdriver.Chrome) -> None:
+    driver.quit()
+    shutil.rmtree(driver.profile_dir, ignore_errors=True)  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def browser() -> Iterator[webdriver.Chrome]:
+    driver = chromium()
+    yield driver
+    quit_browser(driver)
+
+
+@pytest.fixture
+def arena(redis_server: RedisServer, tmp_path: Path) -> Iterator[ServerProcess]:
+    """A real server process on the session's real Redis."""
+    server = ServerProcess(
+        redis_url=redis_server.url,
+        log_path=tmp_path / "server.log",
+        extra_args=[
+            *FAST,
+            "--abandon-grace-s",
+            "2",
+            "--redis-prefix",
+            f"web{tmp_path.name[-12:]}:",
+        ],
+    )
+    server.start()
+    yield server
+    server.stop()
+
+
+def severe_console_messages(driver: webdriver.Chrome) -> list[str]:
+    """The page's errors (a failed script, a refused socket, a CSP violation)."""
+    return [
+        entry["message"]
+        for entry in driver.get_log("browser")
+        if entry["level"] == "SEVERE" and "favicon.ico" not in entry["message"]
+    ]
