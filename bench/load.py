@@ -211,6 +211,7 @@ class Racer:
     first_seen: dict[str, tuple[int, int]] = field(default_factory=dict)
     done_at: tuple[int, int] | None = None
     stopped_at: float | None = None  # monotonic, when its bot stopped moving
+    gave_up: bool = False  # a move went unanswered: what it was due to send still counts
     _visible: dict[int, tuple[int, int] | None] = field(default_factory=dict)
 
     def visible(self, version: int, racers: dict[str, Racer]) -> tuple[int, int] | None:
@@ -415,6 +416,7 @@ class Driver:
                     await racer.ready.wait()
             except TimeoutError:
                 self.stats.errors["timeout"] += 1
+                racer.gave_up = True
                 return
 
     async def setup_arena(self) -> None:
@@ -467,6 +469,7 @@ class Driver:
                 stats.on_ack("", 0, sent, time.perf_counter_ns(), False)
         except TimeoutError:
             stats.errors["timeout"] += 1
+            racer.gave_up = True
         except ConnectionClosed:
             if not self.stopping:
                 self.closed_early += 1
@@ -549,6 +552,7 @@ class Driver:
                     await racer.ready.wait()
             except TimeoutError:
                 self.stats.errors["timeout"] += 1
+                racer.gave_up = True
                 return
 
     def my_rooms(self) -> list[tuple[int, int]]:
@@ -613,10 +617,10 @@ class Driver:
         else:
             s.spectator_lags()
         # Paced: what the bots were due to send while the window ran and they still played
-        # (a finished game offers no more moves); answered or not, each counts.
+        # (a finished game offers no more moves; one left unanswered does); each counts.
         t1 = t0 + window
         s.offered = self.sc.rate * sum(
-            max(0.0, min(t1, r.stopped_at or t1) - t0) for r in self.racers
+            max(0.0, (t1 if r.gave_up else min(t1, r.stopped_at or t1)) - t0) for r in self.racers
         )
         errors = dict(s.errors)
         if self.closed_early:
