@@ -17,8 +17,14 @@ from client.cli import parse_args, resolve_output
 from client.terminal import read_script
 from shared.errors import ArenaError, ServerError
 
+_ACCOUNT_COMMANDS = ("register", "login", "logout", "whoami", "leaderboard", "profile")
+
 
 async def _run(args: Any, output: Any, script: list[str] | None) -> int:
+    if args.command in _ACCOUNT_COMMANDS:
+        from client.accounts import account_command
+
+        return await account_command(args, output)
     if args.command == "play" and args.offline:
         from client.offline import play_offline
 

@@ -153,6 +153,12 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     )
     create.add_argument("--winnable", action="store_true", help=_WINNABLE_HELP)
     create.add_argument(
+        "--unrated",
+        action="store_true",
+        help="a race that does not count for ratings (races on a secret seed between logged-in "
+        "players are rated by default)",
+    )
+    create.add_argument(
         "--players",
         type=int,
         default=None,
@@ -207,6 +213,50 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         "--offline",
         action="store_true",
         help="replay locally: the deal from --variant/--seed, the moves from --moves",
+    )
+    for command, text in (("register", "create an account"), ("login", "log in")):
+        account = sub.add_parser(
+            command,
+            parents=[common],
+            help=f"{text}: your races are rated",
+            description=f"{text.capitalize()}; the key is kept in your state directory and "
+            "every later command uses it. The password is read without echo.",
+        )
+        account.add_argument("account", metavar="NAME", help="the account name")
+        account.add_argument(
+            "--password-stdin",
+            action="store_true",
+            help="read the password from the first line of standard input (for scripts)",
+        )
+    sub.add_parser(
+        "logout",
+        parents=[common],
+        help="log out (the key is revoked)",
+        description="Log out: the server revokes the key, and it is removed from disk.",
+    )
+    sub.add_parser(
+        "whoami",
+        parents=[common],
+        help="the account you are logged in as",
+        description="Say which account the saved key logs in as.",
+    )
+    board = sub.add_parser(
+        "leaderboard",
+        parents=[common],
+        help="the best rated players",
+        description="Rank, name, rating, games and wins of a variant's rated players; your "
+        "own line is marked, even outside the top.",
+    )
+    board.add_argument("--top", type=int, default=10, metavar="N", help="rows (default: 10)")
+    profile = sub.add_parser(
+        "profile",
+        parents=[common],
+        help="a player's ratings and recent races",
+        description="Ratings per variant with rank, games, wins, best winning time, and recent "
+        "races with their room codes (replay one with 'solitaire replay CODE --player NAME').",
+    )
+    profile.add_argument(
+        "player", metavar="NAME", nargs="?", default=None, help="whose (default: yours)"
     )
     rules = sub.add_parser(
         "rules",

@@ -132,6 +132,7 @@ class Connection:
         give_up_after: float = 120.0,
         resume: str | None = None,
         on_token: Callable[[str, dict[str, Any]], None] | None = None,
+        key: str | None = None,
     ) -> None:
         self.url = url
         self.name = (name.strip() or "player")[:MAX_NAME_LEN]
@@ -146,6 +147,7 @@ class Connection:
         # Private: never logged; written only to the seat store (mode 0600) via ``on_token``.
         self._token: str | None = resume
         self._on_token = on_token
+        self.key = key  # the account key (client/accounts.py): sent in every hello
         self.resuming_from_disk = resume is not None
         self._pacer: Pacer | None = None
         self.resumed = False
@@ -262,6 +264,8 @@ class Connection:
         hello: dict[str, Any] = {"type": "hello", "protocol": PROTOCOL_VERSION, "name": self.name}
         if self._token is not None:
             hello["resume"] = self._token
+        if self.key is not None:
+            hello["key"] = self.key
         await ws.send(encode(hello))
         while True:
             msg = decode(await ws.recv())
@@ -351,7 +355,12 @@ class Connection:
         await self._send_raw(msg)
 
     async def request(
-        self, msg: Mapping[str, Any], *, expect: str | None = None, wait: float = 15.0
+        self,
+        msg: Mapping[str, Any],
+        *,
+        expect: str | None = None,
+        wait: float = 15.0,
+        retry_rate_limited: bool = True,
     ) -> dict[str, Any]:
         """Send with a fresh ``ref`` and return the answer; RequestFailed for an ``error``.
 
@@ -360,6 +369,8 @@ class Connection:
         for attempt in range(RATE_LIMIT_RETRIES + 1):
             answer = await self._request_once(msg, expect, wait)
             if answer["type"] != "error" or answer["code"] != "rate_limited":
+                break
+            if not retry_rate_limited:  # a login attempt counts even when refused
                 break
             if attempt < RATE_LIMIT_RETRIES:
                 await asyncio.sleep(self._backoff.delay(attempt + 1))

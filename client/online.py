@@ -29,6 +29,7 @@ from client.watching import replay_online, watch_online
 from shared.errors import ArenaError, ClientError
 
 WINNABLE = "a winnable deal: the server has solved it"
+RATED = "rated: counts for the racers who are logged in"
 GRACE_TEXT = "the server's grace (a minute by default)"
 
 
@@ -45,6 +46,8 @@ def _create_msg(args: Any, capacity: int) -> dict[str, Any]:
         msg["seed"] = seed_value(args.seed)
     if getattr(args, "winnable", False):
         msg["winnable"] = True
+    if getattr(args, "unrated", False):
+        msg["rated"] = False
     return msg
 
 
@@ -261,6 +264,8 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
                 notes.append(f" ({OPEN_SEED}.)")
             if client.state.room.get("winnable") and WINNABLE not in client.view.lobby_hint:
                 notes.append(f" ({WINNABLE}.)")
+            if client.state.room.get("rated") and RATED not in client.view.lobby_hint:
+                notes.append(f" ({RATED}.)")
             shown = app.session.status == client.view.lobby_hint
             client.view.lobby_hint += "".join(notes)
             # Only while the lobby's hint is what the status line shows: the race may have

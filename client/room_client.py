@@ -13,11 +13,13 @@ import contextlib
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from client.accounts import ratings_line, saved_key
 from client.app import App
 from client.commands import WATCH_FIRST
 from client.connection import Connection, RequestFailed, State
 from client.room_state import RoomState
 from client.room_view import RoomView
+from shared import protocol as p
 from shared.errors import ArenaError, ClientError
 
 
@@ -54,6 +56,21 @@ class RoomClient:
     def on_message(self, msg: dict[str, Any]) -> None:
         """One server message (the connection's ``on_message``)."""
         self.view.on_message(msg)
+        if msg["type"] == p.FINISHED and self.state.room.get("rated") and self._logged_in():
+            self._spawn(self._rating_changes(msg["room"]))
+
+    def _logged_in(self) -> bool:
+        return self.conn is not None and bool(self.conn.welcome.get("account"))
+
+    async def _rating_changes(self, room: str) -> None:
+        """A rated race's rating changes, once the server has rated it: `1523 → 1541 (+18)`."""
+        assert self.conn is not None
+        try:
+            answer = await self.conn.request({"type": p.RACE_RATINGS, "room": room})
+        except ArenaError:
+            return  # fewer than two logged-in racers: the race was not rated
+        self.session.say(ratings_line(answer["changes"], ascii=self.app.output.ascii))
+        self.app.refresh()
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         """Run a request in the background, keeping a reference until it is done."""
@@ -77,6 +94,7 @@ class RoomClient:
             on_welcome=self.on_welcome,
             resume=resume,
             on_token=self.on_token,
+            key=saved_key(url),  # a logged-in user's account key (client/accounts.py)
         )
         await self.conn.start()
         return self.conn

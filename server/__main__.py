@@ -2,35 +2,28 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import signal
 import sys
+import time
 from collections.abc import Sequence
 
+from server.accounts.ratings import Ratings
 from server.app import AddressInUse, App
 from server.runtime.clock import SystemClock
 from server.runtime.config import Config, parse_config
 from server.runtime.logging import configure_logging, get_logger
 from server.runtime.loops import loop_factory
-from server.store import open_store
+from server.store import EventStore, open_store
 from server.workers import run_workers
 
 
 async def serve(config: Config) -> None:
     """Run until a signal asks to stop, then shut down gracefully."""
     log = get_logger("server")
-    store = (
-        open_store(
-            config.redis_url,
-            prefix=config.redis_prefix,
-            retention=config.retention_s,
-            cluster=config.redis_cluster,
-            ack_after_replicas=config.ack_after_replicas,
-        )
-        if config.redis_url
-        else open_store(None, retention=config.retention_s)
-    )
+    store = _open(config)
     app = App(config, store, SystemClock())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -51,7 +44,48 @@ async def serve(config: Config) -> None:
     await app.stop()
 
 
+def _open(config: Config) -> EventStore:
+    if not config.redis_url:
+        return open_store(None, retention=config.retention_s)
+    return open_store(
+        config.redis_url,
+        prefix=config.redis_prefix,
+        retention=config.retention_s,
+        cluster=config.redis_cluster,
+        ack_after_replicas=config.ack_after_replicas,
+    )
+
+
+async def rebuild_ratings(config: Config) -> dict[str, int]:
+    """``solitaire-server ratings --rebuild``: fold every rated race of the log again and
+    rewrite the leaderboard indexes (docs/ratings.md)."""
+    async with _open(config) as store:
+        return await Ratings(store, SystemClock()).rebuild()
+
+
+def ratings_main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="solitaire-server ratings",
+        description="Rebuild the ratings projection and leaderboards from the log. Takes the "
+        "server's store options (--redis-url, --redis-prefix, --redis-cluster).",
+    )
+    parser.add_argument("--rebuild", action="store_true", required=True)
+    _, rest = parser.parse_known_args(argv)
+    config = parse_config(rest)
+    configure_logging(config.log_format, config.log_level)
+    started = time.perf_counter()
+    folded = asyncio.run(rebuild_ratings(config))
+    seconds = time.perf_counter() - started
+    for variant, races in folded.items():
+        print(f"{variant}: {races} rated races folded")
+    print(f"rebuilt in {seconds:.2f} s")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["ratings"]:
+        return ratings_main(argv[1:])
     config = parse_config(argv)
     configure_logging(config.log_format, config.log_level)
     if config.workers > 1:

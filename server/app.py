@@ -15,6 +15,8 @@ import structlog
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
+from server.accounts.ratings import Ratings
+from server.accounts.service import Accounts
 from server.domain.lifecycle import RoomStatus
 from server.net.connection import Connection, Outbox
 from server.net.delivery import Delivery
@@ -69,6 +71,9 @@ class App:
         self.race_clock = RaceClock(clock, config, self.hub, self.commands)
         self.hub.listen(self.delivery.on_change)
         self.hub.listen(self.race_clock.on_change)
+        self.accounts = Accounts(store, clock, config)
+        self.ratings = Ratings(store, clock)
+        self.hub.listen(self.ratings.on_change)
         self.unloader = Unloader(
             self.hub,
             clock,
@@ -145,6 +150,8 @@ class App:
             outbox=self.outbox,
             connection_id=f"{self.process}.{next(self._connections)}",
             metrics=self.metrics,
+            accounts=self.accounts,
+            ratings=self.ratings,
         )
         self.connections.add(connection)
         try:
@@ -234,6 +241,7 @@ class App:
                 rooms = await self.commands.list_rooms()
                 live = [r["id"] for r in rooms if r["status"] != RoomStatus.FINISHED.value]
                 await self.hub.load_many(live)
+                await self.ratings.start()
                 log.info("warmed", rooms=len(live))
                 self.warmed.set()
                 return
@@ -249,6 +257,7 @@ class App:
         self.metrics.unwatch_gc()
         await self.unloader.aclose()
         await self.race_clock.aclose()
+        await self.ratings.aclose()
         await self.hub.aclose()
         await self.delivery.aclose()
         if self._solver is not None:

@@ -32,6 +32,12 @@ MOVE = "move"
 RESIGN = "resign"
 WATCH = "watch"
 HINT = "hint"
+REGISTER = "register"
+LOGIN = "login"
+LOGOUT = "logout"
+LEADERBOARD = "leaderboard"
+PROFILE = "profile"
+RACE_RATINGS = "race_ratings"
 
 # Server → client message types.
 WELCOME = "welcome"
@@ -52,6 +58,12 @@ ERROR = "error"
 BATCH = "batch"
 # The answer to `hint`: a distinct type, as MESSAGES maps each type to one set of fields.
 SUGGESTION = "suggestion"
+# Answers of the account requests (docs/protocol.md, "Accounts and ratings").
+ACCOUNT = "account"
+LOGGED_OUT = "logged_out"
+STANDINGS = "standings"
+PLAYER_CARD = "player_card"
+RATING_CHANGES = "rating_changes"
 
 VARIANTS = ("swiss", "quadrennial")
 ROLES = ("player", "spectator")
@@ -64,6 +76,9 @@ MAX_NAME_LEN = 32
 MAX_SEED_LEN = 64
 MAX_MOVE_LEN = 16
 MAX_ID_LEN = 64
+MAX_PASSWORD_LEN = 128
+MAX_KEY_LEN = 128
+MAX_TOP = 100
 
 # Close codes (docs/protocol.md, "Limits and close codes").
 CLOSE_NORMAL = 1000
@@ -200,6 +215,7 @@ CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("protocol", "int"),
         _opt("name", "str", max_len=MAX_NAME_LEN),
         _opt("resume", "str", max_len=256),
+        _opt("key", "str", max_len=MAX_KEY_LEN),
     ),
     PING: (),
     LIST_ROOMS: (),
@@ -212,6 +228,7 @@ CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
         _opt("spectator_delay_ms", "int", min=0, max=600_000),
         _opt("deck", "list", max_len=52, items="str"),
         _opt("winnable", "bool"),
+        _opt("rated", "bool"),
     ),
     JOIN: (
         _f("room", "str", max_len=MAX_ID_LEN),
@@ -230,6 +247,21 @@ CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
         _opt("player", "str", max_len=MAX_ID_LEN),
     ),
     HINT: (),
+    REGISTER: (
+        _f("name", "str", max_len=MAX_NAME_LEN),
+        _f("password", "str", max_len=MAX_PASSWORD_LEN, allow_empty=True),
+    ),
+    LOGIN: (
+        _f("name", "str", max_len=MAX_NAME_LEN),
+        _f("password", "str", max_len=MAX_PASSWORD_LEN, allow_empty=True),
+    ),
+    LOGOUT: (),
+    LEADERBOARD: (
+        _opt("variant", "str", choices=VARIANTS),
+        _opt("top", "int", min=1, max=MAX_TOP),
+    ),
+    PROFILE: (_opt("name", "str", max_len=MAX_NAME_LEN),),
+    RACE_RATINGS: (_f("room", "str", max_len=MAX_ID_LEN),),
 }
 
 SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
@@ -241,6 +273,7 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("room", "str", "nil"),
         _f("server", "str"),
         _f("limits", "map"),
+        _opt("account", "str", "nil"),
     ),
     PONG: (_f("at", "int"),),
     ROOMS: (_f("rooms", "list", items="map"),),
@@ -290,6 +323,24 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("status", "str", choices=("won", "unwinnable", "unknown")),
         _f("nodes", "int", min=0),
         _f("max_nodes", "int", min=1),
+    ),
+    ACCOUNT: (_f("name", "str"), _f("key", "str")),
+    LOGGED_OUT: (),
+    STANDINGS: (
+        _f("variant", "str", choices=VARIANTS),
+        _f("rows", "list", items="map"),
+        _f("me", "map", "nil"),
+        _f("players", "int", min=0),
+    ),
+    PLAYER_CARD: (
+        _f("name", "str"),
+        _f("ratings", "list", items="map"),
+        _f("recent", "list", items="map"),
+    ),
+    RATING_CHANGES: (
+        _f("room", "str"),
+        _f("variant", "str", choices=VARIANTS),
+        _f("changes", "list", items="map"),
     ),
     ERROR: (
         _f("code", "str"),

@@ -12,7 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from server.domain.accounts import fold_name
 from server.domain.errors import (
+    AlreadyInRoom,
     GameOver,
     NotAllowed,
     NotAPlayer,
@@ -82,7 +84,14 @@ def decide_create(
         open_seed=deck is not None or "seed" in msg,
         winnable=bool(msg.get("winnable", False)),
         creator=creator,
+        rated=rateable(msg, capacity=capacity, deck=deck),
     )
+
+
+def rateable(msg: Mapping[str, Any], *, capacity: int, deck: Sequence[str] | None) -> bool:
+    """A room whose race may count for ratings: a secret seed (never a chosen seed or deck),
+    more than one seat, and the creator did not ask for an unrated room."""
+    return bool(msg.get("rated", True)) and deck is None and "seed" not in msg and capacity > 1
 
 
 def check_winnable_request(msg: Mapping[str, Any]) -> None:
@@ -99,17 +108,30 @@ def check_winnable_request(msg: Mapping[str, Any]) -> None:
 
 
 def decide_join(
-    room: Room, player: str, *, name: str, token_hash: str, connection: str, now: int
+    room: Room,
+    player: str,
+    *,
+    name: str,
+    token_hash: str,
+    connection: str,
+    now: int,
+    account: str | None = None,
 ) -> Events:
-    """Seat ``player``; a seat it has already is taken over by this connection."""
+    """Seat ``player``; a seat it has already is taken over by this connection. An account
+    has one seat per room (it would otherwise be rated against itself)."""
     if player in room.seats:
         return decide_back(room, player, connection=connection, now=now)
     if not allows(room.status, PlayerJoined):
         raise WrongStatus(f"room {room.id} is {room.status.value}: join as a spectator")
     if len(room.seats) >= room.settings.capacity:
         raise RoomFull(f"room {room.id} is full")
+    if account is not None and any(
+        s.account is not None and fold_name(s.account) == fold_name(account)
+        for s in room.seats.values()
+    ):
+        raise AlreadyInRoom(f"your account already has a seat in room {room.id}")
     unique = unique_name(name, room.names())
-    return [PlayerJoined(now, player, unique, token_hash, connection)]
+    return [PlayerJoined(now, player, unique, token_hash, connection, account)]
 
 
 def decide_back(room: Room, player: str, *, connection: str, now: int) -> Events:

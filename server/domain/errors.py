@@ -85,3 +85,29 @@ class IdReused(ClientError):
 
 class TooManyLobbies(ClientError):
     code = "too_many_lobbies"
+
+
+class NameTaken(ClientError):
+    """``register`` of a name an account already has (names are compared case-folded)."""
+
+    code = "name_taken"
+
+
+class BadCredentials(ClientError):
+    """``login`` with an unknown name or a wrong password: one answer for both, on purpose."""
+
+    code = "bad_credentials"
+
+
+class NotLoggedIn(ClientError):
+    code = "not_logged_in"
+
+
+class NoSuchAccount(ClientError):
+    code = "no_such_account"
+
+
+class NotRated(ClientError):
+    """``rating_change`` of a room whose race was not rated (or not yet finished)."""
+
+    code = "not_rated"

@@ -8,12 +8,11 @@ streams hold the shared game events (``shared/events.py``), with the client move
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
-from shared.errors import CorruptEvent
+from server.domain.schema import Schema
 
 ROOM_EVENT_VERSION = 1
 
@@ -44,6 +43,7 @@ class RoomCreated(RoomEvent):
     open_seed: bool
     winnable: bool
     creator: str | None
+    rated: bool = False  # counts for ratings if >= 2 racers are logged in (docs/ratings.md)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +55,7 @@ class PlayerJoined(RoomEvent):
     name: str
     token_hash: str
     connection: str | None
+    account: str | None = None  # the racer's account name (as registered), None for a guest
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,55 +135,33 @@ EVENT_TYPES: Mapping[str, type[RoomEvent]] = {
 }
 
 # Fields a stored event may lack, with the value an older writer meant by leaving them out.
-_DEFAULTS: Mapping[str, Any] = {
-    "seed": None,
-    "deck": None,
-    "creator": None,
-    "connection": None,
-    "ends_at": None,
-    "open_seed": False,
-    "winnable": False,
-    "spectator_delay_ms": 0,
-    "ranking": (),
-}
-_SEQUENCES = frozenset({"deck", "ranking"})
-_FIELDS: dict[type[RoomEvent], tuple[str, ...]] = {
-    cls: tuple(f.name for f in dataclasses.fields(cls)) for cls in EVENT_TYPES.values()
-}
-
-E = TypeVar("E", bound=RoomEvent)
+_SCHEMA: Schema[RoomEvent] = Schema(
+    "room",
+    ROOM_EVENT_VERSION,
+    EVENT_TYPES.values(),
+    defaults={
+        "seed": None,
+        "deck": None,
+        "creator": None,
+        "connection": None,
+        "ends_at": None,
+        "open_seed": False,
+        "winnable": False,
+        "spectator_delay_ms": 0,
+        "ranking": (),
+        "rated": False,
+        "account": None,
+    },
+    sequences=("deck", "ranking"),
+)
 
 
 def encode(event: RoomEvent) -> dict[str, Any]:
     """The map a store keeps: ``type``, ``v`` and the fields (sequences as lists)."""
-    data: dict[str, Any] = {"type": event.TYPE, "v": ROOM_EVENT_VERSION}
-    for name in _FIELDS[type(event)]:
-        value = getattr(event, name)
-        data[name] = list(value) if name in _SEQUENCES and value is not None else value
-    return data
+    return _SCHEMA.encode(event)
 
 
 def decode(data: Mapping[str, Any]) -> RoomEvent:
     """The event a stored map holds; CorruptEvent for an unknown type or version, or a field
     missing that has no default."""
-    kind = data.get("type")
-    cls = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
-    if cls is None:
-        raise CorruptEvent(f"unknown room event type {kind!r}")
-    if data.get("v", ROOM_EVENT_VERSION) != ROOM_EVENT_VERSION:
-        raise CorruptEvent(f"room event {kind} has unknown version {data.get('v')!r}")
-    values: dict[str, Any] = {}
-    for name in _FIELDS[cls]:
-        if name in data:
-            value = data[name]
-            if name in _SEQUENCES and value is not None:
-                value = tuple(value)
-            values[name] = value
-        elif name in _DEFAULTS:
-            values[name] = _DEFAULTS[name]
-        else:
-            raise CorruptEvent(f"room event {kind} has no field {name!r}")
-    try:
-        return cls(**values)
-    except TypeError as exc:  # pragma: no cover - every field is filled above
-        raise CorruptEvent(f"room event {kind}: {exc}") from None
+    return _SCHEMA.decode(data)

@@ -153,7 +153,7 @@ def _created(room: Room, e: RoomCreated) -> None:
 
 
 def _joined(room: Room, e: PlayerJoined) -> None:
-    seat = Seat(e.player, e.name, e.token_hash, room.joined_count, e.connection)
+    seat = Seat(e.player, e.name, e.token_hash, room.joined_count, e.connection, None, e.account)
     seat.away_since = None if e.connection is not None else e.at
     room.seats[e.player] = seat
     room.joined_count += 1

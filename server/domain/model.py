@@ -44,6 +44,7 @@ class Seat:
     order: int
     connection: str | None = None
     away_since: int | None = None
+    account: str | None = None  # a logged-in racer's account name (as registered)
 
     def wire(self) -> dict[str, Any]:
         return {"connected": self.connection is not None, "away_since": self.away_since}
@@ -123,6 +124,11 @@ class Room:
     def winnable(self) -> bool:
         return self.meta is not None and self.meta.winnable
 
+    @property
+    def rated(self) -> bool:
+        """The room's race counts for ratings when at least two racers are logged in."""
+        return self.meta is not None and self.meta.rated
+
     def streams(self) -> list[str]:
         """The room's stream and its games' streams."""
         return [self.stream, *(g.stream for g in self.games.values())]
@@ -168,6 +174,7 @@ class Room:
             "finished_at": self.finished.at if self.finished else None,
             "open_seed": self.open_seed,
             "winnable": self.winnable,
+            "rated": self.rated,
             "names": self.names(),
         }
 

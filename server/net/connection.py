@@ -18,6 +18,9 @@ import msgpack
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
+from server.accounts.ratings import Ratings
+from server.accounts.service import Accounts
+from server.domain.accounts import Account
 from server.domain.errors import (
     AlreadyHello,
     HelloRequired,
@@ -26,6 +29,7 @@ from server.domain.errors import (
 )
 from server.domain.model import game_stream
 from server.domain.names import DEFAULT_NAME, clean_name
+from server.net.account_requests import AccountRequests
 from server.net.audience import Role
 from server.net.delivery import Delivery
 from server.net.room_requests import Handler, room_requests
@@ -190,6 +194,8 @@ class Connection:
         outbox: Outbox,
         connection_id: str,
         metrics: Metrics,
+        accounts: Accounts,
+        ratings: Ratings,
     ) -> None:
         self.metrics = metrics
         self.ws = ws
@@ -208,6 +214,12 @@ class Connection:
         self.closing = False
         self.close_task: asyncio.Future[None] | None = None
         self.handlers: dict[str, Handler] = {p.PING: self.on_ping, **room_requests(self)}
+        remote = ws.remote_address
+        address = str(remote[0]) if isinstance(remote, tuple) and remote else "unknown"
+        self.login = AccountRequests(
+            accounts, ratings, commands, self.reply, address, on_account=self._logged_in
+        )
+        self.handlers.update(self.login.handlers())
 
     # ---- sending -----------------------------------------------------------------------------
 
@@ -333,6 +345,16 @@ class Connection:
 
     # ---- handlers ----------------------------------------------------------------------------
 
+    @property
+    def account(self) -> str | None:
+        """The account this connection is logged in as (its name), None for a guest."""
+        return self.login.account.name if self.login.account is not None else None
+
+    def _logged_in(self, account: Account | None) -> None:
+        """A logged-in connection is seated under its account's name."""
+        if account is not None:
+            self.name = account.name
+
     async def on_ping(self, msg: dict[str, Any]) -> None:
         self.reply(msg, {"type": p.PONG, "at": self.clock.now_ms()})
 
@@ -344,6 +366,8 @@ class Connection:
                 f"this server speaks protocol {p.PROTOCOL_VERSION}, not {msg['protocol']}"
             )
         self.name = clean_name(msg.get("name", DEFAULT_NAME))
+        if "key" in msg:
+            await self.login.authenticate(msg["key"])
         room = None
         player = None
         if "resume" in msg:
@@ -366,6 +390,7 @@ class Connection:
             "room": room.id if room is not None else None,
             "server": SERVER_NAME,
             "limits": self.config.limits(),
+            "account": self.login.account.name if self.login.account is not None else None,
         }
         self.reply(msg, welcome)
         if room is not None and player is not None:

@@ -44,6 +44,7 @@ def room_state(
         ],
         "open_seed": room.open_seed,
         "winnable": room.winnable,
+        "rated": room.rated,
         "spectators": spectators,
         "created_at": meta.at,
         "go_at": room.go_at,

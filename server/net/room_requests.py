@@ -26,6 +26,11 @@ class Session(Peer, Protocol):
     name: str
     token: str
     commands: Commands
+
+    @property
+    def account(self) -> str | None:
+        """The logged-in account's name, None for a guest."""
+
     delivery: Delivery
     metrics: Metrics
 
@@ -84,7 +89,12 @@ class RoomRequests:
         player = self.s.session if role == Role.PLAYER else None
         if player is not None:
             await self.s.commands.join(
-                room, player, name=self.s.name, token=self.s.token, connection=self.s.connection_id
+                room,
+                player,
+                name=self.s.name,
+                token=self.s.token,
+                connection=self.s.connection_id,
+                account=self.s.account,
             )
             if self.s.delivery.member(self.s) is not None:  # joined twice concurrently
                 raise AlreadyInRoom("leave your room first")

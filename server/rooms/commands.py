@@ -144,7 +144,14 @@ class Commands:
     # ---- seats -------------------------------------------------------------------------------
 
     async def join(
-        self, room: Room, player: str, *, name: str, token: str, connection: str
+        self,
+        room: Room,
+        player: str,
+        *,
+        name: str,
+        token: str,
+        connection: str,
+        account: str | None = None,
     ) -> None:
         """Seat ``player`` (a session) on this connection; a seat it has already is kept, and
         taken over by this connection."""
@@ -155,7 +162,13 @@ class Commands:
         await self.loop.run(
             room,
             lambda now: d.decide_join(
-                room, player, name=name, token_hash=hashed, connection=connection, now=now
+                room,
+                player,
+                name=name,
+                token_hash=hashed,
+                connection=connection,
+                now=now,
+                account=account,
             ),
         )
         log.info(PlayerJoined.TYPE, room=room.id, player=player)

@@ -83,6 +83,7 @@ class Directory:
                 await self.store.index_remove(ROOMS_INDEX, entry.member)
                 continue
             summary.pop("creator", None)
+            summary.setdefault("rated", False)  # published before rooms could be rated
             summaries.append(summary)
         return summaries
 

@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from server.domain.fold import Change, Loaded, fold_stored
-from server.domain.model import Room, room_stream
+from server.domain.model import Room
+from server.rooms.room_reader import read_room
 from server.runtime.config import Config
 from server.runtime.logging import get_logger
 from server.runtime.tasks import stop_tasks
@@ -97,41 +98,20 @@ class Hub:
         # Subscribed before reading: whatever is appended from here on wakes us.
         await self._subscription.subscribe([room_id])
         try:
-            room_events = await self.store.read(room_stream(room_id))
+            events = await read_room(self.store, room_id)
         except BaseException:
             await self._subscription.unsubscribe([room_id])
             raise
-        if not room_events:
+        if events is None:
             await self._subscription.unsubscribe([room_id])
             return None
         room = Room(room_id)
-        fold_stored(room, room_events)
-        games = list(room.games.values())
-        raw = await self.store.read_many_raw([g.stream for g in games])
-        for game in games:
-            try:
-                events = self.store.decode_raw(game.stream, raw[game.stream])
-            except CorruptEntry as error:
-                log.error("corrupt_event", stream=error.stream, entry=error.entry, reason=error.why)
-                events = await self._read_good_prefix(game.stream)
-            fold_stored(room, events)
+        fold_stored(room, events)
         self.rooms[room_id] = room
         self._notify(room, [Loaded()])
         # Appends made while we read woke nobody (the room was not here yet): look once more.
         self._mark_behind(room, room.streams())
         return room
-
-    async def _read_good_prefix(self, stream: str) -> list[StoredEvent]:
-        """The events of a stream up to its first corrupt entry (which was logged)."""
-        events: list[StoredEvent] = []
-        while True:
-            try:
-                more = await self.store.read(stream, after=len(events), limit=1)
-            except CorruptEntry:
-                return events
-            if not more:
-                return events
-            events.extend(more)
 
     async def load_many(self, room_ids: Sequence[str]) -> None:
         """Load rooms a bounded number at a time (a warm-up after a restart)."""
@@ -177,16 +157,9 @@ class Hub:
         replicates asynchronously; --ack-after-replicas prevents it). The stream is the truth,
         so the room is folded again from it, in place (everyone holding it sees the new fold)."""
         log.error("stream_went_back", room=room.id)
-        room_events = await self.store.read(room.stream)
-        seated = Room(room.id)  # which game streams the room stream names
-        fold_stored(seated, room_events)
-        streams = [g.stream for g in seated.games.values()]
-        raw = await self.store.read_many_raw(streams)
-        # No await from here on: nobody sees the room half folded.
-        room.reset()
-        fold_stored(room, room_events)
-        for stream in streams:
-            fold_stored(room, self.store.decode_raw(stream, raw[stream]))
+        events = await read_room(self.store, room.id) or []
+        room.reset()  # no await from here on: nobody sees the room half folded
+        fold_stored(room, events)
         self._notify(room, [Loaded()])
 
     def _on_wakeup(self, wakeup: Wakeup) -> None:

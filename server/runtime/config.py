@@ -53,6 +53,10 @@ class Config:
     heartbeat_s: float = 5.0
     solver_max_nodes: int = 10_000
     solver_attempts: int = 30
+    auth_attempts_per_name: int = 10
+    auth_attempts_per_address: int = 30
+    auth_window_s: float = 600.0
+    hash_concurrency: int = 2
     # Browsers' WebSocket upgrades must come from one of these origins ("scheme://host[:port]");
     # none given = the page's own origin only (the Host the request names). No Origin: allowed.
     allowed_origins: tuple[str, ...] = ()
@@ -267,6 +271,35 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         int,
         "ARENA_SOLVER_ATTEMPTS",
         "secret seeds a winnable-only room may try before no_winnable_deal",
+    ),
+    (
+        "--auth-attempts-per-name",
+        "auth_attempts_per_name",
+        int,
+        "ARENA_AUTH_ATTEMPTS_PER_NAME",
+        "register and login attempts one account name may have per --auth-window-s, on all "
+        "server processes together, before rate_limited",
+    ),
+    (
+        "--auth-attempts-per-address",
+        "auth_attempts_per_address",
+        int,
+        "ARENA_AUTH_ATTEMPTS_PER_ADDRESS",
+        "register and login attempts one client address may make per --auth-window-s",
+    ),
+    (
+        "--auth-window-s",
+        "auth_window_s",
+        float,
+        "ARENA_AUTH_WINDOW_S",
+        "the window the attempt limits count in (fixed windows of this many seconds)",
+    ),
+    (
+        "--hash-concurrency",
+        "hash_concurrency",
+        int,
+        "ARENA_HASH_CONCURRENCY",
+        "password hashes (Argon2id, 64 MiB each) one process computes at once, off the loop",
     ),
     (
         "--allowed-origins",

@@ -27,6 +27,7 @@ CASES = {
     "capacity": ("capacity.json", {"machine", "versions", "result", "targets"}),
     "recovery": ("recovery.json", {"machine", "versions", "restart", "empty_start", "targets"}),
     "solver": ("solver.json", {"machine", "quick", "variants"}),
+    "ratings": ("ratings.json", {"machine", "versions", "rebuild", "finish"}),
 }
 
 Quick = Callable[..., dict[str, Any]]
@@ -143,3 +144,10 @@ def test_solver_gives_every_deal_one_verdict(quick: Quick) -> None:
     for result in report["variants"].values():
         assert sum(result["counts"].values()) == result["seeds"] == len(result["deals"])
         assert all(d["nodes"] <= result["max_nodes"] for d in result["deals"])
+
+
+def test_ratings_rebuilds_every_race_and_times_both_kinds_of_finish(quick: Quick) -> None:
+    report = quick("ratings")
+    assert report["rebuild"]["races"] == 2_000
+    assert report["finish"]["rated"]["ratings"]["n"] == 2
+    assert report["finish"]["unrated"]["finished"]["n"] == 2

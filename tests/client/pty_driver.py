@@ -15,9 +15,13 @@ ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 15
 
 
-def spawn(*args: str, columns: int = 80, rows: int = 40) -> pexpect.spawn:
-    """`python -m client ARGS` in a pty of the given size, with colours left to the flags."""
+def spawn(
+    *args: str, columns: int = 80, rows: int = 40, env_extra: dict[str, str] | None = None
+) -> pexpect.spawn:
+    """`python -m client ARGS` in a pty of the given size, with colours left to the flags;
+    ``env_extra`` sets more variables (a user's own XDG_STATE_HOME, say)."""
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "SOLITAIRE_SERVER")}
+    env.update(env_extra or {})
     env["TERM"] = "xterm"
     env["PYTHONUNBUFFERED"] = "1"
     child = pexpect.spawn(

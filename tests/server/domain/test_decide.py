@@ -7,7 +7,15 @@ from typing import Any
 import pytest
 
 from server.domain import decide as d
-from server.domain.errors import GameOver, NotAllowed, NotAPlayer, NotRacing, RoomFull, WrongStatus
+from server.domain.errors import (
+    AlreadyInRoom,
+    GameOver,
+    NotAllowed,
+    NotAPlayer,
+    NotRacing,
+    RoomFull,
+    WrongStatus,
+)
 from server.domain.events import (
     CountdownCancelled,
     CountdownStarted,
@@ -205,3 +213,45 @@ def test_timers_follow_the_room() -> None:
     assert d.abandoned(room, "bob", grace_ms=500, now=2500)
     assert not time_is_up(room, 61_009)
     assert time_is_up(room, 61_010)
+
+
+# ---- accounts and rated rooms ---------------------------------------------------------------
+
+
+def _created(msg: dict[str, Any], *, capacity: int = 4, deck: list[str] | None = None) -> bool:
+    return d.decide_create(
+        {"variant": "swiss", **msg},
+        capacity=capacity,
+        deck=deck,
+        seed=None if deck else "s",
+        salt="00",
+        time_limit_ms=0,
+        creator="c",
+        now=0,
+    ).rated
+
+
+def test_only_a_secret_seed_between_several_racers_is_rated_unless_asked_not_to() -> None:
+    assert _created({}) is True
+    assert _created({"rated": False}) is False
+    assert _created({"seed": "chosen"}) is False
+    assert _created({}, deck=["AS"] * 52) is False
+    assert _created({}, capacity=1) is False
+
+
+def test_an_account_has_one_seat_in_a_room() -> None:
+    room = lobby(capacity=3, seed="x")
+    apply(
+        room,
+        d.decide_join(
+            room, "p1", name="ann", token_hash="t1", connection="c1", now=1, account="ann"
+        ),
+    )
+    with pytest.raises(AlreadyInRoom):
+        d.decide_join(
+            room, "p2", name="ANN", token_hash="t2", connection="c2", now=2, account="ANN"
+        )
+    events = d.decide_join(room, "p3", name="bob", token_hash="t3", connection="c3", now=2)
+    assert isinstance(events[0], PlayerJoined)
+    assert events[0].account is None  # a guest
+    assert room.seats["p1"].account == "ann"

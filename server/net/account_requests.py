@@ -1,0 +1,155 @@
+"""A connection's account requests: register, login, logout, leaderboard, profile and a race's
+rating changes. Kept apart from ``Connection`` (which hands them their messages) so the room
+path stays as it is; the I/O behind them is ``server.accounts``."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from server.accounts.ratings import Ratings
+from server.accounts.service import Accounts
+from server.domain.accounts import Account, fold_name
+from server.domain.errors import NoSuchAccount, NotLoggedIn, NotRated
+from server.domain.names import clean_name
+from server.domain.ratings import VARIANTS
+from server.rooms.commands import Commands
+from server.runtime.logging import bind
+from shared import protocol as p
+
+Reply = Callable[[dict[str, Any], dict[str, Any]], None]
+
+
+class AccountRequests:
+    """Who this connection is logged in as, and the requests about accounts and ratings."""
+
+    def __init__(
+        self,
+        accounts: Accounts,
+        ratings: Ratings,
+        commands: Commands,
+        reply: Reply,
+        address: str,
+        *,
+        on_account: Callable[[Account | None], None],
+    ) -> None:
+        self.accounts = accounts
+        self.ratings = ratings
+        self.commands = commands
+        self.reply = reply
+        self.address = address
+        self.on_account = on_account
+        self.account: Account | None = None
+        self.key: str | None = None
+
+    @property
+    def account_id(self) -> str | None:
+        return self.account.id if self.account is not None else None
+
+    def handlers(self) -> dict[str, Callable[[dict[str, Any]], Awaitable[None]]]:
+        return {
+            p.REGISTER: self.on_register,
+            p.LOGIN: self.on_login,
+            p.LOGOUT: self.on_logout,
+            p.LEADERBOARD: self.on_leaderboard,
+            p.PROFILE: self.on_profile,
+            p.RACE_RATINGS: self.on_race_ratings,
+        }
+
+    async def authenticate(self, key: str) -> None:
+        """``hello.key``: log in with an account key; an unknown or revoked one leaves the
+        connection a guest (``welcome.account`` nil)."""
+        self.account = await self.accounts.authenticate(key)
+        self.key = key if self.account is not None else None
+        if self.account is not None:
+            bind(account=self.account.id)
+        self.on_account(self.account)
+
+    async def _logged_in(self, key: str) -> None:
+        await self.authenticate(key)
+
+    async def on_register(self, msg: dict[str, Any]) -> None:
+        login = await self.accounts.register(msg["name"], msg["password"], address=self.address)
+        await self._logged_in(login.key)
+        self.reply(msg, {"type": p.ACCOUNT, "name": login.name, "key": login.key})
+
+    async def on_login(self, msg: dict[str, Any]) -> None:
+        login = await self.accounts.login(msg["name"], msg["password"], address=self.address)
+        await self._logged_in(login.key)
+        self.reply(msg, {"type": p.ACCOUNT, "name": login.name, "key": login.key})
+
+    async def on_logout(self, msg: dict[str, Any]) -> None:
+        if self.key is None or not await self.accounts.logout(self.key):
+            raise NotLoggedIn("this connection is not logged in")
+        self.account = self.key = None
+        self.reply(msg, {"type": p.LOGGED_OUT})
+
+    async def on_leaderboard(self, msg: dict[str, Any]) -> None:
+        variant = msg.get("variant", VARIANTS[0])
+        rows = await self.ratings.leaderboard(variant)
+        me = next((r for r in rows if r["account"] == self.account_id), None)
+        self.reply(
+            msg,
+            {
+                "type": p.STANDINGS,
+                "variant": variant,
+                "rows": rows[: msg.get("top", 10)],
+                "me": me,
+                "players": len(rows),
+            },
+        )
+
+    async def on_profile(self, msg: dict[str, Any]) -> None:
+        if "name" in msg:
+            folded = fold_name(clean_name(msg["name"]))
+        elif self.account is not None:
+            folded = self.account.id
+        else:
+            raise NotLoggedIn("log in, or name the player whose profile to show")
+        account = await self.accounts.account(folded)
+        if account is None:
+            raise NoSuchAccount(f"no account {msg.get('name', folded)!r}")
+        ratings: list[dict[str, Any]] = []
+        recent: list[dict[str, Any]] = []
+        for variant in VARIANTS:
+            table = await self.ratings.catch_up(variant)
+            standing = table.players.get(account.id)
+            if standing is None:
+                continue
+            rows = await self.ratings.leaderboard(variant)
+            rank = next((r["rank"] for r in rows if r["account"] == account.id), None)
+            ratings.append(
+                {
+                    "variant": variant,
+                    "rating": standing.rating,
+                    "provisional": standing.provisional,
+                    "rank": rank,
+                    "players": len(rows),
+                    "games": standing.games,
+                    "wins": standing.wins,
+                    "best_ms": standing.best_ms,
+                }
+            )
+            recent.extend({"variant": variant, **race} for race in standing.recent)
+        recent.sort(key=lambda race: -race["at"])
+        self.reply(
+            msg, {"type": p.PLAYER_CARD, "name": account.name, "ratings": ratings, "recent": recent}
+        )
+
+    async def on_race_ratings(self, msg: dict[str, Any]) -> None:
+        room = await self.commands.room(msg["room"])
+        await self.commands.hub.sync(room)
+        if not room.rated or room.finished is None:
+            raise NotRated(f"room {room.id}'s race is not rated (or not finished)")
+        changes = await self.ratings.record(room)
+        if changes is None:
+            raise NotRated(f"room {room.id}'s race had fewer than two logged-in racers")
+        self.reply(
+            msg,
+            {
+                "type": p.RATING_CHANGES,
+                "room": room.id,
+                "variant": room.settings.variant,
+                "changes": [c.wire() for c in changes],
+            },
+        )

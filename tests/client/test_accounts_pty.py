@@ -1,0 +1,132 @@
+"""Accounts, a rated race, the leaderboard and a profile, through real pseudo-terminals at
+80x24 against a real server on a real Redis."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from tests.client.pty_driver import finish, spawn, type_line, words
+from tests.support.redis_server import RedisServer
+from tests.support.server_process import ServerProcess
+
+SIZE = {"columns": 80, "rows": 24}
+
+
+@pytest.fixture
+def server(redis_server: RedisServer, tmp_path: Path) -> Iterator[ServerProcess]:
+    process = ServerProcess(
+        redis_url=redis_server.url,
+        log_path=tmp_path / "server.log",
+        extra_args=["--redis-prefix", f"t{uuid.uuid4().hex[:8]}:"],
+    )
+    process.start()
+    yield process
+    process.stop()
+
+
+def user(tmp_path: Path, name: str) -> dict[str, str]:
+    home = tmp_path / name
+    home.mkdir()
+    return {"XDG_STATE_HOME": str(home), "SOLITAIRE_NAME": name}
+
+
+def run(server: ServerProcess, env: dict[str, str], *args: str) -> pexpect.spawn:
+    return spawn(*args, "--server", server.url, "--no-color", env_extra=env, **SIZE)
+
+
+def test_register_login_a_rated_race_then_leaderboard_and_profile(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    ann_env, bob_env = user(tmp_path, "ann"), user(tmp_path, "bob")
+    password = "ann's long secret"
+
+    # register: the password is asked twice, never echoed.
+    child = run(server, ann_env, "register", "ann")
+    child.expect("Password: ")
+    type_line(child, password)
+    child.expect("Password again: ")
+    type_line(child, password)
+    child.expect("Registered and logged in as ann.")
+    assert password not in (child.before or "")
+    assert finish(child) == 0
+    saved = list(Path(ann_env["XDG_STATE_HOME"], "solitaire").glob("account-*.json"))
+    assert len(saved) == 1
+    assert stat.S_IMODE(os.stat(saved[0]).st_mode) == 0o600
+    assert password not in saved[0].read_text()
+
+    # bob registers from a script, logs out, logs in at the terminal.
+    child = run(server, bob_env, "register", "bob", "--password-stdin")
+    type_line(child, "bob's long secret")
+    child.expect("Registered and logged in as bob.")
+    assert finish(child) == 0
+    child = run(server, bob_env, "logout")
+    child.expect("Logged out.")
+    assert finish(child) == 0
+    child = run(server, bob_env, "whoami")
+    child.expect(r"Not logged in \(guest\)\.")
+    assert finish(child) == 0
+    child = run(server, bob_env, "login", "BOB")
+    child.expect("Password: ")
+    type_line(child, "wrong password")
+    child.expect("unknown name or wrong password")
+    assert finish(child) == 2
+    child = run(server, bob_env, "login", "BOB")
+    child.expect("Password: ")
+    type_line(child, "bob's long secret")
+    child.expect("Logged in as bob.")
+    assert finish(child) == 0
+    child = run(server, bob_env, "whoami")
+    child.expect("Logged in as bob.")
+    assert finish(child) == 0
+
+    # A rated race: a secret seed, both logged in.
+    ann = run(server, ann_env, "race", "create", "--countdown", "1")
+    bob = None
+    try:
+        ann.expect(r"Room ([a-z0-9]+): join with")
+        code = ann.match.group(1)
+        ann.expect(words("rated: counts for the racers who are logged in"))
+        bob = run(server, bob_env, "race", "join", code)
+        bob.expect("waiting for the race to start")
+        ann.expect("bob")
+        type_line(ann, "start")
+        for racer in (ann, bob):
+            racer.expect("Go! The race has started")
+        type_line(ann, "resign")
+        type_line(ann, "y")
+        ann.expect("Waiting for the others")
+        type_line(bob, "resign")
+        type_line(bob, "yes")
+        for racer in (ann, bob):
+            racer.expect("Race over: every game is done")
+            # ann joined first: with no card on a foundation, the join order decides.
+            racer.expect(words("Ratings: ann 1500 →") + r"\s+(\d+) \(\+(\d+)\)")
+            racer.expect(r"bob 1500 → (\d+) \(-(\d+)\)")
+        type_line(ann, "quit")
+        type_line(bob, "quit")
+        assert finish(ann) == 0
+        assert finish(bob) == 0
+    finally:
+        ann.close(force=True)
+        if bob is not None:
+            bob.close(force=True)
+
+    child = run(server, bob_env, "leaderboard", "--top", "1")
+    child.expect(r"Leaderboard: swiss \(2 rated players")
+    child.expect(r"\s+1\s+ann\s+\d+\?\s+1\s+0")
+    child.expect(r">\s+2\s+bob\s+\d+\?\s+1\s+0")  # bob's own line, outside the top 1
+    assert finish(child) == 0
+
+    child = run(server, bob_env, "profile", "ann")
+    child.expect("Profile: ann")
+    child.expect(r"swiss\s+\d+\?\s+rank 1/2\s+1 games, 0 wins, best win -")
+    child.expect(re.escape(f"{code}  swiss        place 1/2"))
+    assert finish(child) == 0
