@@ -69,12 +69,15 @@ def targets(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
             where = f"{key}: {sc['racers']} racers at {sc['rate']:g}/s"
             mine = a["cpu_per_move_us"].get("server", 0.0)
             theirs = ceiling["cpu_per_move_us"].get("server", 0.0)
-            if theirs:
-                checks.append({"target": f"paced CPU per move <= {PACED_CPU:g} x fan-out's "
-                                         f"({where})",
-                               "figure": f"{mine:,.0f} us = {mine / theirs:.2f} x "
-                                         f"{theirs:,.0f} us",
-                               "met": mine <= PACED_CPU * theirs})  # fmt: skip
+            # No CPU time seen (a quick run's window is shorter than the clock's tick): n/a.
+            figure = (
+                f"{mine:,.0f} us = {mine / theirs:.2f} x {theirs:,.0f} us"
+                if theirs
+                else f"{mine:,.0f} us against an unmeasured ceiling"
+            )
+            checks.append({"target": f"paced CPU per move <= {PACED_CPU:g} x fan-out's ({where})",
+                           "figure": figure,
+                           "met": mine <= PACED_CPU * theirs if theirs else None})  # fmt: skip
             p99, their_p99 = a["ack"]["p99_ms"], ceiling["ack"]["p99_ms"]
             quiet = "echo" not in r or not echo_disturbed(r["echo"]["ack"])
             checks.append({"target": f"paced ack p99 <= {PACED_P99:g} x fan-out's ({where})",

@@ -113,6 +113,11 @@ def test_paced_goals_are_ratios_to_the_fan_out_ceiling() -> None:
     slow = paced(0.27, 1.07)
     slow["server"].update(side(50_000, 60_000.0, 800.0, 41.0))
     assert [check["met"] for check in targets({"paced": slow})] == [False, False, False]
+    unmeasured = paced(0.27, 1.07)
+    unmeasured["fanout"]["cpu_per_move_us"] = {"server": 0.0}  # no CPU tick in a short window
+    (cpu, *_) = targets({"paced": unmeasured})
+    assert cpu["met"] is None
+    assert cpu["figure"] == "700 us against an unmeasured ceiling"
 
 
 def test_the_ack_tail_against_a_disturbed_machine_is_not_judged() -> None:

@@ -102,10 +102,8 @@ def test_load_reports_every_figure_for_server_and_both_ceilings(quick: Quick) ->
         "paced: every offered move served",
         "saturated moves/s >= 0.8 x fan-out's",
     ]
-    judged = [
-        t["met"] for t, goal in zip(report["targets"], goals, strict=True) if goal != goals[1]
-    ]
-    assert all(isinstance(met, bool) for met in judged)  # the tail: n/a on a busy machine
+    # The tail is n/a on a busy machine, the CPU goal when a 1 s window saw no CPU tick.
+    assert all(isinstance(t["met"], bool) for t in report["targets"][2:])
     assert set(report["versions"]) >= {"websockets", "redis", "msgpack", "redis-server"}
 
 
