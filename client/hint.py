@@ -1,4 +1,5 @@
-"""`hint` in solo practice: the solver's next move from the player's position, budgeted.
+"""`hint` in solo practice: a move from the player's position, the solver's when it proves a
+line within the budget, otherwise shared.solver.good_move's (labelled a heuristic's).
 
 Offline the client holds the whole position and solves it in a thread, so the screen keeps
 refreshing; online the server solves (it alone sees the stock) and only in solo rooms (in a
@@ -13,38 +14,46 @@ from typing import Any
 
 from client.app import App
 from client.commands import Command, Kind
-from client.play import hint as heuristic_hint
-from shared import GameState, Solution, solve
+from shared import GameState
+from shared.solver import Hint, hint
 
-HINT_MAX_NODES = 20_000
-"""Positions the solver may expand per hint: about a second of search in Swiss."""
+HINT_MAX_NODES = 10_000
+"""Positions the solver may expand per hint, as the server's default budget: under a second of
+CPU in 99 % of positions of random Swiss games (docs/winnability.md, "Hints")."""
 
 
-def hint_text(solution: Solution, fallback: str | None = None) -> str:
-    """What the player reads for the solver's answer; ``fallback`` is a plain suggestion from
-    the position when the solver found no winning line."""
-    if solution.status == "won":
-        if solution.next_move is None:
-            return "Hint: the game is won."
+def hint_text(answer: Hint) -> str:
+    """What the player reads for a hint: the solver's move with its line, or the heuristic's,
+    labelled as such, with what the solver established."""
+    solution = answer.solution
+    if answer.move is None:
+        return "Hint: the game is won." if solution.status == "won" else "Hint: no move is left."
+    if not answer.heuristic:
         return (
-            f"Hint: {solution.next_move} (a win in {len(solution.moves)} moves from here, "
+            f"Hint: {answer.move} (a win in {len(solution.moves)} moves from here, "
             f"found in {solution.nodes:,} nodes)"
         )
-    if solution.status == "unwinnable":
-        return "Hint: no move wins from here (the solver searched every line); try undo."
-    text = f"Hint: no winning line found within {solution.max_nodes:,} nodes"
-    return f"{text}; try {fallback} ('moves' lists every legal move)." if fallback else text + "."
+    return _heuristic_text(answer.move, str(solution.status), solution.max_nodes)
+
+
+def _heuristic_text(move: str, status: str, max_nodes: int) -> str:
+    if status == "unwinnable":
+        why = "no move wins from here (the solver searched every line); try undo, or"
+        return f"Hint: {why} a good move: {move}."
+    return (
+        f"Hint: no winning line proved within {max_nodes:,} nodes; a good move: {move} "
+        "(a heuristic's)."
+    )
 
 
 def suggestion_text(answer: Mapping[str, Any]) -> str:
     """What the player reads for the server's `suggestion` (docs/protocol.md)."""
-    if answer["status"] == "won":
-        if answer["move"] is None:
-            return "Hint: the game is won."
-        return f"Hint: {answer['move']} (a winning line, found in {answer['nodes']:,} nodes)"
-    if answer["status"] == "unwinnable":
-        return "Hint: no move wins from here (the solver searched every line)."
-    return f"Hint: no winning line found within {answer['max_nodes']:,} nodes."
+    move = answer["move"]
+    if move is None:
+        return "Hint: the game is won." if answer["status"] == "won" else "Hint: no move is left."
+    if answer["status"] == "won" and not answer.get("heuristic", False):
+        return f"Hint: {move} (a winning line, found in {answer['nodes']:,} nodes)"
+    return _heuristic_text(move, answer["status"], answer["max_nodes"])
 
 
 def is_hint(command: Command) -> bool:
@@ -61,9 +70,8 @@ def hint_command(
         if not is_hint(command):
             return False
         state = position()
-        solution = await asyncio.to_thread(solve, state, max_nodes=max_nodes)
-        view = app.session.view
-        text = hint_text(solution, heuristic_hint(view) if view is not None else None)
+        answer = await asyncio.to_thread(hint, state, max_nodes=max_nodes)
+        text = hint_text(answer)
         app.session.say(text)
         app.log(text)
         return True

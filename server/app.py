@@ -161,7 +161,7 @@ class App:
 
     def solver(self) -> SolverPool:
         """The solver's pool, started on first use: a server nobody asks for a winnable deal
-        or a hint never pays for its worker process. One worker keeps the memory low."""
+        or a hint never pays for its worker processes: one for deals, one for hints."""
         if self._solver is None:
             self._solver = SolverPool(workers=1)
         return self._solver

@@ -171,86 +171,121 @@ def _describe(card: str | None) -> str:
 def apply(
     st: GameState, m: Move, reveal: Callable[[], str | None] | None
 ) -> tuple[GameState, list[str]]:
-    """The position after move m, and the cards it turned face up; IllegalMove if not allowed."""
-    fnd = st.foundations
-    tab = st.tableau
+    """The position after move m, and the cards it turned face up; IllegalMove if not allowed.
+
+    A run from pile to pile (most moves of a game) tries the fast path first; anything it does
+    not take goes through the checks that say why a move is refused."""
     src, si, dst, di, n = m
     if src == "t" and dst == "t" and not st.resigned:
-        # Most moves of a game: a run from pile to pile. Only the success path is here (the
-        # same conditions as below); anything refused goes on to say why.
-        pile = tab[si]
-        size = len(pile)
-        cut = size - n
-        target = tab[di]
-        if cut >= 0 and pile[cut] in ACCEPTS[target[-1] if target else None]:
-            movable = st._movable
-            if movable is not None:
-                is_run = movable.get(pile[cut]) == si
-            else:
-                k = cut + 1
-                while k < size and pile[k] in ACCEPTS[pile[k - 1]]:
-                    k += 1
-                is_run = k >= size
-            if is_run:
-                new_tab = list(tab)
-                new_tab[si] = rest = pile[:cut]
-                new_tab[di] = target + (run := pile[cut:])
-                if movable is not None:
-                    movable = movable.copy()
-                    if rest and movable.get(rest[-1]) != si:
-                        _add_run(movable, rest, si)  # the whole run left: rest's is movable
-                    for c in run:
-                        movable[c] = di
-                return GameState(
-                    "swiss",
-                    tuple(new_tab),
-                    (),
-                    st.stock,
-                    st.waste,
-                    fnd,
-                    0,
-                    st.moves_made + 1,
-                    False,
-                    movable,
-                ), []
+        after = _run_between_piles(st, si, di, n)
+        if after is not None:
+            return after, []
+    _check_live(st)
+    if src == "d":
+        return _deal(st, reveal)
+    if src in _NOT_SWISS:
+        raise IllegalMove(_NOT_SWISS[src])
+    cards = _lift(st, src, si, n)
+    if dst == "f":
+        fnd = build_on(st.foundations, cards[0], NEXT_ON_FOUNDATION, "a Two")
+    else:
+        _check_lands(st.tableau[di], cards[0], di)
+        fnd = st.foundations
+    return _moved(st, m, cards, fnd), []
+
+
+_NOT_SWISS = {
+    "redeal": "Swiss has no redeal: the stock goes through once",
+    "r": "Swiss has no reserve piles (r1..r8 are Quadrennial)",
+}
+
+
+def _run_between_piles(st: GameState, si: int, di: int, n: int) -> GameState | None:
+    """The fast path of a run of n cards from pile si to pile di: the position after it, or
+    None when the move is refused (apply's checks then say why)."""
+    tab = st.tableau
+    pile = tab[si]
+    size = len(pile)
+    cut = size - n
+    target = tab[di]
+    if cut < 0 or pile[cut] not in ACCEPTS[target[-1] if target else None]:
+        return None
+    movable = st._movable
+    if movable is not None:
+        if movable.get(pile[cut]) != si:
+            return None
+    else:
+        k = cut + 1
+        while k < size and pile[k] in ACCEPTS[pile[k - 1]]:
+            k += 1
+        if k < size:
+            return None
+    new_tab = list(tab)
+    new_tab[si] = rest = pile[:cut]
+    new_tab[di] = target + (run := pile[cut:])
+    if movable is not None:
+        movable = movable.copy()
+        if rest and movable.get(rest[-1]) != si:
+            _add_run(movable, rest, si)  # the whole run left: rest's is movable
+        for c in run:
+            movable[c] = di
+    return GameState(
+        "swiss",
+        tuple(new_tab),
+        (),
+        st.stock,
+        st.waste,
+        st.foundations,
+        0,
+        st.moves_made + 1,
+        False,
+        movable,
+    )
+
+
+def _check_live(st: GameState) -> None:
+    """RULES.md, Swiss: no move once the player resigned or all 52 cards are up."""
     if st.resigned:
         raise IllegalMove("the game is over: the player resigned")
-    if len(fnd[0]) + len(fnd[1]) + len(fnd[2]) + len(fnd[3]) == 52:
+    if st.won:
         raise IllegalMove("the game is over: it is won")
-    if src == "d":
-        if not st.stock:
-            raise IllegalMove("the stock is empty, and Swiss allows one pass only")
-        card = st.stock[-1]
+
+
+def _deal(st: GameState, reveal: Callable[[], str | None] | None) -> tuple[GameState, list[str]]:
+    """`d`: the stock's top card to the waste (one pass only), asking `reveal` when hidden."""
+    if not st.stock:
+        raise IllegalMove("the stock is empty, and Swiss allows one pass only")
+    card = st.stock[-1]
+    if card is None:
+        card = reveal() if reveal is not None else None
         if card is None:
-            card = reveal() if reveal is not None else None
-            if card is None:
-                raise IllegalMove("the dealt card is unknown")
-        movable = st._movable
-        if movable is not None:
-            movable = movable.copy()
-            if st.waste:
-                del movable[st.waste[-1]]
-            movable[card] = WASTE_TOP
-        after = GameState(
-            "swiss",
-            tab,
-            (),
-            st.stock[:-1],
-            (*st.waste, card),
-            fnd,
-            0,
-            st.moves_made + 1,
-            False,
-            movable,
-        )
-        return after, [card]
-    if src == "redeal":
-        raise IllegalMove("Swiss has no redeal: the stock goes through once")
-    if src == "r":
-        raise IllegalMove("Swiss has no reserve piles (r1..r8 are Quadrennial)")
-    waste = st.waste
+            raise IllegalMove("the dealt card is unknown")
+    movable = st._movable
+    if movable is not None:
+        movable = movable.copy()
+        if st.waste:
+            del movable[st.waste[-1]]
+        movable[card] = WASTE_TOP
+    after = GameState(
+        "swiss",
+        st.tableau,
+        (),
+        st.stock[:-1],
+        (*st.waste, card),
+        st.foundations,
+        0,
+        st.moves_made + 1,
+        False,
+        movable,
+    )
+    return after, [card]
+
+
+def _lift(st: GameState, src: str, si: int, n: int) -> tuple[str, ...]:
+    """The cards a move takes from its source: a run of n from a pile, the waste's top or a
+    foundation's top; IllegalMove when the source does not hold them."""
     if src == "t":
-        pile = tab[si]
+        pile = st.tableau[si]
         if len(pile) < n:
             where = "is empty" if not pile else f"holds {len(pile)} card(s)"
             raise IllegalMove(f"t{si + 1} {where}: cannot move {n} card(s) from it")
@@ -260,27 +295,35 @@ def apply(
                     f"the top {n} cards of t{si + 1} are not a run: "
                     f"{pile[k]} cannot lie on {pile[k - 1]}"
                 )
-        cards = pile[len(pile) - n :]
-    elif src == "w":
-        if not waste:
+        return pile[len(pile) - n :]
+    if src == "w":
+        if not st.waste:
             raise IllegalMove("the waste is empty")
-        cards = (waste[-1],)
-    else:  # "f"
-        if not fnd[si]:
-            raise IllegalMove(f"the {SUIT_NAMES[si]} foundation is empty")
-        cards = (fnd[si][-1],)
-    if dst == "f":
-        card = cards[0]
-        fnd = build_on(fnd, card, NEXT_ON_FOUNDATION, "a Two")
-    else:
-        target = tab[di]
-        top = target[-1] if target else None
-        if cards[0] not in ACCEPTS[top]:
-            if top is None:
-                why = "an empty pile takes only an Ace or a run headed by an Ace"
-            else:
-                why = "it needs the opposite colour and one rank lower (or an Ace on a King)"
-            raise IllegalMove(f"{cards[0]} cannot go on {_describe(top)} on t{di + 1}: {why}")
+        return (st.waste[-1],)
+    if not st.foundations[si]:
+        raise IllegalMove(f"the {SUIT_NAMES[si]} foundation is empty")
+    return (st.foundations[si][-1],)
+
+
+def _check_lands(target: tuple[str, ...], card: str, di: int) -> None:
+    """IllegalMove unless `card` (a run's bottom) may go on pile di (RULES.md, Tableau)."""
+    top = target[-1] if target else None
+    if card not in ACCEPTS[top]:
+        if top is None:
+            why = "an empty pile takes only an Ace or a run headed by an Ace"
+        else:
+            why = "it needs the opposite colour and one rank lower (or an Ace on a King)"
+        raise IllegalMove(f"{card} cannot go on {_describe(top)} on t{di + 1}: {why}")
+
+
+def _moved(
+    st: GameState, m: Move, cards: tuple[str, ...], fnd: tuple[tuple[str, ...], ...]
+) -> GameState:
+    """The position after a checked move of `cards` (lifted from m's source) to m's
+    destination; `fnd` already holds them when they went to a foundation."""
+    src, si, dst, di, n = m
+    tab = st.tableau
+    waste = st.waste
     new_tab = list(tab)
     movable = st._movable
     if movable is not None:
@@ -309,7 +352,6 @@ def apply(
         if len(fnd[s]) > 1:
             del movable[fnd[s][-2]]
         movable[cards[0]] = FOUNDATION_TOP + s
-    after = GameState(
+    return GameState(
         "swiss", tuple(new_tab), (), st.stock, waste, fnd, 0, st.moves_made + 1, False, movable
     )
-    return after, []

@@ -146,12 +146,14 @@ class RoomRequests:
 
     async def on_hint(self, msg: dict[str, Any]) -> None:
         room, _, player = self._seated()
-        solution = await self.s.commands.games.hint(room, player)
+        hint = await self.s.commands.games.hint(room, player)
+        solution = hint.solution
         self.s.reply(
             msg,
             {
                 "type": p.SUGGESTION,
-                "move": solution.next_move,
+                "move": hint.move,
+                "heuristic": hint.heuristic,
                 "status": str(solution.status),
                 "nodes": solution.nodes,
                 "max_nodes": solution.max_nodes,

@@ -22,8 +22,8 @@ from server.rooms.room_loop import RoomLoop
 from server.runtime.clock import Clock
 from server.runtime.config import Config
 from server.runtime.solver_pool import SolverPool
-from shared import Solution
 from shared.errors import ClientError, ServerError, WrongExpectedVersion
+from shared.solver import Hint
 
 _REJECT_MEMORY = 256  # rejected move ids kept per seat, so a resent id gets the same answer
 
@@ -147,8 +147,9 @@ class GameCommands:
                 return
         raise ServerError("your game is changing too fast; try again")
 
-    async def hint(self, room: Room, player: str) -> Solution:
-        """The solver's answer from the player's real position, in solo practice only."""
+    async def hint(self, room: Room, player: str) -> Hint:
+        """A move from the player's real position (the solver's, or the heuristic's when it
+        proves no line), in solo practice only."""
         game = room.games.get(player)
         if game is None:
             raise NotRacing("the race has not started")

@@ -2,7 +2,9 @@
 
 `shared.solve` is pure and CPU-bound (a deal can take a second or more); run on the event loop
 it would stall every move of every room. `SolverPool` runs it in worker processes (threads
-would still hold the GIL) and awaits the result, so the loop goes on serving meanwhile.
+would still hold the GIL) and awaits the result, so the loop goes on serving meanwhile. Hints
+have a worker of their own: a player waiting for one never queues behind the deals a
+winnable-only room is drawing.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import NamedTuple
 
 from shared import GameState, Solution, new_game, solve
 from shared.errors import ServerError
+from shared.solver import Hint, hint
 from shared.variants import check_variant
 
 
@@ -43,23 +46,26 @@ def solve_deal(variant: str, seed: str, max_nodes: int) -> Solution:
     return solve(new_game(variant, seed=seed), max_nodes=max_nodes)
 
 
-def solve_position(state: GameState, max_nodes: int) -> Solution:
-    """The solver's verdict on one position; runs in a worker process."""
-    return solve(state, max_nodes=max_nodes)
+def hint_position(state: GameState, max_nodes: int) -> Hint:
+    """A hint for one position (a move in any live one); runs in a worker process."""
+    return hint(state, max_nodes=max_nodes)
 
 
 class SolverPool:
     """Worker processes that run the solver for the server; close it with the server.
 
-    `executor` may be passed in (tests, or a server sharing one pool); otherwise a process
-    pool of `workers` is created, started by "spawn" so no worker inherits the server's
-    threads, sockets or event loop. `draw` makes secret seeds (injected by tests).
+    `executor` may be passed in (tests, or a server sharing one pool), and `hint_executor`
+    beside it (hints go to `executor` too when it is not); otherwise a process pool of
+    `workers` for deals and one of a single worker for hints are created, started by "spawn"
+    so no worker inherits the server's threads, sockets or event loop. `draw` makes secret
+    seeds (injected by tests).
     """
 
     def __init__(
         self,
         executor: Executor | None = None,
         *,
+        hint_executor: Executor | None = None,
         workers: int = 1,
         draw: Callable[[], str] = secret_seed,
     ) -> None:
@@ -68,10 +74,12 @@ class SolverPool:
                 raise ValueError(f"workers must be >= 1, not {workers}")
             context = multiprocessing.get_context("spawn")
             executor = ProcessPoolExecutor(workers, mp_context=context)
+            hint_executor = ProcessPoolExecutor(1, mp_context=context)
             self._owned = True
         else:
             self._owned = False
         self._executor = executor
+        self._hint_executor = hint_executor or executor
         self._workers = workers
         self._draw = draw
         self._closed = False
@@ -107,10 +115,12 @@ class SolverPool:
             f"no {variant} deal proved winnable in {attempts} attempt(s) of {max_nodes:,} nodes"
         )
 
-    async def hint(self, state: GameState, max_nodes: int) -> Solution:
-        """The solver's answer from `state` within `max_nodes` (its next_move is the hint)."""
+    async def hint(self, state: GameState, max_nodes: int) -> Hint:
+        """A move from `state`: the solver's within `max_nodes`, or the heuristic's (labelled)
+        when it proves no line; on the hint worker, so deals being drawn never delay it."""
+        self._checked()
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._checked(), solve_position, state, max_nodes)
+        return await loop.run_in_executor(self._hint_executor, hint_position, state, max_nodes)
 
     def _checked(self) -> Executor:
         if self._closed:
@@ -124,4 +134,5 @@ class SolverPool:
             return
         self._closed = True
         if self._owned:
-            await asyncio.to_thread(self._executor.shutdown, wait=True, cancel_futures=True)
+            for executor in {self._executor, self._hint_executor}:
+                await asyncio.to_thread(executor.shutdown, wait=True, cancel_futures=True)

@@ -89,8 +89,37 @@ async def test_several_workers_find_the_winnable_deal_among_others(
 async def test_hint_is_the_solvers_next_move(executor: ProcessPoolExecutor) -> None:
     state = new_game("quadrennial", seed=WON)
     hint = await SolverPool(executor).hint(state, BUDGET)
-    assert hint == solve(state, max_nodes=BUDGET)
-    assert hint.next_move in legal_moves(state)
+    assert hint.solution == solve(state, max_nodes=BUDGET)
+    assert hint.move == hint.solution.next_move
+    assert hint.move in legal_moves(state)
+    assert not hint.heuristic
+
+
+async def test_without_a_line_the_hint_is_the_heuristics_move(
+    executor: ProcessPoolExecutor,
+) -> None:
+    state = new_game("quadrennial", seed=NOT_PROVED)
+    hint = await SolverPool(executor).hint(state, BUDGET)
+    assert hint.solution.status != "won"
+    assert hint.move in legal_moves(state)
+    assert hint.heuristic
+
+
+async def test_a_hint_does_not_wait_behind_deals_being_drawn() -> None:
+    """An owned pool has a worker for hints alone: with its one deal worker busy on Swiss
+    seed 3 (unknown at 30,000 nodes, seconds of search), a hint still comes back first."""
+    pool = SolverPool(workers=1, draw=lambda: "3")
+    try:
+        await pool.hint(new_game("quadrennial", seed=WON), 10)  # both workers started
+        drawing_deal = asyncio.create_task(pool.winnable_seed("swiss", 30_000, attempts=1))
+        await asyncio.sleep(0.2)
+        hint = await pool.hint(new_game("quadrennial", seed=WON), BUDGET)
+        assert hint.move is not None
+        assert not drawing_deal.done()
+        with pytest.raises(NoWinnableDeal):
+            await drawing_deal
+    finally:
+        await pool.aclose()
 
 
 async def test_the_event_loop_runs_while_a_deal_is_being_solved(

@@ -74,6 +74,7 @@ async def test_a_winnable_room_deals_a_deck_the_solver_wins_and_hints_its_moves(
             assert suggestion["type"] == "suggestion"
             assert suggestion["max_nodes"] == BUDGET
             assert 0 <= suggestion["nodes"] <= BUDGET
+            assert suggestion["heuristic"] is (suggestion["status"] != "won")
             if suggestion["status"] != "won" or suggestion["move"] is None:
                 break
             hinted.append((suggestion, suggestion["move"]))

@@ -15,10 +15,14 @@ from hypothesis import strategies as st
 
 import shared
 from shared import GameState, Solution, apply_move, is_won, new_game, solve
-from shared.solver import ALL_PRUNINGS, Pruning, Status, _Swiss
+from shared.solver import ALL_PRUNINGS, Pruning, Status
+from shared.solver.bounds import has_dead_card
+from shared.solver.swiss import Swiss
 from tests.shared.positions import QUAD_ORDER, SUIT_ORDER, SWISS_ORDER, quad, swiss
 
 ALL_BUT_SWISS = {"C": 13, "D": 13, "H": 13}
+# The complete Swiss search alone: no bound at the root, no streamliner first.
+NO_BOUND = ALL_PRUNINGS - {Pruning.DEAD_CARDS}
 
 
 def replays_to_win(state: GameState, solution: Solution) -> bool:
@@ -27,9 +31,12 @@ def replays_to_win(state: GameState, solution: Solution) -> bool:
     return is_won(state)
 
 
-def small_position(variant: str, rng: random.Random, loose: int) -> GameState:
+def small_position(
+    variant: str, rng: random.Random, loose: int, *, waste_weight: int = 3
+) -> GameState:
     """A position of `variant` with about `loose` cards off the foundations, dealt at random
-    into the places RULES.md allows them, the refill rule kept for Quadrennial."""
+    into the places RULES.md allows them, the refill rule kept for Quadrennial. A Swiss card
+    goes to the waste `waste_weight` times as often as to any one pile or the stock."""
     order = SWISS_ORDER if variant == "swiss" else QUAD_ORDER
     counts = {s: 13 for s in SUIT_ORDER}
     for _ in range(loose):
@@ -41,7 +48,7 @@ def small_position(variant: str, rng: random.Random, loose: int) -> GameState:
         stock: list[str] = []
         waste: list[str] = []
         for card in cards:
-            rng.choice([*piles, stock, waste, waste, waste]).append(card)
+            rng.choice([*piles, stock, *[waste] * waste_weight]).append(card)
         return swiss(piles, stock=stock, waste=waste, found=counts)
     # Quadrennial, standing refill rule: a reserve pile is empty only while the stock is.
     reserve: list[str | None] = list(cards[:8]) + [None] * max(0, 8 - len(cards))
@@ -111,7 +118,9 @@ def test_swiss_obvious_dead_end_is_proved_unwinnable() -> None:
     can go to an empty pile and nothing else ever moves."""
     waste = [c for c in shared.FULL_DECK if c not in ("3S", "AH")] + ["3S", "AH"]
     state = swiss(waste=waste)
-    solution = solve(state, max_nodes=100)
+    bound = solve(state, max_nodes=100)
+    assert bound == Solution(Status.UNWINNABLE, (), 0, 100)  # DEAD_CARDS: the Three is stuck
+    solution = solve(state, max_nodes=100, prunings=NO_BOUND, streamline=False)
     assert solution.status == "unwinnable"
     assert solution.moves == ()
     assert solution.nodes == 2  # the position, and the Ace on an empty pile
@@ -203,13 +212,15 @@ def test_every_solution_of_a_small_position_replays_and_agrees_with_the_plain_se
 
 # --- Each pruning: same answers, fewer positions --------------------------------------------
 
-# pruning -> (variant, cards off the foundations, whether the sample alone shows a saving)
+# pruning -> (variant, cards off the foundations, whether the sample alone shows a saving,
+# positions in the sample, and how often a Swiss card goes to the waste: see small_position)
 PRUNINGS = {
-    Pruning.PILE_SYMMETRY: ("swiss", (10, 16), True),
-    Pruning.RESERVE_SYMMETRY: ("quadrennial", (16, 24), True),
-    Pruning.WASTE_TO_FOUNDATION: ("quadrennial", (16, 24), True),
-    Pruning.FINAL_PASS: ("quadrennial", (16, 24), False),  # see its own test below
-    Pruning.DEAD_WASTE: ("quadrennial", (16, 24), True),
+    Pruning.PILE_SYMMETRY: ("swiss", (10, 16), True, 60, 3),
+    Pruning.DEAD_CARDS: ("swiss", (8, 16), True, 200, 9),  # a deep waste buries cards
+    Pruning.RESERVE_SYMMETRY: ("quadrennial", (16, 24), True, 200, 0),
+    Pruning.WASTE_TO_FOUNDATION: ("quadrennial", (16, 24), True, 200, 0),
+    Pruning.FINAL_PASS: ("quadrennial", (16, 24), False, 200, 0),  # see its own test below
+    Pruning.DEAD_WASTE: ("quadrennial", (16, 24), True, 200, 0),
 }
 
 
@@ -221,12 +232,12 @@ def test_every_pruning_is_tested() -> None:
 def test_pruning_keeps_every_answer_and_searches_less(pruning: Pruning) -> None:
     """Over a fixed sample of positions of the pruning's variant, searched with and without
     it: identical verdicts wherever both finish, and no more positions expanded in all."""
-    variant, (low, high), strict = PRUNINGS[pruning]
+    variant, (low, high), strict, sample, waste_weight = PRUNINGS[pruning]
     rng = random.Random(f"solver-{pruning.value}")
     without = ALL_PRUNINGS - {pruning}
     decided = unwinnable = on_nodes = off_nodes = 0
-    for _ in range(60):
-        state = small_position(variant, rng, rng.randint(low, high))
+    for _ in range(sample):
+        state = small_position(variant, rng, rng.randint(low, high), waste_weight=waste_weight)
         on = solve(state, max_nodes=20_000)
         off = solve(state, max_nodes=20_000, prunings=without)
         on_nodes += on.nodes
@@ -238,10 +249,44 @@ def test_pruning_keeps_every_answer_and_searches_less(pruning: Pruning) -> None:
         unwinnable += on.status == "unwinnable"
         for solution in (on, off):
             assert solution.status == "unwinnable" or replays_to_win(state, solution)
-    assert decided >= 50
-    if variant == "quadrennial":  # few Swiss positions this small are lost: see below
+    assert decided >= sample * 5 // 6
+    if pruning is not Pruning.PILE_SYMMETRY:  # few Swiss positions this small are lost: below
         assert unwinnable >= 5
     assert on_nodes < off_nodes if strict else on_nodes <= off_nodes
+
+
+def test_the_streamliner_keeps_every_answer() -> None:
+    """The Swiss streamliner only narrows the moves it tries first, and proves nothing when it
+    fails: with it and without it the verdicts agree wherever both finish."""
+    rng = random.Random("solver-streamliner")
+    decided = unwinnable = 0
+    for _ in range(200):
+        state = small_position("swiss", rng, rng.randint(8, 16), waste_weight=9)
+        on = solve(state, max_nodes=20_000)
+        off = solve(state, max_nodes=20_000, streamline=False)
+        if Status.UNKNOWN in (on.status, off.status):
+            continue
+        decided += 1
+        assert on.status == off.status, state
+        unwinnable += on.status == "unwinnable"
+        for solution in (on, off):
+            assert solution.status == "unwinnable" or replays_to_win(state, solution)
+    assert decided >= 180
+    assert unwinnable >= 5
+
+
+def test_dead_cards_finds_a_card_stuck_in_a_pile() -> None:
+    """RULES.md, Swiss: the Four of spades can leave only to its foundation (after the Three)
+    or onto a red Five; all three lie beneath it in its pile (the King of clubs between, which
+    does not take it), so it never leaves."""
+    pile = ["3S", "5H", "5D", "KC", "4S"]
+    rest = [c for c in shared.FULL_DECK if c not in pile]
+    state = swiss([pile], stock=rest)
+    assert solve(state, max_nodes=10) == Solution(Status.UNWINNABLE, (), 0, 10)
+    assert has_dead_card(state.tableau, (), tuple(rest), (0, 0, 0, 0))
+    # The Five of hearts on top instead: the Four can go on it once it is moved.
+    free = swiss([["3S", "5D", "KC", "4S"], ["5H"]], stock=rest)
+    assert not has_dead_card(free.tableau, (), tuple(rest), (0, 0, 0, 0))
 
 
 def test_pile_symmetry_tries_one_empty_pile() -> None:
@@ -249,9 +294,9 @@ def test_pile_symmetry_tries_one_empty_pile() -> None:
     of them only (and is never moved from a pile of its own to another empty one)."""
     waste = [c for c in shared.FULL_DECK if c not in ("3S", "AH")] + ["3S", "AH"]
     state = swiss(waste=waste)
-    without = ALL_PRUNINGS - {Pruning.PILE_SYMMETRY}
-    assert solve(state, max_nodes=100).nodes == 2
-    plain = solve(state, max_nodes=100, prunings=without)
+    without = NO_BOUND - {Pruning.PILE_SYMMETRY}
+    assert solve(state, max_nodes=100, prunings=NO_BOUND, streamline=False).nodes == 2
+    plain = solve(state, max_nodes=100, prunings=without, streamline=False)
     assert plain.status == "unwinnable"
     assert plain.nodes == 10  # the Ace on t1..t9
 
@@ -261,8 +306,8 @@ def test_pile_symmetry_keeps_a_lost_position_lost() -> None:
     (RULES.md, Swiss: the Three goes on a red Four, and no foundation has its Two)."""
     waste = [c for c in shared.FULL_DECK if c not in ("3S", "AH", "AD")] + ["3S", "AH", "AD"]
     state = swiss(waste=waste)
-    pruned = solve(state, max_nodes=10_000)
-    plain = solve(state, max_nodes=10_000, prunings=ALL_PRUNINGS - {Pruning.PILE_SYMMETRY})
+    pruned = solve(state, max_nodes=10_000, prunings=NO_BOUND)
+    plain = solve(state, max_nodes=10_000, prunings=NO_BOUND - {Pruning.PILE_SYMMETRY})
     assert pruned.status == plain.status == "unwinnable"
     assert pruned.nodes < plain.nodes
 
@@ -316,7 +361,7 @@ def test_swiss_children_are_the_rules_moves_and_positions() -> None:
     apply_move's position; with it on, only moves whose position is another move's or the
     position itself, piles permuted, are left out (RULES.md, Swiss)."""
     for state in swiss_positions():
-        plain = _Swiss(state, frozenset())
+        plain = Swiss(state, frozenset())
         node = plain.node(state)
         children = {move: child for _, move, child in plain.children(node)}
         assert set(children) == shared.legal_moves(state), state
@@ -324,7 +369,7 @@ def test_swiss_children_are_the_rules_moves_and_positions() -> None:
             after = apply_move(state, move)
             assert plain.state(child, state.moves_made + 1) == after, (state, move)
             assert child == plain.node(after), (state, move)  # its counts kept right too
-        pruned = _Swiss(state, ALL_PRUNINGS)
+        pruned = Swiss(state, ALL_PRUNINGS)
         kept = {move: child for _, move, child in pruned.children(node)}
         assert set(kept) <= set(children)
         kept_keys = {pruned.key(child) for child in kept.values()} | {pruned.key(node)}
