@@ -1,9 +1,12 @@
-"""Load benchmark: racing bots and spectators against a real server, beside the echo ceiling.
+"""Load benchmark: racing bots and spectators against a real server, beside the fan-out
+ceiling and the echo.
 
     python -m bench.load [--quick] [--racers N] [--room-size K] [--spectators M]
                          [--spectator-rooms R] [--rate MOVES_PER_S] [--seconds S]
-                         [--scenario paced|saturated|both] [--fsync everysec|always|no]
+                         [--scenario paced|saturated|both] [--sweep [N,N,...]]
+                         [--ceilings fanout,echo|none] [--fsync everysec|always|no]
                          [--workers 1[,2]] [--load-processes P] [--redis-cluster]
+                         [--profile DIR]
 
 Starts a private redis-server and ``python -m server`` on it, then ``--load-processes`` load
 processes (``python -m bench.load drive``, default 2, each driving every n-th room and its
@@ -12,18 +15,22 @@ spread over the first R rooms. Every bot folds its own game's public events
 (``shared.public_fold_event``) and plays a random legal move of its public view
 (``shared.public_legal_moves``), waiting for the ack and its own game_event before the next.
 
-Two scenarios, each run against the server and then, with the same client counts, against
-bench/echo.py (a bare websockets echo server in its own process):
+Each scenario runs against the server, then with the same rooms, clients and pacing against
+each ceiling of ``--ceilings``, each in its own process: bench/fanout.py (append, ack, forward
+one message to every other member: what the goals are judged against, bench/goals.py) and
+bench/echo.py (one frame back: a reference line).
 
-- ``paced``: every bot moves ``--rate`` times per second (default 1): ack latency and
-  spectator lag under a realistic load;
+- ``paced``: every bot moves ``--rate`` times per second (default 1): CPU per move, moves
+  served of those offered, ack latency and spectator lag under a realistic load;
 - ``saturated``: every bot moves as soon as its last move is answered: the most accepted moves
-  per second, against the most echoes per second.
+  per second;
+- ``--sweep``: the paced load at each racer count (twice as many spectators, on a tenth as
+  many rooms as racers), ending with the cost curve beside the fan-out ceiling.
 
 Reports accepted moves/s, ack latency p50/p95/p99 (send to ack), spectator lag p50/p99, the
-server's CPU and peak RSS (psutil), the load process's own CPU and event-loop lag (if it is
-saturated, the figures are its limit, not the server's) and every error. Prints a table and
-writes bench/results/load.json.
+server's CPU and peak RSS (psutil), CPU per move of the server, the load processes and Redis,
+the load process's own CPU and event-loop lag (if it is saturated, the figures are its limit,
+not the server's) and every error. Prints a table and writes bench/results/load.json.
 
 Spectator lag is measured from the moment the server may let a spectator have the event: fair
 spectating (docs/protocol.md) holds a card back until every racer still playing has turned it,
@@ -69,6 +76,7 @@ from bench.common import (
     wait_port,
     write_json,
 )
+from bench.goals import notes, print_curve, print_scenario, targets
 from server.runtime.loops import loop_factory
 from shared import PublicView, public_fold_event, public_legal_moves
 from shared import protocol as p
@@ -77,6 +85,13 @@ SETUP_CONCURRENCY = 100
 ANSWER_TIMEOUT = 10.0
 COUNTDOWN_MS = 1000
 ECHO_FRAME = p.encode_unchecked({"type": p.MOVE, "id": 123456, "move": "t3t5x4"})
+
+
+def move_frame(move_id: int) -> bytes:
+    """A move as the ceilings get it (they play no rules: any move will do)."""
+    return p.encode_unchecked({"type": p.MOVE, "id": move_id, "move": "t3t5x4"})
+
+
 # The server's per-connection rate limit is a protection, not what this benchmark measures.
 TICK_MS = 50  # the server's default --tick-ms, passed explicitly so the goal knows it
 SERVER_ARGS = ["--rate", "100000", "--burst", "100000", "--max-rooms", "100000",
@@ -126,6 +141,7 @@ class Stats:
         self.unexplained = 0
         self.racers: dict[str, Racer] = {}  # by session
         self.receipts: list[tuple[str, int, int]] = []  # (player, version, ns) by spectators
+        self.offered = 0.0  # moves the paced bots were due to send in the window
 
     def on_ack(self, player: str, version: int, sent: int, now: int, watched: bool) -> None:
         if not self.measuring or sent < self.since_ns:
@@ -150,6 +166,21 @@ class Stats:
                 continue
             self.lag_send_ns.append(now - sent)
             self.lag_ack_ns.append(now - acked)
+
+    def forward_lags(self) -> None:
+        """After a fan-out ceiling's run: each receipt's lag from its move (``version`` is the
+        move's id there); an ack the mover never saw counts no lag from the ack."""
+        for player, move, now in self.receipts:
+            racer = self.racers.get(player)
+            sent = None if racer is None else racer.timing.get(move)
+            if sent is None:
+                self.unexplained += 1
+                continue
+            if sent[0] < self.since_ns:
+                continue
+            self.lag_send_ns.append(now - sent[0])
+            if sent[1]:
+                self.lag_ack_ns.append(now - sent[1])
 
 
 @dataclass(eq=False)
@@ -179,6 +210,8 @@ class Racer:
     reveals: dict[int, list[str]] = field(default_factory=dict)
     first_seen: dict[str, tuple[int, int]] = field(default_factory=dict)
     done_at: tuple[int, int] | None = None
+    stopped_at: float | None = None  # monotonic, when its bot stopped moving
+    gave_up: bool = False  # a move went unanswered: what it was due to send still counts
     _visible: dict[int, tuple[int, int] | None] = field(default_factory=dict)
 
     def visible(self, version: int, racers: dict[str, Racer]) -> tuple[int, int] | None:
@@ -279,7 +312,9 @@ class Driver:
             asyncio.get_running_loop().create_task(self.spectate(ws))
         return racers
 
-    async def spectate(self, ws: ClientConnection) -> None:
+    async def spectate(self, ws: ClientConnection, by_move: bool = False) -> None:
+        """A spectator's frames; ``by_move``: a fan-out ceiling's, whose events carry the
+        move's id."""
         stats = self.stats
         try:
             async for frame in ws:
@@ -288,7 +323,8 @@ class Driver:
                 for msg in unpack(frame):
                     kind = msg["type"]
                     if kind == p.GAME_EVENT:
-                        stats.on_spectated(msg["player"], msg["version"], now)
+                        key = msg["event"]["id"] if by_move else msg["version"]
+                        stats.on_spectated(msg["player"], key, now)
                     elif kind == p.ERROR:
                         stats.errors[msg["code"]] += 1
         except ConnectionClosed:
@@ -342,6 +378,12 @@ class Driver:
             stats.errors[msg["code"]] += 1
 
     async def play(self, racer: Racer, stop_at: float) -> None:
+        try:
+            await self._play(racer, stop_at)
+        finally:
+            racer.stopped_at = time.monotonic()
+
+    async def _play(self, racer: Racer, stop_at: float) -> None:
         await racer.started.wait()
         interval = 1 / self.sc.rate if self.sc.rate > 0 else 0.0
         tick = time.monotonic() + racer.rng.random() * interval
@@ -374,16 +416,11 @@ class Driver:
                     await racer.ready.wait()
             except TimeoutError:
                 self.stats.errors["timeout"] += 1
+                racer.gave_up = True
                 return
 
     async def setup_arena(self) -> None:
-        rooms = max(1, self.sc.racers // self.sc.room_size)
-        watched = min(self.sc.spectator_rooms, rooms) if self.sc.spectators else 0
-        per_room = [0] * rooms
-        for i in range(self.sc.spectators):
-            per_room[i % watched] += 1
-        mine = [i for i in range(rooms) if i % self.parts == self.part]
-        made = await asyncio.gather(*(self.setup_room(i, per_room[i]) for i in mine))
+        made = await asyncio.gather(*(self.setup_room(i, n) for i, n in self.my_rooms()))
         self.racers = [r for room in made for r in room]
         for room in made:
             for racer in room:
@@ -406,6 +443,12 @@ class Driver:
         await asyncio.gather(*(self.open() for _ in spectators))
 
     async def echo_bot(self, racer: Racer, stop_at: float) -> None:
+        try:
+            await self._echo_bot(racer, stop_at)
+        finally:
+            racer.stopped_at = time.monotonic()
+
+    async def _echo_bot(self, racer: Racer, stop_at: float) -> None:
         interval = 1 / self.sc.rate if self.sc.rate > 0 else 0.0
         tick = time.monotonic() + racer.rng.random() * interval
         stats = self.stats
@@ -426,9 +469,100 @@ class Driver:
                 stats.on_ack("", 0, sent, time.perf_counter_ns(), False)
         except TimeoutError:
             stats.errors["timeout"] += 1
+            racer.gave_up = True
         except ConnectionClosed:
             if not self.stopping:
                 self.closed_early += 1
+
+    # ---- the fan-out ceiling (bench/fanout.py) -----------------------------------------------
+
+    async def setup_fanout(self) -> None:
+        """The arena's rooms and spectators, each connection joined to its room."""
+        made = await asyncio.gather(*(self.fanout_room(i, n) for i, n in self.my_rooms()))
+        self.racers = [r for room in made for r in room]
+        for racer in self.racers:
+            self.stats.racers[racer.session] = racer
+            asyncio.get_running_loop().create_task(self.read_forwarded(racer))
+
+    async def fanout_room(self, index: int, spectators: int) -> list[Racer]:
+        racers = []
+        for seat in range(self.sc.room_size):
+            ws = await self.join_fanout(index, "player")
+            racer = Racer(ws, random.Random(index * 1000 + seat), spectators > 0, room=str(index))
+            racer.session = str((await self.expect(ws, "joined"))["session"])
+            racers.append(racer)
+        for _ in range(spectators):
+            ws = await self.join_fanout(index, "spectator")
+            await self.expect(ws, "joined")
+            asyncio.get_running_loop().create_task(self.spectate(ws, by_move=True))
+        return racers
+
+    async def join_fanout(self, room: int, role: str) -> ClientConnection:
+        ws = await self.open()
+        await ws.send(p.encode_unchecked({"type": "join", "room": str(room), "role": role}))
+        return ws
+
+    async def read_forwarded(self, racer: Racer) -> None:
+        """A fan-out racer's frames: its own acks, its rivals' forwarded moves."""
+        stats = self.stats
+        try:
+            async for frame in racer.ws:
+                now = time.perf_counter_ns()
+                stats.frames += stats.measuring
+                for msg in unpack(frame):
+                    if msg["type"] == p.ACK and msg["id"] == racer.pending:
+                        racer.pending = None
+                        if racer.watched:
+                            racer.timing[msg["id"]] = (racer.sent_ns, now)
+                        stats.on_ack(racer.session, msg["version"], racer.sent_ns, now, False)
+                        racer.ready.set()
+        except ConnectionClosed:
+            if not self.stopping:
+                self.closed_early += 1
+        finally:
+            racer.done = True
+            racer.ready.set()
+
+    async def fanout_bot(self, racer: Racer, stop_at: float) -> None:
+        try:
+            await self._fanout_bot(racer, stop_at)
+        finally:
+            racer.stopped_at = time.monotonic()
+
+    async def _fanout_bot(self, racer: Racer, stop_at: float) -> None:
+        interval = 1 / self.sc.rate if self.sc.rate > 0 else 0.0
+        tick = time.monotonic() + racer.rng.random() * interval
+        while not racer.done and time.monotonic() < stop_at:
+            if interval:
+                delay = tick - time.monotonic()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                elif self.stats.measuring:
+                    self.stats.late_ticks += 1
+                tick = max(tick + interval, time.monotonic())
+            racer.next_id += 1
+            racer.pending = racer.next_id
+            racer.ready.clear()
+            racer.sent_ns = time.perf_counter_ns()
+            if racer.watched:
+                racer.timing[racer.next_id] = (racer.sent_ns, 0)
+            await racer.ws.send(move_frame(racer.next_id))
+            try:
+                async with asyncio.timeout(ANSWER_TIMEOUT):
+                    await racer.ready.wait()
+            except TimeoutError:
+                self.stats.errors["timeout"] += 1
+                racer.gave_up = True
+                return
+
+    def my_rooms(self) -> list[tuple[int, int]]:
+        """(room index, its spectators) of the rooms this load process drives."""
+        rooms = max(1, self.sc.racers // self.sc.room_size)
+        watched = min(self.sc.spectator_rooms, rooms) if self.sc.spectators else 0
+        per_room = [0] * rooms
+        for i in range(self.sc.spectators):
+            per_room[i % watched] += 1
+        return [(i, per_room[i]) for i in range(rooms) if i % self.parts == self.part]
 
     # ---- one run -----------------------------------------------------------------------------
 
@@ -439,6 +573,8 @@ class Driver:
         if self.target == "arena":
             await self.setup_arena()
             await asyncio.gather(*(r.started.wait() for r in self.racers))
+        elif self.target == "fanout":
+            await self.setup_fanout()
         else:
             await self.setup_echo()
         setup_s = time.monotonic() - began
@@ -453,7 +589,7 @@ class Driver:
         gc.collect()
         gc.freeze()
         gc.disable()
-        bot = self.play if self.target == "arena" else self.echo_bot
+        bot = {"arena": self.play, "fanout": self.fanout_bot}.get(self.target, self.echo_bot)
         bots = [asyncio.create_task(bot(r, stop_at)) for r in self.racers]
         lags: list[int] = []
         me = psutil.Process()
@@ -476,7 +612,16 @@ class Driver:
         await asyncio.gather(*bots, return_exceptions=True)
         await asyncio.gather(*(ws.close() for ws in self.conns), return_exceptions=True)
         s = self.stats
-        s.spectator_lags()
+        if self.target == "fanout":
+            s.forward_lags()
+        else:
+            s.spectator_lags()
+        # Paced: what the bots were due to send while the window ran and they still played
+        # (a finished game offers no more moves; one left unanswered does); each counts.
+        t1 = t0 + window
+        s.offered = self.sc.rate * sum(
+            max(0.0, (t1 if r.gave_up else min(t1, r.stopped_at or t1)) - t0) for r in self.racers
+        )
         errors = dict(s.errors)
         if self.closed_early:
             errors["closed_early"] = self.closed_early
@@ -486,6 +631,7 @@ class Driver:
             "setup_seconds": round(setup_s, 2),
             "window_seconds": round(window, 3),
             "moves": s.acks,
+            "offered_moves": round(s.offered, 1),
             "moves_per_s": round(s.acks / window, 1),
             "frames_received_per_s": round(s.frames / window, 1),
             "ack": quantiles_ms(s.ack_ns),
@@ -515,7 +661,7 @@ def drive_main(argv: list[str]) -> int:
     once its result is in the ``--result`` file."""
     parser = argparse.ArgumentParser(prog="python -m bench.load drive")
     parser.add_argument("--url", required=True)
-    parser.add_argument("--target", choices=["arena", "echo"], required=True)
+    parser.add_argument("--target", choices=["arena", "fanout", "echo"], required=True)
     parser.add_argument("--scenario", required=True, help="a Scenario as JSON")
     parser.add_argument("--loop", default="auto")
     parser.add_argument("--part", type=int, default=0, help="which share of the load is this")
@@ -546,6 +692,7 @@ def drive(
     loop: str,
     parts: int = 1,
     metrics: ServerMetrics | None = None,
+    profiler: Profiler | None = None,
 ) -> dict[str, Any]:
     """Run ``parts`` load processes against ``url``, each a share of the rooms (or of the
     echo clients); they start together once all are set up, and the samplers' window runs
@@ -606,6 +753,8 @@ def drive(
                 redis.mark()
                 if metrics is not None:
                     metrics.mark()
+                if profiler is not None:
+                    profiler.start()
         elif line == "DONE":
             done += 1
             if done == parts:
@@ -616,6 +765,8 @@ def drive(
         elif line == "RESULT":
             results[index] = json.loads((outputs / f"{index}.json").read_text())
     codes = [proc.wait() for proc in procs]
+    if profiler is not None:
+        profiler.stop()
     shutil.rmtree(outputs, ignore_errors=True)
     if any(codes) or len(results) < parts:
         raise SystemExit(f"a load process failed against {target} (exits {codes})")
@@ -645,6 +796,7 @@ def merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
         "setup_seconds": max(one["setup_seconds"] for one in parts),
         "window_seconds": window,
         "moves": moves,
+        "offered_moves": round(sum(one["offered_moves"] for one in parts), 1),
         "moves_per_s": round(moves / window, 1) if window else 0.0,
         "frames_received_per_s": round(frames / window, 1) if window else 0.0,
         "ack": quantiles_ms(raw["ack"]),
@@ -671,19 +823,23 @@ class BenchStore:
 
     def __init__(self, fsync: str, cluster: bool) -> None:
         self.cluster = None
-        self.redis = None
+        # The server's store, or beside a Cluster the fan-out ceiling's (it speaks no Cluster).
+        self.redis = PrivateRedis(fsync)
         if cluster:
             from tests.support.redis_cluster import LocalRedisCluster
 
             self._dir = tempfile.TemporaryDirectory(prefix="bench-cluster-")
             self.cluster = LocalRedisCluster(Path(self._dir.name), primaries=3)
             self.cluster.start()
-        else:
-            self.redis = PrivateRedis(fsync)
 
     @property
     def url(self) -> str:
-        return self.cluster.url if self.cluster is not None else self.redis.url  # type: ignore[union-attr]
+        return self.cluster.url if self.cluster is not None else self.redis.url
+
+    @property
+    def ceiling_url(self) -> str:
+        """Where the fan-out ceiling appends: a plain Redis, the server's unless a Cluster."""
+        return self.redis.url
 
     @property
     def server_args(self) -> list[str]:
@@ -691,10 +847,10 @@ class BenchStore:
 
     @property
     def pids(self) -> list[int]:
+        pids = [self.redis.process.pid]
         if self.cluster is not None:
-            return [n.process.pid for n in self.cluster.nodes if n.process is not None]
-        assert self.redis is not None
-        return [self.redis.process.pid]
+            pids += [n.process.pid for n in self.cluster.nodes if n.process is not None]
+        return pids
 
     def flush(self) -> None:
         """A clean slate per scenario (these are our own servers, never the one on 6379)."""
@@ -703,15 +859,13 @@ class BenchStore:
         if self.cluster is not None:
             for port in self.cluster.ports:
                 self.cluster.client(port).flushall()
-        else:
-            redis_py.Redis.from_url(self.url).flushall()
+        redis_py.Redis.from_url(self.redis.url).flushall()
 
     def stop(self) -> None:
         if self.cluster is not None:
             self.cluster.stop()
             self._dir.cleanup()
-        elif self.redis is not None:
-            self.redis.stop()
+        self.redis.stop()
 
 
 class Samplers:
@@ -817,14 +971,6 @@ def cpu_per_move_us(result: dict[str, Any]) -> dict[str, float]:
     return {who: round(percent / 100 / rate * 1e6, 1) for who, percent in share.items()}
 
 
-def cores_at_goal(result: dict[str, Any], goal: float = 0.5) -> tuple[float, float]:
-    """The moves/s the saturated goal asks of this run, and the cores its per-move CPU
-    (server, load processes and Redis together) would need at that rate."""
-    wanted = goal * result["echo"]["moves_per_s"]
-    per_move = sum(result["server"]["cpu_per_move_us"].values())
-    return wanted, wanted * per_move / 1e6
-
-
 def server_complaints(log: Path | None, most: int = 20) -> str:
     """The server log's last warnings and errors, to say why a run failed."""
     if log is None or not log.exists():
@@ -833,16 +979,22 @@ def server_complaints(log: Path | None, most: int = 20) -> str:
     return "the server's last warnings and errors:\n" + "\n".join(lines[-most:])
 
 
-def start_echo(loop: str) -> tuple[subprocess.Popen[bytes], int]:
+def start_ceiling(target: str, loop: str, redis_url: str) -> tuple[subprocess.Popen[bytes], int]:
+    """bench/fanout.py (appending to ``redis_url``) or bench/echo.py in its own process."""
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bench.echo", "--port", str(port), "--loop", loop],
-        stdout=subprocess.DEVNULL,
-    )
+    command = [sys.executable, "-m", f"bench.{target}", "--port", str(port), "--loop", loop]
+    if target == "fanout":
+        command += ["--redis-url", redis_url]
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL)
     if not wait_port(port, 15):
         proc.kill()
-        raise SystemExit("bench.echo did not start")
+        raise SystemExit(f"bench.{target} did not start")
     return proc, port
+
+
+CEILINGS = ("fanout", "echo")
+"""The ceilings a scenario is measured against, after the server: the fan-out ceiling (what
+the goals are judged against) and the bare echo (a reference line)."""
 
 
 def run_scenario(
@@ -852,7 +1004,10 @@ def run_scenario(
     loop: str,
     workers: int = 1,
     parts: int = 1,
+    ceilings: tuple[str, ...] = CEILINGS,
+    profile: Path | None = None,
 ) -> dict[str, Any]:
+    """The server under ``scenario``, then each of ``ceilings`` under the same clients."""
     from tests.support.server_process import ServerProcess
 
     store.flush()
@@ -867,185 +1022,118 @@ def run_scenario(
     redis_sampler = Samplers(store.pids)
     # With --workers the port's /metrics is whichever worker answers: one worker's figures.
     metrics = ServerMetrics(server.port) if workers == 1 else None
+    profiler = None
+    if profile is not None:
+        out = profile / f"{scenario.name}-{scenario.racers}-w{workers}.txt"
+        profiler = Profiler(server.process.pid, scenario.seconds, out)
+    results: dict[str, Any] = {"scenario": asdict(scenario)}
     try:
-        arena = drive(server.url, scenario, "arena", sampler, redis_sampler, loop, parts, metrics)
+        results["server"] = drive(
+            server.url, scenario, "arena", sampler, redis_sampler, loop, parts, metrics, profiler
+        )
     except SystemExit:
         print(server_complaints(server.log_path), file=sys.stderr)
         raise
     finally:
         sampler.stop()
         server.stop()
-    echo, port = start_echo(loop)
-    sampler = ProcessSampler(echo.pid)
     try:
-        echo_url = f"ws://127.0.0.1:{port}"
-        ceiling = drive(echo_url, scenario, "echo", sampler, redis_sampler, loop, parts)
+        for target in ceilings:
+            store.flush()
+            ceiling, port = start_ceiling(target, loop, store.ceiling_url)
+            sampler = ProcessSampler(ceiling.pid)
+            try:
+                url = f"ws://127.0.0.1:{port}"
+                results[target] = drive(url, scenario, target, sampler, redis_sampler, loop, parts)
+            finally:
+                sampler.stop()
+                ceiling.terminate()
+                ceiling.wait(timeout=10)
+            theirs = results[target]["moves_per_s"]
+            ratio = results["server"]["moves_per_s"] / theirs if theirs else 0.0
+            results[f"moves_vs_{target}"] = round(ratio, 3)
     finally:
-        sampler.stop()
         redis_sampler.stop()
-        echo.terminate()
-        echo.wait(timeout=10)
-    ratio = arena["moves_per_s"] / ceiling["moves_per_s"] if ceiling["moves_per_s"] else 0.0
-    return {
-        "scenario": asdict(scenario),
-        "server": arena,
-        "echo": ceiling,
-        "moves_vs_echo": round(ratio, 3),
-    }
+    return results
 
 
-def print_scenario(result: dict[str, Any]) -> None:
-    sc, a, e = result["scenario"], result["server"], result["echo"]
-    rate = f"{sc['rate']:g}/s each" if sc["rate"] else "as fast as answered"
-    title = (
-        f"{sc['name']}: {sc['racers']} racers in rooms of {sc['room_size']} ({rate}), "
-        f"{sc['spectators']} spectators on {sc['spectator_rooms']} rooms, {sc['seconds']:g} s"
-    )
-    header = f"{'':<30}{'server':>14}{'echo':>14}"
-    print(title)
-    print(header)
-    print("-" * len(header))
+class Profiler:
+    """py-spy sampling the server (and its workers) over the measured window, its stacks
+    collapsed into a text file (``--profile``): what a move costs the server, by function."""
 
-    def row(label: str, left: str, right: str = "") -> None:
-        print(f"{label:<30}{left:>14}{right:>14}")
+    def __init__(self, pid: int, seconds: float, out: Path) -> None:
+        self.pid = pid
+        self.seconds = seconds
+        self.out = out
+        self.process: subprocess.Popen[bytes] | None = None
 
-    row("moves/s (echoes/s)", f"{a['moves_per_s']:,.0f}", f"{e['moves_per_s']:,.0f}")
-    row("  server / echo", f"{result['moves_vs_echo']:.2f}")
-    fa, fe = a["frames_received_per_s"], e["frames_received_per_s"]
-    row("frames received/s", f"{fa:,.0f}", f"{fe:,.0f}")
-    for q in ("p50", "p95", "p99"):
-        row(f"ack (round trip) {q} ms", f"{a['ack'][f'{q}_ms']:.2f}", f"{e['ack'][f'{q}_ms']:.2f}")
-    for q in ("p50", "p99"):
-        row(f"spectator lag {q} ms", f"{a['spectator_lag_from_ack'][f'{q}_ms']:.2f}")
-    for q in ("p50", "p99"):
-        row(f"  from send {q} ms", f"{a['spectator_lag_from_send'][f'{q}_ms']:.2f}")
-    sa, se = a["server_process"], e["server_process"]
-    row("server CPU %", f"{sa['cpu_percent']:.0f}", f"{se['cpu_percent']:.0f}")
-    row("redis-server CPU %", f"{a['redis_cpu_percent']:.0f}", "-")
-    row("server peak RSS MiB", f"{sa['peak_rss_mib']:.0f}", f"{se['peak_rss_mib']:.0f}")
-    la, le = a["load_process"], e["load_process"]
-    each_a = "+".join(f"{c:.0f}" for c in la["cpu_percent_each"])
-    each_e = "+".join(f"{c:.0f}" for c in le["cpu_percent_each"])
-    row(f"load CPU % ({la['processes']} processes)", each_a, each_e)
-    lag_a, lag_e = la["loop_lag"]["p99_ms"], le["loop_lag"]["p99_ms"]
-    row("load loop lag p99 ms", f"{lag_a:.1f}", f"{lag_e:.1f}")
-    per_a, per_e = a.get("cpu_per_move_us", {}), e.get("cpu_per_move_us", {})
-    for who in ("server", "load", "redis"):
-        if who in per_a:
-            theirs = f"{per_e[who]:,.0f}" if who in per_e and who != "redis" else "-"
-            row(f"CPU us per move: {who}", f"{per_a[who]:,.0f}", theirs)
-    hist = a.get("server_histograms", {})
-    for label, key in (("server's own ack", "ack"), ("  of it store append", "store_append")):
-        if key in hist:
-            h = hist[key]
-            row(f"{label} p50/p99 ms", f"<={_ms(h['p50_le_ms'])} / <={_ms(h['p99_le_ms'])}")
-    for gen, name in (("0", "young"), ("1", "middle"), ("2", "full")):
-        h = hist.get(f"gc_pause{gen}")
-        if h and h["n"]:
-            per_s = h["n"] / a["window_seconds"]
-            row(f"server gc {name}/s, max ms", f"{per_s:,.1f}, <={_ms(h['max_le_ms'])}")
-    errors = {**a["rejects"], **a["errors"]}
-    row("errors", str(sum(errors.values())), str(sum(e["errors"].values())))
-    if errors or e["errors"]:
-        print(f"  server: {errors}  echo: {e['errors']}")
-    print(f"  setup {a['setup_seconds']} s for {a['connections']} connections")
-    print()
+    def start(self) -> None:
+        binary = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        command = [binary, "record", "--pid", str(self.pid), "--subprocesses", "--nonblocking",
+                   "--format", "raw", "--rate", "100", "--duration", str(round(self.seconds)),
+                   "--output", str(self.out)]  # fmt: skip
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+
+    def stop(self) -> None:
+        if self.process is not None:
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.terminate()
+            print(f"profile: {self.out}")
 
 
-def _ms(bound: float | None) -> str:
-    return "-" if bound is None else f"{bound:g}"
+SWEEP = (250, 500, 1000, 2000)
+"""The cost curve's paced loads (racers; twice as many spectators, on a tenth as many rooms as
+racers: the paced shape of 1,000 racers at every point)."""
+QUICK_SWEEP = (8, 16)
 
 
-def targets(results: dict[str, dict[str, Any]], tick_ms: int) -> list[dict[str, Any]]:
-    """The goals, as ratios to the echo ceiling measured in the same run (a missing scenario:
-    not judged)."""
-    checks = []
-    if "paced" in results:
-        r = results["paced"]
-        sc = r["scenario"]
-        echo_p99 = r["echo"]["ack"]["p99_ms"]
-        p99 = r["server"]["ack"]["p99_ms"]
-        disturbed = echo_disturbed(r["echo"]["ack"])
-        checks.append({"target": f"paced ack p99 <= 5 x echo p99 ({sc['racers']} racers at "
-                                 f"{sc['rate']:g}/s)",
-                       "figure": f"{p99:.2f} ms = {p99 / echo_p99:.1f} x echo {echo_p99:.2f} ms",
-                       "met": None if disturbed else p99 <= 5 * echo_p99})  # fmt: skip
-        lag = r["server"]["spectator_lag_from_send"]["p99_ms"]
-        bound = tick_ms + 10 * echo_p99
-        where = f"{sc['spectators']} spectators on {sc['spectator_rooms']} rooms"
-        checks.append({"target": f"spectator lag from send p99 <= tick + 10 x echo p99 ({where})",
-                       "figure": f"{lag:.2f} ms vs {tick_ms} + 10 x {echo_p99:.2f} = {bound:.1f}",
-                       "met": None if disturbed else lag <= bound})  # fmt: skip
-    if "saturated" in results:
-        r = results["saturated"]
-        ratio = r["moves_vs_echo"]
-        checks.append({"target": "saturated moves/s >= 0.5 x echo round trips/s",
-                       "figure": f"{ratio:.2f} of echo", "met": ratio >= 0.5})  # fmt: skip
-    if "saturated" in results and "saturated-w2" in results:
-        one = results["saturated"]["server"]["moves_per_s"]
-        two = results["saturated-w2"]["server"]["moves_per_s"]
-        checks.append({"target": "saturated: two workers >= 1.6 x one worker",
-                       "figure": f"{two:,.0f} vs {one:,.0f} moves/s = {two / one:.2f} x",
-                       "met": two >= 1.6 * one})  # fmt: skip
-    for note in notes(results):
-        print(f"note: {note}")
-    return checks
-
-
-ECHO_TAIL = 10.0
-"""A paced echo's ack p99 was 3.4-5.9 x its p50 in 17 of round 9's 20 runs and 8-10 x in two;
-in the last (6.63 ms against 0.33) its own run was held up, and the goals measured against it
-were met by the ceiling's noise, not by the server. Past this they are not judged, and a note
-says so."""
-
-
-def echo_disturbed(ack: dict[str, float]) -> bool:
-    """Whether the ceiling's own tail says its run was held up (``ECHO_TAIL``)."""
-    return ack["p99_ms"] > ECHO_TAIL * ack["p50_ms"]
-
-
-PACED_LOAD_LAG_MS = 20.0
-"""A paced load process uses about a third of a core and its loop lags 5-10 ms; a p99 above
-this means it was held up itself (the machine busy with something else), and the tail then
-measured is partly its own."""
-
-
-def notes(results: dict[str, dict[str, Any]]) -> list[str]:
-    """What makes a run's figures the load generator's rather than the server's."""
-    found = []
-    saturated = results.get("saturated")
-    if saturated is not None and saturated["server"].get("cpu_per_move_us"):
-        wanted, cores = cores_at_goal(saturated)
-        have = os.cpu_count() or 1
-        if cores > have:
-            found.append(
-                f"at the saturated goal ({wanted:,.0f} moves/s) this run's CPU per move (server, "
-                f"load processes and Redis) would need {cores:.1f} cores; this machine has {have}"
+def scenarios(args: argparse.Namespace) -> list[tuple[str, Scenario]]:
+    """(results key, scenario) of every run asked for, one worker count's worth."""
+    quick = args.quick
+    seconds = args.seconds or (1.0 if quick else 20.0)
+    warmup = 0.3 if quick else 3.0
+    if args.sweep is not None:
+        points = args.sweep or (QUICK_SWEEP if quick else SWEEP)
+        return [
+            (
+                f"paced-{n}",
+                Scenario(
+                    "paced",
+                    n,
+                    args.room_size,
+                    2 * n,
+                    max(1, n // 10),
+                    args.rate,
+                    seconds,
+                    warmup,
+                    args.variant,
+                ),
             )
-    for name, r in results.items():
-        ack = r["echo"].get("ack")
-        if r["scenario"]["rate"] and ack and echo_disturbed(ack):
-            times = ack["p99_ms"] / max(ack["p50_ms"], 0.001)
-            found.append(
-                f"the echo's own tail was disturbed ({name}: p99 {ack['p99_ms']:.2f} ms, "
-                f"{times:.0f} x its p50): the goals measured against it are not judged (n/a); "
-                "run again"
-            )
-        for side in ("server", "echo"):
-            load = r[side]["load_process"]
-            if max(load["cpu_percent_each"]) >= 90:
-                found.append(
-                    f"a load process was saturated ({side}, {name}): its figures "
-                    f"are the load generator's limit, not the {side}'s"
-                )
-            lag = load["loop_lag"]["p99_ms"]
-            if r["scenario"]["rate"] and lag > PACED_LOAD_LAG_MS:
-                found.append(
-                    f"the load processes' own loops lagged ({side}, {name}: p99 {lag:.1f} ms, "
-                    f"over {PACED_LOAD_LAG_MS:g}): the machine was not quiet, and this run's "
-                    "tail is partly theirs; run it again"
-                )
-    return found
+            for n in points
+        ]
+    racers = args.racers or (16 if quick else 1000)
+    spectators = args.spectators if args.spectators is not None else (8 if quick else 2000)
+    spectator_rooms = args.spectator_rooms or (2 if quick else 100)
+    names = ["paced", "saturated"] if args.scenario == "both" else [args.scenario]
+    shape = (racers, args.room_size, spectators, spectator_rooms)
+    return [
+        (
+            name,
+            Scenario(
+                name, *shape, args.rate if name == "paced" else 0.0, seconds, warmup, args.variant
+            ),
+        )
+        for name in names
+    ]
+
+
+def racer_counts(text: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in text.split(",") if n)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1063,13 +1151,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=1.0, help="moves/s per bot when paced")
     parser.add_argument("--seconds", type=float, help="measured seconds (default 20, quick 1)")
     parser.add_argument("--scenario", choices=["paced", "saturated", "both"], default="both")
+    parser.add_argument(
+        "--sweep",
+        type=racer_counts,
+        nargs="?",
+        const=(),
+        help="the cost curve: paced at each racer count instead of --scenario (default "
+        f"{','.join(map(str, SWEEP))}, quick {','.join(map(str, QUICK_SWEEP))})",
+    )
+    parser.add_argument(
+        "--ceilings",
+        default=",".join(CEILINGS),
+        help="ceilings measured after the server, of fanout,echo (the goals need fanout); "
+        "'none' for the server alone",
+    )
     parser.add_argument("--variant", choices=["swiss", "quadrennial"], default="swiss")
     parser.add_argument("--fsync", choices=["everysec", "always", "no"], default="everysec")
     parser.add_argument("--out", default="load.json", help="report name in bench/results")
     parser.add_argument(
         "--workers",
         default="1",
-        help="server worker processes, or a list to compare in one run (e.g. 1,2)",
+        help="server worker processes, or a list to compare in one run (e.g. 1,2); the "
+        "ceilings run with the first",
     )
     parser.add_argument(
         "--redis-cluster",
@@ -1086,45 +1189,66 @@ def main(argv: list[str] | None = None) -> int:
         "--loop",
         choices=["auto", "uvloop", "asyncio"],
         default="auto",
-        help="event loop of the server, the echo ceiling and the load process alike",
+        help="event loop of the server, the ceilings and the load process alike",
+    )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        help="a directory: py-spy samples the server over each measured window, collapsed "
+        "stacks to <scenario>-<racers>-w<workers>.txt",
     )
     args = parser.parse_args(argv)
-    quick = args.quick
-    racers = args.racers or (16 if quick else 1000)
-    spectators = args.spectators if args.spectators is not None else (8 if quick else 2000)
-    spectator_rooms = args.spectator_rooms or (2 if quick else 100)
-    seconds = args.seconds or (1.0 if quick else 20.0)
-    warmup = 0.3 if quick else 3.0
-    names = ["paced", "saturated"] if args.scenario == "both" else [args.scenario]
+    ceilings = tuple(c for c in args.ceilings.split(",") if c in CEILINGS)
     soft, hard = raise_nofile()
     store = BenchStore(args.fsync, args.redis_cluster)
     results: dict[str, dict[str, Any]] = {}
+    failed: dict[str, str] = {}
     try:
         server_versions = versions(store.url)
         with tempfile.TemporaryDirectory(prefix="bench-load-") as logs:
-            for count in [int(w) for w in str(args.workers).split(",")]:
-                for name in names:
-                    scenario = Scenario(name, racers, args.room_size, spectators,
-                                        spectator_rooms, args.rate if name == "paced" else 0.0,
-                                        seconds, warmup, args.variant)  # fmt: skip
+            counts = [int(w) for w in str(args.workers).split(",")]
+            for name, scenario in scenarios(args):
+                if failed and args.sweep is not None:
+                    break  # a larger load would fail too: report the curve up to here
+                for count in counts:
                     key = name if count == 1 else f"{name}-w{count}"
                     if count != 1:
                         print(f"--workers {count}:")
-                    results[key] = run_scenario(
-                        scenario, store, Path(logs), args.loop, count, args.load_processes
-                    )
+                    load_average = os.getloadavg()
+                    try:
+                        results[key] = run_scenario(
+                            scenario,
+                            store,
+                            Path(logs),
+                            args.loop,
+                            count,
+                            args.load_processes,
+                            ceilings if count == counts[0] else (),
+                            args.profile,
+                        )
+                    except SystemExit as exc:
+                        if args.sweep is None:
+                            raise
+                        failed[key] = str(exc)
+                        print(f"{key}: failed ({exc}); the sweep stops here", file=sys.stderr)
+                        break
                     results[key]["workers"] = count
+                    results[key]["load_average"] = load_average[0]
+                    print(f"(load average before: {' '.join(f'{x:.2f}' for x in load_average)})")
                     print_scenario(results[key])
     finally:
         store.stop()
-    checks = targets(results, TICK_MS)
+    print_curve(results)
+    for note in notes(results):
+        print(f"note: {note}")
+    checks = targets(results)
     for check in checks:
         verdict = {True: "met ", False: "MISSED", None: "n/a "}[check["met"]]
         print(f"{verdict}  {check['target']}: {check['figure']}")
     report = {
         "benchmark": "load",
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "quick": quick,
+        "quick": args.quick,
         "appendfsync": args.fsync,
         "machine": {**machine(), "load_average": os.getloadavg(), "nofile": [soft, hard]},
         "versions": server_versions,
@@ -1133,6 +1257,7 @@ def main(argv: list[str] | None = None) -> int:
         "store": "cluster (3 primaries)" if args.redis_cluster else "redis",
         "loop": args.loop,
         "scenarios": results,
+        "failed": failed,
         "targets": checks,
     }
     print(f"wrote {write_json(args.out, report)}")

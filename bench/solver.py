@@ -2,7 +2,7 @@
 
     python -m bench.solver [--seeds N] [--swiss-max-nodes N] [--quadrennial-max-nodes N]
                            [--variant swiss|quadrennial] [--workers N] [--fresh]
-                           [--hints N] [--quick]
+                           [--hints N] [--prepare N] [--quick]
 
 Prints, per variant, how many deals the solver proved won, proved unwinnable, or left unknown
 (the budget ran out), the Wilson 95 % interval of the win rate (unknowns counted as losses for
@@ -20,6 +20,7 @@ games per variant, and gives its p50/p99.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import math
 import os
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import machine, results_dir, write_json
+from server.runtime.config import Config
 from shared import apply_move, is_over, is_won, legal_moves, new_game, solve
 from shared.solver import hint
 from shared.variants import VARIANTS
@@ -177,6 +179,35 @@ def hint_times(variant: str, games: int, max_nodes: int) -> dict[str, Any]:
     }
 
 
+def prepare_times(variant: str, rooms: int, max_nodes: int, attempts: int) -> dict[str, Any]:
+    """Wall seconds to prepare `rooms` winnable-only rooms one after another, as the server
+    does (its SolverPool, one deal worker, fresh secret seeds)."""
+    from server.runtime.solver_pool import SolverPool  # the server's own pool, as it runs
+
+    async def run() -> tuple[list[float], list[int]]:
+        pool = SolverPool(workers=1)
+        times, drawn = [], []
+        try:
+            for _ in range(rooms):
+                start = time.perf_counter()
+                deal = await pool.winnable_seed(variant, max_nodes, attempts=attempts)
+                times.append(time.perf_counter() - start)
+                drawn.append(deal.attempts)
+        finally:
+            await pool.aclose()
+        return sorted(times), drawn
+
+    times, drawn = asyncio.run(run())
+    return {
+        "rooms": rooms,
+        "max_nodes": max_nodes,
+        "p50_s": times[len(times) // 2],
+        "p95_s": times[max(0, round(0.95 * len(times)) - 1)],
+        "max_s": times[-1],
+        "mean_draws": sum(drawn) / len(drawn),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.solver", description=__doc__)
     parser.add_argument("--seeds", type=int, default=1000, help="solve seeds 1..N (1,000)")
@@ -192,6 +223,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=cores, help=f"processes ({cores})")
     parser.add_argument("--fresh", action="store_true", help="ignore earlier results")
     parser.add_argument("--hints", type=int, default=0, help="time hints along N games")
+    parser.add_argument(
+        "--prepare", type=int, default=0, help="time N winnable-only rooms' preparation"
+    )
     parser.add_argument("--quick", action="store_true", help="a few seeds, in seconds")
     args = parser.parse_args(argv)
     seeds = QUICK_SEEDS if args.quick else args.seeds
@@ -227,6 +261,20 @@ def main(argv: list[str] | None = None) -> int:
                 f" p50 {timing['p50_s']:.3f} s, p99 {timing['p99_s']:.3f} s, max"
                 f" {timing['max_s']:.3f} s (CPU), {100 * timing['heuristic_share']:.1f}%"
                 " heuristic"
+            )
+    if args.prepare:
+        defaults = Config()
+        report["prepare"] = {}
+        for variant in variants:
+            timing = prepare_times(
+                variant, args.prepare, defaults.winnable_max_nodes, defaults.solver_attempts
+            )
+            report["prepare"][variant] = timing
+            print(
+                f"winnable-only {variant} rooms: {args.prepare} prepared at"
+                f" {timing['max_nodes']:,} nodes a draw, p50 {timing['p50_s']:.2f} s,"
+                f" p95 {timing['p95_s']:.2f} s, max {timing['max_s']:.2f} s (wall),"
+                f" {timing['mean_draws']:.1f} draws each"
             )
     print(f"wrote {write_json('solver.json', report)}")
     return 0

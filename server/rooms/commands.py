@@ -116,7 +116,7 @@ class Commands:
         if winnable:
             # Last, after every cheap refusal: drawing deals takes the solver a while.
             found = await self.games.solver().winnable_seed(
-                variant, cfg.solver_max_nodes, attempts=cfg.solver_attempts
+                variant, cfg.winnable_max_nodes, attempts=cfg.solver_attempts
             )
             seed = found.seed
             log.info("winnable_deal", variant=variant, attempts=found.attempts)

@@ -1,19 +1,14 @@
-"""bench.load's own judgement of a run: the notes that say when its figures are the load
-generator's rather than the server's (the quick run in test_quick.py covers the rest)."""
+"""bench.load's own judgement of a run: its goals against the fan-out ceiling and the notes that
+say when its figures are the load generator's rather than the server's (the quick run in
+test_quick.py covers the rest)."""
 
 from __future__ import annotations
 
 from math import inf
 from typing import Any
 
-from bench.load import (
-    cores_at_goal,
-    cpu_per_move_us,
-    histogram_window,
-    notes,
-    parse_histograms,
-    targets,
-)
+from bench.goals import base_name, cores_at_goal, notes, targets
+from bench.load import cpu_per_move_us, histogram_window, parse_histograms
 
 
 def result(rate: float, cpu: list[float], lag_p99: float) -> dict[str, Any]:
@@ -83,28 +78,66 @@ def test_cpu_per_move_and_the_cores_the_saturated_goal_would_need() -> None:
     assert per_move == {"server": 450.0, "load": 400.0, "redis": 30.0}
     run = result(0.0, [40.0, 40.0], 50.0)
     run["server"]["cpu_per_move_us"] = per_move
-    run["echo"]["moves_per_s"] = 16_000.0
+    run["fanout"] = {**run["echo"], "moves_per_s": 10_000.0}
     assert cores_at_goal(run) == (8_000.0, 8_000.0 * 880 / 1e6)
     (note,) = notes({"saturated": run})
-    assert note.startswith("at the saturated goal (8,000 moves/s)")
+    assert note.startswith("at the saturated goal (8,000 moves/s, saturated)")
     assert "would need 7.0 cores" in note
+
+
+def side(moves: int, offered: float, cpu_us: float, p99: float) -> dict[str, Any]:
+    return {
+        "moves": moves,
+        "offered_moves": offered,
+        "errors": {},
+        "cpu_per_move_us": {"server": cpu_us},
+        "ack": {"p50_ms": 1.0, "p99_ms": p99},
+        "load_process": {"cpu_percent_each": [30.0, 30.0], "loop_lag": {"p99_ms": 5.0}},
+    }
 
 
 def paced(echo_p50: float, echo_p99: float) -> dict[str, Any]:
     run = result(1.0, [36.0, 36.0], 6.0)
     run["scenario"].update(racers=1000, spectators=2000, spectator_rooms=100)
-    run["server"]["ack"] = {"p50_ms": 5.3, "p99_ms": 27.3}
-    run["server"]["spectator_lag_from_send"] = {"p99_ms": 54.7}
+    run["server"].update(side(59_500, 60_000.0, 700.0, 30.0))
+    run["fanout"] = side(60_000, 60_000.0, 600.0, 20.0)
     run["echo"]["ack"] = {"p50_ms": echo_p50, "p99_ms": echo_p99}
     return run
 
 
-def test_goals_against_a_disturbed_echo_are_not_judged() -> None:
+def test_paced_goals_are_ratios_to_the_fan_out_ceiling() -> None:
+    checks = targets({"paced": paced(0.27, 1.07)})
+    assert [check["met"] for check in checks] == [True, True, True]
+    assert checks[0]["figure"] == "700 us = 1.17 x 600 us"
+    assert checks[2]["figure"] == "59,500 of 60,000 (99.2 %), 0 errors"
+    slow = paced(0.27, 1.07)
+    slow["server"].update(side(50_000, 60_000.0, 800.0, 41.0))
+    assert [check["met"] for check in targets({"paced": slow})] == [False, False, False]
+    unmeasured = paced(0.27, 1.07)
+    unmeasured["fanout"]["cpu_per_move_us"] = {"server": 0.0}  # no CPU tick in a short window
+    (cpu, *_) = targets({"paced": unmeasured})
+    assert cpu["met"] is None
+    assert cpu["figure"] == "700 us against an unmeasured ceiling"
+
+
+def test_the_ack_tail_against_a_disturbed_machine_is_not_judged() -> None:
     """Measured: an echo whose p99 was 6.63 ms against its p50 of 0.33 made a 27 ms ack p99
     look 'met' at 4.1 x; a quiet echo's p99 is 3.4-5.9 x its p50."""
-    quiet = targets({"paced": paced(0.27, 1.07)}, tick_ms=50)
-    assert [check["met"] for check in quiet] == [False, True]
     disturbed = {"paced": paced(0.33, 6.63)}
-    assert [check["met"] for check in targets(disturbed, tick_ms=50)] == [None, None]
+    assert [check["met"] for check in targets(disturbed)] == [True, None, True]
     (note,) = notes(disturbed)
     assert note.startswith("the echo's own tail was disturbed (paced: p99 6.63 ms, 20 x its p50)")
+
+
+def test_saturated_and_workers_goals() -> None:
+    saturated = result(0.0, [40.0, 40.0], 30.0)
+    saturated["server"].update(moves_per_s=4_100.0, cpu_per_move_us={"server": 300.0})
+    saturated["fanout"] = {"moves_per_s": 5_000.0}
+    saturated["moves_vs_fanout"] = 0.82
+    two = result(0.0, [40.0, 40.0], 30.0)
+    two["server"].update(cpu_per_move_us={"server": 360.0})
+    checks = targets({"saturated": saturated, "saturated-w2": two})
+    assert [check["met"] for check in checks] == [True, False]
+    assert checks[1]["figure"] == "360 vs 300 us = 1.20 x"
+    assert base_name("paced-1000-w2") == ("paced-1000", 2)
+    assert base_name("paced-1000") == ("paced-1000", 1)

@@ -31,21 +31,23 @@ CASES = {
     "matchmaking": ("matchmaking.json", {"machine", "versions", "result"}),
 }
 
-Quick = Callable[[str], dict[str, Any]]
+Quick = Callable[..., dict[str, Any]]
 
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory: pytest.TempPathFactory) -> Quick:
-    """Runs ``python -m bench.<name> --quick`` once per module; its JSON report."""
+    """Runs ``python -m bench.<name> --quick [args]`` once per module; its JSON report (named
+    by ``--out`` when the args give one)."""
     results = tmp_path_factory.mktemp("bench-results")
-    reports: dict[str, dict[str, Any]] = {}
+    reports: dict[tuple[str, ...], dict[str, Any]] = {}
 
-    def run(name: str) -> dict[str, Any]:
-        if name not in reports:
+    def run(name: str, *args: str) -> dict[str, Any]:
+        key = (name, *args)
+        if key not in reports:
             env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
             env["BENCH_RESULTS_DIR"] = str(results)
             done = subprocess.run(
-                [sys.executable, "-m", f"bench.{name}", "--quick"],
+                [sys.executable, "-m", f"bench.{name}", "--quick", *args],
                 cwd=ROOT,
                 env=env,
                 capture_output=True,
@@ -53,10 +55,11 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> Quick:
                 timeout=120,
             )
             assert done.returncode == 0, f"bench.{name} failed:\n{done.stdout}\n{done.stderr}"
-            path = results / CASES[name][0]
+            out = args[args.index("--out") + 1] if "--out" in args else CASES[name][0]
+            path = results / out
             assert path.exists(), f"bench.{name} --quick wrote no {path.name}"
-            reports[name] = json.loads(path.read_text())
-        return reports[name]
+            reports[key] = json.loads(path.read_text())
+        return reports[key]
 
     return run
 
@@ -70,11 +73,11 @@ def test_quick_mode_runs_and_writes_its_results(quick: Quick, name: str) -> None
     assert machine["python"] == sys.version.split()[0]
 
 
-def test_load_reports_every_figure_for_server_and_echo(quick: Quick) -> None:
+def test_load_reports_every_figure_for_server_and_both_ceilings(quick: Quick) -> None:
     report = quick("load")
     assert set(report["scenarios"]) == {"paced", "saturated"}
     for scenario in report["scenarios"].values():
-        for side in ("server", "echo"):
+        for side in ("server", "fanout", "echo"):
             figures = scenario[side]
             assert figures["moves"] > 0
             assert figures["ack"].keys() >= {"p50_ms", "p95_ms", "p99_ms"}
@@ -85,9 +88,40 @@ def test_load_reports_every_figure_for_server_and_echo(quick: Quick) -> None:
             assert len(figures["load_process"]["cpu_percent_each"]) == 2
             assert figures["connections"] == 16 + 8
             assert "raw" not in figures
-        assert scenario["server"]["spectator_lag_from_ack"]["n"] > 0
-    assert [isinstance(t["met"], bool) for t in report["targets"]] == [True, True, True]
+        for side in ("server", "fanout"):
+            assert scenario[side]["spectator_lag_from_ack"]["n"] > 0
+            assert scenario[side]["spectator_receipts_unexplained"] == 0
+        assert scenario["fanout"]["redis_cpu_percent"] >= 0
+    paced = report["scenarios"]["paced"]
+    for side in ("server", "fanout", "echo"):  # a paced bot is due 1 move/s: all were answered
+        assert paced[side]["offered_moves"] > 0
+        assert paced[side]["moves"] >= 0.9 * paced[side]["offered_moves"]
+    goals = [t["target"].split(" (")[0] for t in report["targets"]]
+    assert goals == [
+        "paced CPU per move <= 1.25 x fan-out's",
+        "paced ack p99 <= 2 x fan-out's",
+        "paced: every offered move served",
+        "saturated moves/s >= 0.8 x fan-out's",
+    ]
+    # The tail is n/a on a busy machine, the CPU goal when a 1 s window saw no CPU tick.
+    assert all(isinstance(t["met"], bool) for t in report["targets"][2:])
     assert set(report["versions"]) >= {"websockets", "redis", "msgpack", "redis-server"}
+
+
+def test_load_sweeps_the_paced_load_beside_the_fan_out_ceiling(quick: Quick) -> None:
+    report = quick("load", "--sweep", "--ceilings", "fanout", "--out", "load-sweep.json")
+    scenarios = report["scenarios"]
+    assert list(scenarios) == ["paced-8", "paced-16"]
+    for racers, scenario in zip((8, 16), scenarios.values(), strict=True):
+        assert scenario["scenario"]["racers"] == racers
+        assert scenario["scenario"]["spectators"] == 2 * racers
+        assert set(scenario) >= {"server", "fanout", "load_average"}
+        assert "echo" not in scenario
+        for side in ("server", "fanout"):
+            assert scenario[side]["connections"] == 3 * racers
+            assert scenario[side]["moves"] > 0
+            assert scenario[side]["cpu_per_move_us"].keys() == {"server", "load", "redis"}
+    assert len(report["targets"]) == 3 * len(scenarios)
 
 
 def test_capacity_accounts_for_every_connection(quick: Quick) -> None:

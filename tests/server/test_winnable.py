@@ -15,7 +15,7 @@ from tests.server.wsclient import Client, assert_no_secrets, greedy_moves
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
 
-BUDGET = 10_000  # the server's default --solver-max-nodes
+BUDGET = 10_000  # the server's default --solver-max-nodes (hints; winnable draws prove at 1,000)
 FAST = ["--rate", "1000", "--burst", "1000"]
 
 
@@ -159,7 +159,7 @@ async def test_moves_are_answered_while_a_winnable_room_is_prepared(
     process = ServerProcess(
         redis_url=redis_server.url,
         log_path=tmp_path / "server.log",
-        extra_args=[*FAST, "--solver-max-nodes", "40000", "--solver-attempts", "5"],
+        extra_args=[*FAST, "--winnable-max-nodes", "40000", "--solver-attempts", "5"],
     )
     process.start()
     racer, creator = None, None
