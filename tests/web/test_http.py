@@ -30,7 +30,16 @@ from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
 from tests.web.conftest import FAST
 
-PAGES = ["/", "/tv", "/watch/k2x7m4qa", "/replay/k2x7m4qa/ann", "/replay/K2X7M4QA/p3f9a%20b"]
+PAGES = [
+    "/",
+    "/tv",
+    "/leaderboard",
+    "/@/ann",
+    "/@/Stra%C3%9Fe",
+    "/watch/k2x7m4qa",
+    "/replay/k2x7m4qa/ann",
+    "/replay/K2X7M4QA/p3f9a%20b",
+]
 WEB = Path(__file__).resolve().parents[2] / "server" / "net" / "web"
 
 
