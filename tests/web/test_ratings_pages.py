@@ -9,11 +9,12 @@ import math
 
 from selenium import webdriver
 
+from shared import deal_deck
 from tests.server.accounts.test_accounts_e2e import ask, hello, race, register
 from tests.server.wsclient import Client
 from tests.support.server_process import ServerProcess
 from tests.web.conftest import severe_console_messages
-from tests.web.test_viewer import driven, until
+from tests.web.test_viewer import Bot, driven, until
 
 BOARD = """
 const out = {};
@@ -70,7 +71,11 @@ async def test_leaderboard_profile_rated_rooms_and_tv_by_rating(
         assert card["recent"][0]["room"] == room
 
         await driven(browser, browser.get, f"{web}/leaderboard")
-        board = await until(browser, BOARD, lambda b: len(b.get("swiss", {}).get("rows", [])) == 3)
+        board = await until(
+            browser,
+            BOARD,
+            lambda b: len(b["swiss"]["rows"]) == 3 and b["quadrennial"]["empty"] is not None,
+        )
         assert board["swiss"]["caption"] == "Swiss (3 rated players)"
         assert [r["cells"] for r in board["swiss"]["rows"]] == [
             [str(r["rank"]), r["name"], shown(r["rating"], r["provisional"]), str(r["games"]),
@@ -143,14 +148,15 @@ async def test_leaderboard_profile_rated_rooms_and_tv_by_rating(
         ):
             assert await until(browser, cell.format(where), bool) == expected
 
-        # TV: a race of rated accounts beats a race of guests with more spectators.
+        # Two races: one of rated accounts, one of guests (an open seed, for the bot) watched
+        # by two spectators.
         g1, g2, e1, e2 = [await Client(arena.url, n).open() for n in ("g1", "g2", "e1", "e2")]
         clients += [g1, g2, e1, e2]
         for client in (g1, g2, e1, e2):
             await client.hello()
         opts = {"type": "create_room", "variant": "swiss", "countdown_ms": 0}
         top = (await ask(ann, opts, "room"))["room"]["id"]
-        crowd = (await ask(g1, opts, "room"))["room"]["id"]
+        crowd = (await ask(g1, {**opts, "seed": "crowd"}, "room"))["room"]["id"]
         for racer, where in ((ann, top), (bob, top), (g1, crowd), (g2, crowd)):
             await ask(racer, {"type": "join", "room": where}, "joined")
         for eye in (e1, e2):
@@ -159,6 +165,28 @@ async def test_leaderboard_profile_rated_rooms_and_tv_by_rating(
             await starter.send({"type": "start"})
         for racer in (ann, bob, g1, g2):
             await racer.expect("started")
+        # The rooms page shows each racing room's progress as a spectator sees it.
+        await driven(browser, browser.get, f"{web}/")
+        progress = (
+            "return document.querySelector(\"#live tr[data-room='{}'] .progress\")?.textContent"
+        )
+        assert (
+            await until(browser, progress.format(top), lambda t: t and t != NONE)
+            == "Ann 0/52 (0 moves), bob 0/52 (0 moves)"
+        )
+        await until(browser, progress.format(crowd), lambda t: t and t != NONE)
+        await Bot(g1, "swiss", deal_deck("swiss", "crowd"), 0.05).play(8, 1)
+        await e1.expect("progress", lambda m: m["status"] == "resigned")
+        seen = {m["player"]: m for m in e1.messages if m["type"] == "progress"}
+        assert seen[g1.session]["moves"] > 0
+        expected = ", ".join(
+            f"{name} {seen[c.session]['foundation']}/52 ({seen[c.session]['moves']} moves"
+            + (", resigned)" if seen[c.session]["status"] == "resigned" else ")")
+            for name, c in (("g1", g1), ("g2", g2))
+        )
+        assert await until(browser, progress.format(crowd), lambda t: t == expected) == expected
+
+        # TV: the race of rated accounts beats the more watched race of guests.
         await driven(browser, browser.get, f"{web}/tv?linger=500")
         followed = "return document.querySelector('.tv')?.dataset.room"
         assert await until(browser, followed, bool) == top
@@ -168,8 +196,7 @@ async def test_leaderboard_profile_rated_rooms_and_tv_by_rating(
         for racer in (ann, bob):
             await racer.send({"type": "resign"})
         assert await until(browser, followed, lambda r: r == crowd) == crowd
-        for racer in (g1, g2):
-            await racer.send({"type": "resign"})
+        await g2.send({"type": "resign"})
         await until(
             browser,
             "return document.querySelector('.tv-note').textContent",

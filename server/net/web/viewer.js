@@ -281,11 +281,63 @@
   }
 
   // ---- pages ------------------------------------------------------------------------------
+  // The racers' progress of one live room for the rooms page: a spectator connection of its
+  // own, so the room's spectator delay applies as to any spectator (and it counts as one).
+  class Peek {
+    constructor(code, onChange) {
+      this.code = code;
+      this.players = [];
+      this.onChange = onChange;
+      this.closed = false;
+      const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+      this.ws = new WebSocket(`${scheme}${location.host}/`);
+      this.ws.binaryType = "arraybuffer";
+      this.ws.onopen = () => this.send({ type: "hello", protocol: 1, name: "web viewer" });
+      this.ws.onmessage = (e) => {
+        if (!(e.data instanceof ArrayBuffer)) return;
+        const msg = window.MessagePack.decode(new Uint8Array(e.data));
+        for (const one of msg.type === "batch" ? msg.messages : [msg]) this.handle(one);
+      };
+    }
+
+    send(msg) {
+      if (this.ws.readyState === WebSocket.OPEN) this.ws.send(window.MessagePack.encode(msg));
+    }
+
+    handle(msg) {
+      if (msg.type === "welcome") this.send({ type: "join", room: this.code, role: "spectator" });
+      else if (msg.type === "room") this.players = msg.room.players;
+      else if (msg.type === "progress") {
+        const p = this.players.find((q) => q.player === msg.player);
+        if (p) Object.assign(p, { status: msg.status, foundation: msg.foundation, moves: msg.moves });
+      } else return;
+      this.onChange(this);
+    }
+
+    text() {
+      return this.players.map((p) => `${p.name} ${p.foundation}/52 (${p.moves} moves`
+        + `${p.status === "playing" || p.status === "waiting" ? "" : `, ${STATUS_TEXT[p.status] || p.status}`})`)
+        .join(", ");
+    }
+
+    close() {
+      this.closed = true;
+      this.ws.close();
+    }
+  }
+
   function indexPage() {
     const live = h("tbody");
     const recent = h("tbody");
-    const cols = ["room", "variant", "status", "racers", "players", "watching", "rated", "seed",
-      "created"];
+    const cols = ["room", "variant", "status", "racers", "progress", "players", "watching", "rated",
+      "seed", "created"];
+    // At most this many racing rooms have their progress shown (one spectator connection each).
+    const PEEKS = 3;
+    const peeks = new Map();
+    const showPeek = (peek) => {
+      const cell = live.querySelector(`tr[data-room="${CSS.escape(peek.code)}"] td.progress`);
+      if (cell && peek.players.length) cell.textContent = peek.text();
+    };
     const table = (caption, body, id) => h("table", { class: "rooms", id },
       h("caption", {}, caption),
       h("thead", {}, h("tr", {}, cols.map((c) => h("th", { scope: "col" }, c)))), body);
@@ -301,6 +353,7 @@
         h("td", {}, h("a", { href: `/watch/${r.id}` }, r.id)),
         h("td", {}, r.variant), h("td", { class: "status" }, r.status),
         h("td", { class: "names" }, r.names.join(", ") || "–"),
+        h("td", { class: "progress" }, "–"),
         h("td", {}, `${r.players}/${r.capacity}`), h("td", {}, r.spectators),
         h("td", { class: "rated" }, r.rated ? "rated" : "unrated"),
         h("td", {}, (r.open_seed ? "open" : "secret") + (r.winnable ? ", winnable" : "")),
@@ -309,6 +362,19 @@
       live.replaceChildren(...msg.rooms.filter((r) => !done(r)).map(row));
       recent.replaceChildren(...msg.rooms.filter(done)
         .sort((a, b) => b.finished_at - a.finished_at).map(row));
+      // The rooms peeked at stay while they race; the others by most watched, then newest.
+      const racing = msg.rooms.filter((r) => r.status === "racing");
+      racing.sort((a, b) => peeks.has(b.id) - peeks.has(a.id) || b.spectators - a.spectators
+        || b.created_at - a.created_at);
+      const chosen = new Set(racing.slice(0, PEEKS).map((r) => r.id));
+      for (const [code, peek] of peeks) {
+        if (!chosen.has(code)) {
+          peek.close();
+          peeks.delete(code);
+        }
+      }
+      for (const code of chosen) if (!peeks.has(code)) peeks.set(code, new Peek(code, showPeek));
+      peeks.forEach(showPeek);
       main.dataset.refreshed = String(Date.now());
     });
     setInterval(list, 2000);
