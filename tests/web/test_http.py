@@ -95,7 +95,15 @@ def test_every_page_carries_the_csp_and_has_no_inline_script(arena: ServerProces
         assert status == 200
         assert body == (WEB / name).read_bytes()
         assert headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
-    for path in ("/nope", "/static/../app.py", "/static/", "/watch/", "/watch/a/b"):
+    for path in (
+        "/nope",
+        "/static/../app.py",
+        "/static/",
+        "/watch/",
+        "/watch/a/b",
+        "/@/",
+        "/@/a/b",
+    ):
         assert get(f"http://127.0.0.1:{arena.port}{path}")[0] == 404, path
     status, _, body = get(f"http://127.0.0.1:{arena.port}/healthz")
     assert (status, json.loads(body)) == (200, {"status": "ok", "store": True})
