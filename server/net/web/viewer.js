@@ -314,10 +314,14 @@
       this.onChange(this);
     }
 
-    text() {
-      return this.players.map((p) => `${p.name} ${p.foundation}/52 (${p.moves} moves`
-        + `${p.status === "playing" || p.status === "waiting" ? "" : `, ${STATUS_TEXT[p.status] || p.status}`})`)
-        .join(", ");
+    // One span a racer, e.g. "ann 12/52 (40 moves)", ", resigned" once done; comma-separated.
+    parts() {
+      return this.players.flatMap((p, i) => {
+        const done = p.status === "playing" || p.status === "waiting"
+          ? "" : `, ${STATUS_TEXT[p.status] || p.status}`;
+        const racer = h("span", { class: "racer" }, `${p.name} ${p.foundation}/52 (${p.moves} moves${done})`);
+        return i ? [", ", racer] : [racer];
+      });
     }
 
     close() {
@@ -336,7 +340,7 @@
     const peeks = new Map();
     const showPeek = (peek) => {
       const cell = live.querySelector(`tr[data-room="${CSS.escape(peek.code)}"] td.progress`);
-      if (cell && peek.players.length) cell.textContent = peek.text();
+      if (cell && peek.players.length) cell.replaceChildren(...peek.parts());
     };
     const table = (caption, body, id) => h("table", { class: "rooms", id },
       h("caption", {}, caption),
