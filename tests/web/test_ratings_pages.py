@@ -165,6 +165,11 @@ async def test_leaderboard_profile_rated_rooms_and_tv_by_rating(
             await starter.send({"type": "start"})
         for racer in (ann, bob, g1, g2):
             await racer.expect("started")
+        # Which racers are logged in, for TV: the accounts, in join order, nil for a guest.
+        listed = {r["id"]: r for r in (await ask(guest, {"type": "list_rooms"}, "rooms"))["rooms"]}
+        assert listed[top]["accounts"] == ["Ann", "bob"]
+        assert listed[crowd]["accounts"] == [None, None]
+        assert listed[room]["accounts"] == ["Ann", "bob", "cy"]
         # The rooms page shows each racing room's progress as a spectator sees it.
         await driven(browser, browser.get, f"{web}/")
         progress = (

@@ -372,7 +372,7 @@
         || b.created_at - a.created_at);
       const chosen = new Set(racing.slice(0, PEEKS).map((r) => r.id));
       for (const [code, peek] of peeks) {
-        if (!chosen.has(code)) {
+        if (!chosen.has(code) || peek.ws.readyState === WebSocket.CLOSED) { // (a lost one anew)
           peek.close();
           peeks.delete(code);
         }
