@@ -176,6 +176,8 @@ class Room:
             "winnable": self.winnable,
             "rated": self.rated,
             "names": self.names(),
+            # Which racers are logged in (None: a guest): what the viewer's TV ranks races by.
+            "accounts": [s.account for s in self.seats.values()],
         }
 
     def finished_message(self) -> dict[str, Any]:
