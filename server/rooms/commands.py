@@ -88,7 +88,9 @@ class Commands:
         deal = d.read_create_request(
             msg, max_players=cfg.max_players_per_room, allow_custom_deck=cfg.allow_custom_deck
         )
-        seed = deal.seed if deal.seed is not None or deal.winnable else secrets.token_hex(8)
+        seed = deal.seed
+        if seed is None and deal.deck is None and not deal.winnable:
+            seed = secrets.token_hex(8)  # the usual room: a secret seed of the server's
         try:
             time_limit_ms = cfg.time_limit_ms(variant, msg.get("time_limit_ms"))
         except ValueError as exc:
