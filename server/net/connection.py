@@ -33,7 +33,7 @@ from server.net.account_requests import AccountRequests
 from server.net.audience import Role
 from server.net.delivery import Delivery
 from server.net.room_requests import Handler, room_requests
-from server.net.ws_adapter import framed, queue_binary, write_pending
+from server.net.ws_adapter import framed, queue_binary, settled_plain, write_pending
 from server.rooms.commands import Commands
 from server.runtime.clock import Clock
 from server.runtime.config import Config
@@ -109,7 +109,7 @@ class Outbox:
 
     def queue(self, connection: Connection, frame: bytes, wire: bytes | None = None) -> None:
         """Queue one binary message; ``wire`` is it already framed (``framed``), if known."""
-        if not queue_binary(connection.ws, frame, wire):
+        if not queue_binary(connection.ws, frame, wire, connection.plain):
             return  # as websockets' broadcast(): closing, or a fragmented send under way
         if connection.queued:
             return
@@ -206,6 +206,7 @@ class Connection:
         self.config = config
         self.outbox = outbox
         self.queued = False  # in the outbox's list of connections to write
+        self.plain = settled_plain(ws.protocol)  # settled by the handshake, done by now
         self.session = ""
         self.token = ""
         self.name = "player"
