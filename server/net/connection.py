@@ -73,6 +73,10 @@ class TokenBucket:
 
 
 def _over_limit(ws: ServerConnection, limit: int) -> bool:
+    """Whether the connection's unsent bytes exceed ``limit``. Asked only while nothing is
+    queued for it: the transport's buffer grows only when the outbox writes (which clears
+    ``queued``) and only shrinks in between, so once per write is the same answer (it was
+    asked for every frame, several a move per connection)."""
     transport = ws.transport
     return transport is not None and transport.get_write_buffer_size() > limit
 
@@ -152,7 +156,7 @@ class Outbox:
                 continue
             if peer.closing:
                 continue
-            if _over_limit(peer.ws, peer.config.max_outbound_bytes):
+            if not peer.queued and _over_limit(peer.ws, peer.config.max_outbound_bytes):
                 peer.drop_slow()
                 continue
             if wire is None:
@@ -230,7 +234,7 @@ class Connection:
     def send_frame(self, frame: bytes) -> None:
         if self.closing:
             return
-        if _over_limit(self.ws, self.config.max_outbound_bytes):
+        if not self.queued and _over_limit(self.ws, self.config.max_outbound_bytes):
             self.drop_slow()
             return
         self.outbox.queue(self, frame)
