@@ -25,6 +25,10 @@ async def _run(args: Any, output: Any, script: list[str] | None) -> int:
         from client.accounts import account_command
 
         return await account_command(args, output)
+    if args.command == "daily":
+        from client.daily import daily_command
+
+        return await daily_command(args, output, script)
     if args.command == "play" and args.offline:
         from client.offline import play_offline
 

@@ -20,6 +20,7 @@ from typing import Any, TextIO
 from client.cli import Output
 from client.connection import Connection, RequestFailed
 from client.seats import state_dir
+from client.text import plural
 from shared.errors import ClientError
 
 HIGHLIGHT = "\x1b[7m"
@@ -129,6 +130,12 @@ def profile_lines(card: Mapping[str, Any]) -> list[str]:
         lines.append(
             f"  {r['variant']:<12} {_rating(r):>6}  rank {r['rank']}/{r['players']}  "
             f"{r['games']} games, {r['wins']} wins, best win {_duration(r['best_ms'])}"
+        )
+    streaks = card.get("streaks")
+    if streaks:
+        lines.append(
+            f"  daily challenge: played {plural(streaks['played'], 'day')} in a row, "
+            f"won {plural(streaks['won'], 'day')} in a row"
         )
     if card["recent"]:
         lines.append("Recent races (replay: solitaire replay CODE --player NAME):")

@@ -172,6 +172,22 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         description="Join a race room by its code and play when it starts.",
     )
     join.add_argument("code", metavar="CODE", type=_room_code, help="the room code")
+    quick = race_sub.add_parser(
+        "quick",
+        parents=[common],
+        help="race players of your level, found by the server",
+        description="Wait in the server's queue until it finds players with a rating close to "
+        "yours (the range widens as you wait; guests race guests, unrated), then race them. "
+        "Ctrl-C leaves the queue.",
+    )
+    quick.add_argument(
+        "--players",
+        type=int,
+        choices=(2, 3, 4),
+        default=2,
+        metavar="N",
+        help="racers in the room, 2 to 4 (default: %(default)s)",
+    )
 
     sub.add_parser(
         "rooms",
@@ -213,6 +229,19 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         "--offline",
         action="store_true",
         help="replay locally: the deal from --variant/--seed, the moves from --moves",
+    )
+    daily = sub.add_parser(
+        "daily",
+        parents=[common],
+        help="today's daily challenge: one deal for everyone, once a day",
+        description="Play today's (UTC) daily challenge deal, once per account (log in first); "
+        "'solitaire daily results' shows the standings, the seed once the day is over.",
+    )
+    daily.add_argument(
+        "action", nargs="?", choices=("results",), default=None, help="'results': the standings"
+    )
+    daily.add_argument(
+        "--date", default=None, metavar="YYYY-MM-DD", help="the day of the results (default: today)"
     )
     for command, text in (("register", "create an account"), ("login", "log in")):
         account = sub.add_parser(

@@ -18,6 +18,7 @@ from client.commands import confirm_texts
 from client.connection import RequestFailed
 from client.offline import exit_status, seed_value
 from client.play import Outcome, update_status
+from client.quick import find_match
 from client.race_panel import OPEN_SEED
 from client.room_client import RoomClient
 from client.room_entry import connected, resumed, room_error
@@ -187,8 +188,9 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
     """`solitaire race create` / `race join CODE`: the lobby, the countdown, the race, results.
     `race join CODE` again after a crash or Ctrl-C takes the seat back."""
     creating = args.race_command == "create"
+    quick = args.race_command == "quick"
     store = seat_store()
-    seat = None if creating else store.load(args.server, args.code, args.name, now_ms())
+    seat = None if creating or quick else store.load(args.server, args.code, args.name, now_ms())
     app, client = await connected(
         args, output, script, _title("race", args.variant, None), resume=seat
     )
@@ -233,6 +235,13 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
                         else "Type 'start' to start."
                     )
                 )
+            elif quick:
+                found = await find_match(client, app, args)
+                if found is None:
+                    client.interrupted = True
+                    return 130
+                code = found
+                client.view.lobby_hint = f"Room {code}: the race starts when everyone is seated..."
             elif not back:
                 code = args.code
                 client.view.lobby_hint = f"Room {code}: waiting for the race to start..."
@@ -244,7 +253,8 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
                 app.session.status = client.view.lobby_hint
                 app.log(f"room {code}")
                 try:
-                    await conn.request({"type": "join", "room": code}, expect="joined")
+                    if not quick:  # a quick race's room seats its players itself
+                        await conn.request({"type": "join", "room": code}, expect="joined")
                 except RequestFailed as error:
                     if seat is not None and error.code == "wrong_status":
                         store.forget(args.server, code, args.name)
@@ -278,8 +288,11 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
             await play_room(client, app, race=True, wait_for_results=True)
     finally:
         await conn.close()
+        if quick and client.interrupted and client.state.room_id is None:
+            write_lines(app.out, ["Left the queue."])
     if client.interrupted:
-        write_lines(app.out, [_left_note(client, RACE)])
+        if client.state.room_id:
+            write_lines(app.out, [_left_note(client, RACE)])
         return 130
     if client.state.room_id:
         store.forget(args.server, client.state.room_id, args.name)

@@ -55,6 +55,8 @@ class RoomView:
         self._offset_ms = offset_ms  # server clock minus this client's
         self._ask_watch = ask_watch  # a fresh snapshot of one game (or of the watched ones)
         self._in_lobby = in_lobby
+        # `queued` and `matched` of a quick race go to whoever waits for them (client/quick.py).
+        self.on_queue: Callable[[dict[str, Any]], None] = lambda msg: None
         self.focus: str | None = None  # the watched player, or None for all
         # A racer whose game is done may look at the others' boards instead of their own.
         self.watching_others = False
@@ -72,6 +74,8 @@ class RoomView:
             p.GAME_EVENT: self._on_game_event,
             p.FINISHED: self._on_finished,
             p.ERROR: self._on_error,
+            p.QUEUED: lambda msg: self.on_queue(msg),
+            p.MATCHED: lambda msg: self.on_queue(msg),
         }
 
     def on_message(self, msg: dict[str, Any]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 import time
@@ -12,7 +13,7 @@ from collections.abc import Sequence
 
 from server.accounts.ratings import Ratings
 from server.app import AddressInUse, App
-from server.runtime.clock import SystemClock
+from server.runtime.clock import SystemClock, clock_from_env
 from server.runtime.config import Config, parse_config
 from server.runtime.logging import configure_logging, get_logger
 from server.runtime.loops import loop_factory
@@ -24,7 +25,7 @@ async def serve(config: Config) -> None:
     """Run until a signal asks to stop, then shut down gracefully."""
     log = get_logger("server")
     store = _open(config)
-    app = App(config, store, SystemClock())
+    app = App(config, store, clock_from_env(os.environ))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

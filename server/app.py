@@ -22,7 +22,9 @@ from server.net.connection import Connection, Outbox
 from server.net.delivery import Delivery
 from server.net.http import WebViewer, tls_context
 from server.rooms.commands import Commands
+from server.rooms.daily_challenge import DailyChallenge
 from server.rooms.hub import Hub
+from server.rooms.matchmaker import Matchmaker
 from server.rooms.race_clock import RaceClock
 from server.rooms.unloading import Unloader
 from server.runtime.clock import Clock
@@ -81,6 +83,8 @@ class App:
             in_use=self.delivery.in_use,
             forget=[self.delivery.forget, self.race_clock.forget],
         )
+        self.daily = DailyChallenge(store, self.commands, clock)
+        self.matchmaker = Matchmaker(store, self.commands, clock, config, process=self.process)
         self.connections: set[Connection] = set()
         self.web = WebViewer(config.allowed_origins)
         self.metrics.watch(self.live_figures)
@@ -152,6 +156,8 @@ class App:
             metrics=self.metrics,
             accounts=self.accounts,
             ratings=self.ratings,
+            matchmaker=self.matchmaker,
+            daily=self.daily,
         )
         self.connections.add(connection)
         try:
@@ -171,6 +177,7 @@ class App:
         self.hub.start()
         self.race_clock.start()
         self.unloader.start()
+        self.matchmaker.start()
 
     async def start(self) -> Server:
         """Listen at once; rooms load on first use, and the live ones in the background."""
@@ -255,6 +262,7 @@ class App:
             self._warm_up.cancel()
         self.collector.stop()
         self.metrics.unwatch_gc()
+        await self.matchmaker.aclose()
         await self.unloader.aclose()
         await self.race_clock.aclose()
         await self.ratings.aclose()

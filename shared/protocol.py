@@ -38,6 +38,10 @@ LOGOUT = "logout"
 LEADERBOARD = "leaderboard"
 PROFILE = "profile"
 RACE_RATINGS = "race_ratings"
+QUICK = "quick"
+LEAVE_QUEUE = "leave_queue"
+DAILY = "daily"
+DAILY_RESULTS = "daily_results"
 
 # Server → client message types.
 WELCOME = "welcome"
@@ -64,6 +68,13 @@ LOGGED_OUT = "logged_out"
 STANDINGS = "standings"
 PLAYER_CARD = "player_card"
 RATING_CHANGES = "rating_changes"
+# Matchmaking (docs/protocol.md, "Quick races").
+QUEUED = "queued"
+MATCHED = "matched"
+LEFT_QUEUE = "left_queue"
+# The daily challenge (docs/protocol.md, "Daily challenge").
+DAILY_STARTED = "daily_started"
+DAILY_STANDINGS = "daily_standings"
 
 VARIANTS = ("swiss", "quadrennial")
 ROLES = ("player", "spectator")
@@ -262,6 +273,16 @@ CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
     ),
     PROFILE: (_opt("name", "str", max_len=MAX_NAME_LEN),),
     RACE_RATINGS: (_f("room", "str", max_len=MAX_ID_LEN),),
+    QUICK: (
+        _opt("variant", "str", choices=VARIANTS),
+        _opt("players", "int", min=2, max=4),
+    ),
+    LEAVE_QUEUE: (),
+    DAILY: (_opt("variant", "str", choices=VARIANTS),),
+    DAILY_RESULTS: (
+        _opt("variant", "str", choices=VARIANTS),
+        _opt("date", "str", max_len=10),
+    ),
 }
 
 SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
@@ -336,11 +357,39 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("name", "str"),
         _f("ratings", "list", items="map"),
         _f("recent", "list", items="map"),
+        _opt("streaks", "map"),
     ),
     RATING_CHANGES: (
         _f("room", "str"),
         _f("variant", "str", choices=VARIANTS),
         _f("changes", "list", items="map"),
+    ),
+    QUEUED: (
+        _f("variant", "str", choices=VARIANTS),
+        _f("players", "int", min=2, max=4),
+        _f("rated", "bool"),
+        _f("waiting", "int", min=0),
+        _f("waited_ms", "int", min=0),
+        _f("range", "str"),
+    ),
+    MATCHED: (_f("room", "str"),),
+    LEFT_QUEUE: (),
+    DAILY_STARTED: (
+        _f("room", "str"),
+        _f("variant", "str", choices=VARIANTS),
+        _f("date", "str"),
+        _f("commitment", "str"),
+        _f("results_at", "int"),
+    ),
+    DAILY_STANDINGS: (
+        _f("variant", "str", choices=VARIANTS),
+        _f("date", "str"),
+        _f("revealed", "bool"),
+        _f("commitment", "str", "nil"),
+        _f("seed", "str", "nil"),
+        _f("salt", "str", "nil"),
+        _f("rows", "list", items="map"),
+        _f("me", "map", "nil"),
     ),
     ERROR: (
         _f("code", "str"),

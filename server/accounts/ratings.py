@@ -20,6 +20,7 @@ import msgpack
 from server.domain.events import RaceFinished, RaceStarted
 from server.domain.fold import Change as RoomChange
 from server.domain.fold import RoomChanged, fold_stored
+from server.domain.matchmaking import NEW_RATING
 from server.domain.model import Room, room_stream
 from server.domain.ratings import (
     VARIANTS,
@@ -215,6 +216,14 @@ class Ratings:
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
     # ---- queries ---------------------------------------------------------------------------------
+
+    async def rating_of(self, account: str, variant: str) -> int:
+        """An account's rating in ``variant`` as the leaderboard has it; a new player's if it
+        has none yet (matchmaking queues by it)."""
+        entry = await self.store.index_get(leaderboard_index(variant), account)
+        if entry is None:
+            return NEW_RATING
+        return int(unpack_row(entry)["rating"])
 
     async def leaderboard(self, variant: str) -> list[dict[str, Any]]:
         """Every row of the leaderboard index, best first, with its rank."""

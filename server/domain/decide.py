@@ -15,6 +15,7 @@ from typing import Any
 from server.domain.accounts import fold_name
 from server.domain.errors import (
     AlreadyInRoom,
+    CustomDeckDisabled,
     GameOver,
     NotAllowed,
     NotAPlayer,
@@ -39,7 +40,15 @@ from server.domain.lifecycle import ENDED, RoomStatus, allows
 from server.domain.model import Game, Room
 from server.domain.names import unique_name
 from server.domain.progress import ranking
-from shared import DEAL_VERSION, deal_deck, move_event, resign_event, start_event
+from shared import (
+    DEAL_VERSION,
+    canonical_seed,
+    deal_deck,
+    move_event,
+    resign_event,
+    start_event,
+    validate_deck,
+)
 from shared.protocol import BadField, commitment, deck_secret
 
 Events = list[RoomEvent]
@@ -64,6 +73,7 @@ def decide_create(
     time_limit_ms: int,
     creator: str,
     now: int,
+    members: Sequence[str] = (),
 ) -> RoomCreated:
     """The room a ``create_room`` asks for, committed to its secret (seed or deck)."""
     secret = deck_secret(deck) if deck is not None else seed
@@ -85,6 +95,8 @@ def decide_create(
         winnable=bool(msg.get("winnable", False)),
         creator=creator,
         rated=rateable(msg, capacity=capacity, deck=deck),
+        daily=str(msg.get("daily", "")),
+        members=tuple(members),
     )
 
 
@@ -94,14 +106,37 @@ def rateable(msg: Mapping[str, Any], *, capacity: int, deck: Sequence[str] | Non
     return bool(msg.get("rated", True)) and deck is None and "seed" not in msg and capacity > 1
 
 
-def check_winnable_request(msg: Mapping[str, Any]) -> None:
-    """``winnable`` asks the server to choose a deal: it cannot go with a chosen one."""
-    if msg.get("winnable") and (msg.get("deck") is not None or "seed" in msg):
-        chosen = "deck" if msg.get("deck") is not None else "seed"
+@dataclass(frozen=True, slots=True)
+class Deal:
+    """The deal a ``create_room`` asks for: a chosen deck or seed, or None (the server draws a
+    secret seed, or a winnable one)."""
+
+    capacity: int
+    deck: tuple[str, ...] | None
+    seed: str | None
+    winnable: bool
+
+
+def read_create_request(
+    msg: Mapping[str, Any], *, max_players: int, allow_custom_deck: bool
+) -> Deal:
+    """What a ``create_room`` asks for, checked against what this server allows."""
+    capacity = msg.get("capacity", min(4, max_players))
+    if capacity > max_players:
+        raise BadField(f"field 'capacity' must be <= {max_players}", field="capacity")
+    deck, winnable = msg.get("deck"), bool(msg.get("winnable", False))
+    if winnable and (deck is not None or "seed" in msg):
+        chosen = "deck" if deck is not None else "seed"
         raise BadField(
             f"field 'winnable' asks for a secret seed: it cannot go with a {chosen}",
             field="winnable",
         )
+    if deck is not None:
+        if not allow_custom_deck:
+            raise CustomDeckDisabled("this server does not accept explicit decks")
+        return Deal(capacity, tuple(validate_deck(deck)), None, winnable)
+    seed = canonical_seed(msg["seed"]) if "seed" in msg else None
+    return Deal(capacity, None, seed, winnable)
 
 
 # ---- seats ----------------------------------------------------------------------------------
@@ -125,6 +160,8 @@ def decide_join(
         raise WrongStatus(f"room {room.id} is {room.status.value}: join as a spectator")
     if len(room.seats) >= room.settings.capacity:
         raise RoomFull(f"room {room.id} is full")
+    if room.settings.members and player not in room.settings.members:
+        raise NotAllowed(f"room {room.id} is a quick race: its seats are for the matched players")
     if account is not None and any(
         s.account is not None and fold_name(s.account) == fold_name(account)
         for s in room.seats.values()

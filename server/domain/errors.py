@@ -111,3 +111,21 @@ class NotRated(ClientError):
     """``rating_change`` of a room whose race was not rated (or not yet finished)."""
 
     code = "not_rated"
+
+
+class AlreadyQueued(ClientError):
+    """A `quick` from a connection already waiting in a queue."""
+
+    code = "already_queued"
+
+
+class NotQueued(ClientError):
+    """A `leave_queue` from a connection waiting in no queue."""
+
+    code = "not_queued"
+
+
+class DailyPlayed(ClientError):
+    """A second attempt at the day's daily challenge by one account."""
+
+    code = "daily_played"

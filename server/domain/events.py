@@ -44,6 +44,11 @@ class RoomCreated(RoomEvent):
     winnable: bool
     creator: str | None
     rated: bool = False  # counts for ratings if >= 2 racers are logged in (docs/ratings.md)
+    # A daily challenge's attempt ("<variant>:<YYYY-MM-DD>"): nobody watches it, and its seed
+    # is not shown, until that UTC day is over (server/domain/daily.py).
+    daily: str = ""
+    # A quick race's room: only these sessions (the matched players) may take its seats.
+    members: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,8 +156,10 @@ _SCHEMA: Schema[RoomEvent] = Schema(
         "ranking": (),
         "rated": False,
         "account": None,
+        "daily": "",
+        "members": (),
     },
-    sequences=("deck", "ranking"),
+    sequences=("deck", "ranking", "members"),
 )
 
 

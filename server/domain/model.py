@@ -189,6 +189,8 @@ class Room:
             "winnable": self.winnable,
             "rated": self.rated,
             "names": self.names(),
+            # Which racers are logged in (None: a guest): what the viewer's TV ranks races by.
+            "accounts": [s.account for s in self.seats.values()],
         }
 
     def finished_message(self) -> dict[str, Any]:
@@ -202,7 +204,7 @@ class Room:
             "ranking": list(self.finished.ranking),
             "variant": meta.variant,
             "deal_version": meta.deal_version,
-            "seed": meta.seed,
+            "seed": None if meta.daily else meta.seed,  # a daily's: daily_results, after the day
             "salt": meta.salt,
             "commitment": meta.commitment,
         }

@@ -10,6 +10,7 @@ from typing import Any
 from server.accounts.ratings import Ratings
 from server.accounts.service import Accounts
 from server.domain.accounts import Account, fold_name
+from server.domain.daily import Streaks
 from server.domain.errors import NoSuchAccount, NotLoggedIn, NotRated
 from server.domain.names import clean_name
 from server.domain.ratings import VARIANTS
@@ -32,6 +33,7 @@ class AccountRequests:
         address: str,
         *,
         on_account: Callable[[Account | None], None],
+        streaks: Callable[[str], Awaitable[Streaks]] | None = None,
     ) -> None:
         self.accounts = accounts
         self.ratings = ratings
@@ -39,6 +41,7 @@ class AccountRequests:
         self.reply = reply
         self.address = address
         self.on_account = on_account
+        self.streaks = streaks  # the daily challenge's, for profiles
         self.account: Account | None = None
         self.key: str | None = None
 
@@ -132,9 +135,16 @@ class AccountRequests:
             )
             recent.extend({"variant": variant, **race} for race in standing.recent)
         recent.sort(key=lambda race: -race["at"])
-        self.reply(
-            msg, {"type": p.PLAYER_CARD, "name": account.name, "ratings": ratings, "recent": recent}
-        )
+        card: dict[str, Any] = {
+            "type": p.PLAYER_CARD,
+            "name": account.name,
+            "ratings": ratings,
+            "recent": recent,
+        }
+        if self.streaks is not None:
+            streaks = await self.streaks(account.id)
+            card["streaks"] = {"played": streaks.played, "won": streaks.won}
+        self.reply(msg, card)
 
     async def on_race_ratings(self, msg: dict[str, Any]) -> None:
         room = await self.commands.room(msg["room"])

@@ -31,10 +31,14 @@ from server.domain.model import game_stream
 from server.domain.names import DEFAULT_NAME, clean_name
 from server.net.account_requests import AccountRequests
 from server.net.audience import Role
+from server.net.daily_requests import DailyRequests
 from server.net.delivery import Delivery
+from server.net.queue_requests import QueueRequests
 from server.net.room_requests import Handler, room_requests
 from server.net.ws_adapter import framed, queue_binary, settled_plain, write_pending
 from server.rooms.commands import Commands
+from server.rooms.daily_challenge import DailyChallenge
+from server.rooms.matchmaker import Matchmaker
 from server.runtime.clock import Clock
 from server.runtime.config import Config
 from server.runtime.logging import bind, get_logger
@@ -200,6 +204,8 @@ class Connection:
         metrics: Metrics,
         accounts: Accounts,
         ratings: Ratings,
+        matchmaker: Matchmaker,
+        daily: DailyChallenge,
     ) -> None:
         self.metrics = metrics
         self.ws = ws
@@ -222,9 +228,20 @@ class Connection:
         remote = ws.remote_address
         address = str(remote[0]) if isinstance(remote, tuple) and remote else "unknown"
         self.login = AccountRequests(
-            accounts, ratings, commands, self.reply, address, on_account=self._logged_in
+            accounts,
+            ratings,
+            commands,
+            self.reply,
+            address,
+            on_account=self._logged_in,
+            streaks=daily.streaks,
         )
         self.handlers.update(self.login.handlers())
+        self.queue = QueueRequests(
+            self, matchmaker, ratings.rating_of, lambda: self.login.account_id
+        )
+        self.handlers.update(self.queue.handlers())
+        self.handlers.update(DailyRequests(self, daily, lambda: self.login.account_id).handlers())
 
     # ---- sending -----------------------------------------------------------------------------
 
@@ -281,6 +298,7 @@ class Connection:
     async def _gone(self) -> None:
         """The connection ended: a seat it held is marked away (the grace starts), for all to
         see; a seat resumed elsewhere meanwhile is left as it is."""
+        await self.queue.gone()
         room = None
         found = self.delivery.member(self)
         self.delivery.detach(self)

@@ -31,8 +31,11 @@ _SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-cache",
 }
-# The viewer's pages: the rooms, TV, one room's race, one game's replay (docs/operations.md).
-_PAGE = re.compile(r"/(?:|tv|watch/[A-Za-z0-9]{1,32}|replay/[A-Za-z0-9]{1,32}/[^/]{1,80})")
+# The viewer's pages: the rooms, TV, one room's race, one game's replay, the leaderboards, a
+# player's profile (docs/operations.md).
+_PAGE = re.compile(
+    r"/(?:|tv|leaderboard|@/[^/]{1,80}|watch/[A-Za-z0-9]{1,32}|replay/[A-Za-z0-9]{1,32}/[^/]{1,80})"
+)
 _TYPES = {
     ".html": "text/html; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",

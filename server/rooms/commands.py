@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from server.domain import decide as d
+from server.domain.accounts import fold_name
 from server.domain.errors import (
-    CustomDeckDisabled,
     GameOver,
     NoSuchRoom,
     NotRacing,
@@ -37,7 +37,6 @@ from server.runtime.logging import get_logger
 from server.runtime.metrics import Metrics
 from server.runtime.solver_pool import SolverPool
 from server.store import EventStore
-from shared import canonical_seed, validate_deck
 from shared.errors import ClientError, ServerError, WrongExpectedVersion
 from shared.protocol import BadField
 
@@ -81,26 +80,15 @@ class Commands:
     async def list_rooms(self) -> list[dict[str, Any]]:
         return await self.directory.list_rooms(self.hub.rooms)
 
-    async def create_room(self, msg: dict[str, Any], *, creator: str) -> Room:
+    async def create_room(
+        self, msg: dict[str, Any], *, creator: str, members: tuple[str, ...] = ()
+    ) -> Room:
         cfg = self.config
-        capacity = msg.get("capacity", min(4, cfg.max_players_per_room))
-        if capacity > cfg.max_players_per_room:
-            raise BadField(
-                f"field 'capacity' must be <= {cfg.max_players_per_room}", field="capacity"
-            )
         variant = msg["variant"]
-        d.check_winnable_request(msg)
-        winnable = bool(msg.get("winnable", False))
-        deck: list[str] | None = None
-        seed: str | None = None
-        if msg.get("deck") is not None:
-            if not cfg.allow_custom_deck:
-                raise CustomDeckDisabled("this server does not accept explicit decks")
-            deck = list(validate_deck(msg["deck"]))
-        elif "seed" in msg:
-            seed = canonical_seed(msg["seed"])
-        elif not winnable:
-            seed = secrets.token_hex(8)
+        deal = d.read_create_request(
+            msg, max_players=cfg.max_players_per_room, allow_custom_deck=cfg.allow_custom_deck
+        )
+        seed = deal.seed if deal.seed is not None or deal.winnable else secrets.token_hex(8)
         try:
             time_limit_ms = cfg.time_limit_ms(variant, msg.get("time_limit_ms"))
         except ValueError as exc:
@@ -110,7 +98,7 @@ class Commands:
         mine = await self.directory.lobbies_of(creator)
         if mine >= cfg.max_lobbies_per_session:
             raise TooManyLobbies(f"you already have {mine} open lobbies: start or leave one first")
-        if winnable:
+        if deal.winnable:
             # Last, after every cheap refusal: drawing deals takes the solver a while.
             found = await self.games.solver().winnable_seed(
                 variant, cfg.winnable_max_nodes, attempts=cfg.solver_attempts
@@ -119,14 +107,39 @@ class Commands:
             log.info("winnable_deal", variant=variant, attempts=found.attempts)
         created = d.decide_create(
             msg,
-            capacity=capacity,
-            deck=deck,
+            capacity=deal.capacity,
+            deck=deal.deck,
             seed=seed,
             salt=secrets.token_hex(16),
             time_limit_ms=time_limit_ms,
             creator=creator,
             now=self.clock.now_ms(),
+            members=members,
         )
+        room = await self._append_created(created)
+        log.info(RoomCreated.TYPE, room=room.id, variant=variant, capacity=deal.capacity)
+        return room
+
+    async def create_daily(
+        self, variant: str, *, seed: str, salt: str, tag: str, creator: str
+    ) -> Room:
+        """A daily challenge attempt's solo room: the day's secret seed and salt (so its
+        commitment is the day's), the variant's time limit, unrated, marked with the day."""
+        msg = {"variant": variant, "countdown_ms": 0, "rated": False, "daily": tag}
+        created = d.decide_create(
+            msg,
+            capacity=1,
+            deck=None,
+            seed=seed,
+            salt=salt,
+            time_limit_ms=self.config.time_limit_ms(variant, None),
+            creator=creator,
+            now=self.clock.now_ms(),
+        )
+        return await self._append_created(created)
+
+    async def _append_created(self, created: RoomCreated) -> Room:
+        """The new room's stream at a fresh id (a taken one is drawn again)."""
         for _ in range(5):
             room_id = "".join(secrets.choice(_ID_ALPHABET) for _ in range(8))
             # A hint first, as for every timed phase: the lobby TTL must run even if we die.
@@ -137,7 +150,6 @@ class Commands:
                 continue
             room = await self.room(room_id)
             await self.directory.publish(room)
-            log.info(RoomCreated.TYPE, room=room_id, variant=variant, capacity=capacity)
             return room
         raise ServerError("could not find a free room id")
 
@@ -158,6 +170,8 @@ class Commands:
         hashed = token_hash(token)
         # The seat's index entry goes first: a resume finds the room, then checks the seat.
         await self.directory.seat(hashed, room.id)
+        if account is not None:
+            await self.directory.seat_account(fold_name(account), room.id)
         await self.presence.hold(room.id)
         await self.loop.run(
             room,
@@ -172,6 +186,24 @@ class Commands:
             ),
         )
         log.info(PlayerJoined.TYPE, room=room.id, player=player)
+
+    async def racing(self, account: str) -> str | None:
+        """The room ``account`` holds a seat in that is not over yet (on any process), if any."""
+        room_id = await self.directory.room_of_account(fold_name(account))
+        if room_id is None:
+            return None
+        try:
+            room = await self.room(room_id)
+        except NoSuchRoom:
+            return None
+        await self.hub.sync(room)
+        if room.status in (RoomStatus.FINISHED, RoomStatus.CLOSED):
+            return None
+        seated = any(
+            s.account is not None and fold_name(s.account) == fold_name(account)
+            for s in room.seats.values()
+        )
+        return room_id if seated else None
 
     async def present(self, room: Room, player: str, connection: str) -> None:
         """A seat's connection is back (a resume): everyone sees the racer connected again."""

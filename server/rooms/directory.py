@@ -24,6 +24,7 @@ ROOMS_INDEX = "rooms"  # room id -> created_at, value: the packed room summary
 SEATS_INDEX = "seats"  # resume token hash -> joined at, value: the room id
 DUE_INDEX = "due"  # room id -> when its next timer is due (a hint; the fold decides)
 LIVE_INDEX = "live"  # room id -> created_at, for every room not finished or closed
+ACCOUNT_SEATS_INDEX = "account-seats"  # folded account -> joined at, value: its latest room
 RECHECK_MS = 5000  # a due hint written before a lifecycle append, in case we die right after
 
 log = get_logger("server.rooms.directory")
@@ -102,6 +103,16 @@ class Directory:
 
     async def room_of_seat(self, token_hash: str) -> str | None:
         entry = await self.store.index_get(SEATS_INDEX, token_hash)
+        return None if entry is None else entry.value.decode()
+
+    async def seat_account(self, account: str, room_id: str) -> None:
+        """An account's latest seat is in ``room_id``: a quick race asks whether it is racing."""
+        await self.store.index_put(
+            ACCOUNT_SEATS_INDEX, account, self.clock.now_ms(), room_id.encode()
+        )
+
+    async def room_of_account(self, account: str) -> str | None:
+        entry = await self.store.index_get(ACCOUNT_SEATS_INDEX, account)
         return None if entry is None else entry.value.decode()
 
     async def drop_seat(self, token_hash: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from typing import Protocol
 
 
@@ -28,6 +29,24 @@ class SystemClock:
             if left <= 0:
                 return
             await asyncio.sleep(left / 1000)
+
+
+class OffsetClock(SystemClock):
+    """The real clock moved by ``offset_ms``: for tests of a server process that must reach
+    a given time (the end of a UTC day), set by ``ARENA_TEST_CLOCK_OFFSET_MS`` (server/__main__.py);
+    never an option an operator sees."""
+
+    def __init__(self, offset_ms: int) -> None:
+        self.offset_ms = offset_ms
+
+    def now_ms(self) -> int:
+        return super().now_ms() + self.offset_ms
+
+
+def clock_from_env(env: Mapping[str, str]) -> SystemClock:
+    """The server's clock: the real one, unless a test moved it (``ARENA_TEST_CLOCK_OFFSET_MS``)."""
+    offset = env.get("ARENA_TEST_CLOCK_OFFSET_MS")
+    return OffsetClock(int(offset)) if offset else SystemClock()
 
 
 class FakeClock:

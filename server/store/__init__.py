@@ -13,6 +13,7 @@ from server.store.base import EventStore
 from server.store.errors import CorruptEntry, NotReplicated, StoreError, StoreUnavailable
 from server.store.indexes import IndexEntry, Indexes
 from server.store.memory import MemoryEventStore
+from server.store.queues import QueueEntry, Queues
 from server.store.redis_cluster import ClusterNodes
 from server.store.redis_single import SingleNode
 from server.store.redis_store import DEFAULT_PREFIX, RedisEventStore
@@ -30,6 +31,8 @@ __all__ = [
     "Indexes",
     "MemoryEventStore",
     "NotReplicated",
+    "QueueEntry",
+    "Queues",
     "RedisEventStore",
     "RedisTopology",
     "SingleNode",

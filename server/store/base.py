@@ -1,4 +1,4 @@
-"""The event store as one object: the streams, indexes and wake-ups of one backend, for the
+"""The event store as one object: the streams, indexes, queues and wake-ups of one backend, for the
 wiring (app.py passes it); a caller depends only on the capability it uses (docs/storage.md)."""
 
 from __future__ import annotations
@@ -8,12 +8,13 @@ from types import TracebackType
 from typing import Self
 
 from server.store.indexes import Indexes
+from server.store.queues import Queues
 from server.store.streams import EventStreams
 from server.store.wakeups import Wakeups
 
 
-class EventStore(EventStreams, Indexes, Wakeups):
-    """All three capabilities of one backend, with its life cycle."""
+class EventStore(EventStreams, Indexes, Queues, Wakeups):
+    """All four capabilities of one backend, with its life cycle."""
 
     @abc.abstractmethod
     async def ping(self) -> bool:

@@ -13,6 +13,7 @@ from typing import Any
 
 from server.store.base import EventStore
 from server.store.indexes import IndexEntry, check_index
+from server.store.queues import QueueEntry, check_queue
 from server.store.streams import (
     StoredEvent,
     check_stream,
@@ -45,6 +46,7 @@ class MemoryEventStore(EventStore):
         self._streams: dict[str, _Stream] = {}
         self._subscriptions = LocalSubscriptions()
         self._indexes: dict[str, dict[str, tuple[int, bytes]]] = {}
+        self._queues: dict[str, dict[str, tuple[int, bytes]]] = {}
 
     def _live(self, stream: str) -> _Stream | None:
         """The stream, or None if absent or expired (an expired stream is dropped here)."""
@@ -137,6 +139,31 @@ class MemoryEventStore(EventStore):
     async def index_count(self, index: str) -> int:
         check_index(index, "-")
         return len(self._indexes.get(index, {}))
+
+    async def queue_join(self, queue: str, member: str, score: int, value: bytes = b"") -> bool:
+        check_queue(queue, [member])
+        waiting = self._queues.setdefault(queue, {})
+        if member in waiting:
+            return False
+        waiting[member] = (int(score), bytes(value))
+        return True
+
+    async def queue_take(self, queue: str, members: Sequence[str]) -> bool:
+        check_queue(queue, members)
+        waiting = self._queues.get(queue, {})
+        if not all(member in waiting for member in members):
+            return False
+        for member in members:
+            del waiting[member]
+        return True
+
+    async def queue_leave(self, queue: str, member: str) -> bool:
+        return await self.queue_take(queue, [member])
+
+    async def queue_entries(self, queue: str) -> list[QueueEntry]:
+        check_queue(queue, ["-"])
+        entries = [QueueEntry(m, s, v) for m, (s, v) in self._queues.get(queue, {}).items()]
+        return sorted(entries, key=lambda e: (e.score, e.member))
 
     async def ping(self) -> bool:
         return True

@@ -89,6 +89,31 @@ end
 return out
 """
 
+# KEYS[1], KEYS[2]: a queue's sorted set and hash (one hash tag, one slot). ARGV: member,
+# score, value. Adds the member unless it is there already: 1 if added, 0 if not.
+QUEUE_JOIN_SCRIPT = """
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+return 1
+"""
+
+# KEYS as QUEUE_JOIN; ARGV: the members of a group. Removes them all if every one is there,
+# else none: 1 if taken. One script on one slot, so no other take or leave interleaves: a
+# member is taken once, and never after leaving.
+QUEUE_TAKE_SCRIPT = """
+for i = 1, #ARGV do
+  if not redis.call('ZSCORE', KEYS[1], ARGV[i]) then
+    return 0
+  end
+end
+redis.call('ZREM', KEYS[1], unpack(ARGV))
+redis.call('HDEL', KEYS[2], unpack(ARGV))
+return 1
+"""
+
 
 class Script:
     """A Lua script and its SHA-1, the name Redis knows it by once loaded."""
@@ -108,6 +133,8 @@ class Script:
 APPEND = Script(APPEND_SCRIPT)
 INDEX = Script(INDEX_SCRIPT)
 LAST_IDS = Script(LAST_IDS_SCRIPT)
+QUEUE_JOIN = Script(QUEUE_JOIN_SCRIPT)
+QUEUE_TAKE = Script(QUEUE_TAKE_SCRIPT)
 
 
 async def with_scripts(
@@ -128,4 +155,6 @@ async def with_scripts(
     return answers
 
 
-_BY_SHA = {script.sha: script.source for script in (APPEND, INDEX, LAST_IDS)}
+_BY_SHA = {
+    script.sha: script.source for script in (APPEND, INDEX, LAST_IDS, QUEUE_JOIN, QUEUE_TAKE)
+}

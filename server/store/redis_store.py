@@ -21,8 +21,10 @@ from server.store.base import EventStore
 from server.store.errors import CorruptEntry, NotReplicated
 from server.store.group_commit import GroupCommit
 from server.store.indexes import IndexEntry
+from server.store.queues import QueueEntry
 from server.store.redis_cluster import ClusterNodes
 from server.store.redis_indexes import RedisIndexes
+from server.store.redis_queues import RedisQueues
 from server.store.redis_single import SingleNode
 from server.store.redis_topology import Command, RedisTopology, edge
 from server.store.redis_wakeups import RedisSubscription
@@ -95,6 +97,7 @@ class RedisEventStore(EventStore):
         # appends (delivered at once, with their events) instead of reading them back.
         self.origin = secrets.token_hex(6)
         self.indexes = RedisIndexes(topology, prefix)
+        self.queues = RedisQueues(topology, prefix)
         self._commits: GroupCommit[Command, AppendResult] = GroupCommit(
             self._send_appends, max_batch=APPEND_BATCH
         )
@@ -282,6 +285,18 @@ class RedisEventStore(EventStore):
 
     async def index_count(self, index: str) -> int:
         return await self.indexes.index_count(index)
+
+    async def queue_join(self, queue: str, member: str, score: int, value: bytes = b"") -> bool:
+        return await self.queues.queue_join(queue, member, score, value)
+
+    async def queue_take(self, queue: str, members: Sequence[str]) -> bool:
+        return await self.queues.queue_take(queue, members)
+
+    async def queue_leave(self, queue: str, member: str) -> bool:
+        return await self.queues.queue_leave(queue, member)
+
+    async def queue_entries(self, queue: str) -> list[QueueEntry]:
+        return await self.queues.queue_entries(queue)
 
     async def ping(self) -> bool:
         try:

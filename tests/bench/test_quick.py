@@ -28,6 +28,7 @@ CASES = {
     "recovery": ("recovery.json", {"machine", "versions", "restart", "empty_start", "targets"}),
     "solver": ("solver.json", {"machine", "quick", "variants"}),
     "ratings": ("ratings.json", {"machine", "versions", "rebuild", "finish"}),
+    "matchmaking": ("matchmaking.json", {"machine", "versions", "result"}),
 }
 
 Quick = Callable[..., dict[str, Any]]

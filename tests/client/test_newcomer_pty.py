@@ -109,8 +109,8 @@ def test_a_resized_window_is_laid_out_again() -> None:
         text = term.wait(r"t9")
         assert "Window too small" not in text
         term.type("hint")
-        # Offline the solver answers; seed 7 is beyond its budget, so a plain move is suggested.
-        term.wait(r"Hint: no winning line found within [\d,]+ nodes; try \S+")
+        # Offline the solver answers; seed 7 is beyond its budget, so the heuristic's move is.
+        term.wait(r"Hint: no winning line proved within [\d,]+ nodes; a good move: \S+")
     finally:
         child.close(force=True)
 

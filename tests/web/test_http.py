@@ -30,7 +30,16 @@ from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
 from tests.web.conftest import FAST
 
-PAGES = ["/", "/tv", "/watch/k2x7m4qa", "/replay/k2x7m4qa/ann", "/replay/K2X7M4QA/p3f9a%20b"]
+PAGES = [
+    "/",
+    "/tv",
+    "/leaderboard",
+    "/@/ann",
+    "/@/Stra%C3%9Fe",
+    "/watch/k2x7m4qa",
+    "/replay/k2x7m4qa/ann",
+    "/replay/K2X7M4QA/p3f9a%20b",
+]
 WEB = Path(__file__).resolve().parents[2] / "server" / "net" / "web"
 
 
@@ -86,7 +95,15 @@ def test_every_page_carries_the_csp_and_has_no_inline_script(arena: ServerProces
         assert status == 200
         assert body == (WEB / name).read_bytes()
         assert headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
-    for path in ("/nope", "/static/../app.py", "/static/", "/watch/", "/watch/a/b"):
+    for path in (
+        "/nope",
+        "/static/../app.py",
+        "/static/",
+        "/watch/",
+        "/watch/a/b",
+        "/@/",
+        "/@/a/b",
+    ):
         assert get(f"http://127.0.0.1:{arena.port}{path}")[0] == 404, path
     status, _, body = get(f"http://127.0.0.1:{arena.port}/healthz")
     assert (status, json.loads(body)) == (200, {"status": "ok", "store": True})

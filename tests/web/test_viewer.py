@@ -332,8 +332,9 @@ async def test_watch_shows_the_live_race_fairly_and_follows_it_to_the_results(
 async def test_tv_follows_the_most_watched_race_and_moves_on_when_it_ends(
     arena: ServerProcess, browser: webdriver.Chrome
 ) -> None:
-    """Two races at once: TV picks the one with more spectators (its rule: racing first, then
-    the most watched, then the most racers, then the newest), and the other once it ends."""
+    """Two races of guests at once: TV picks the one with more spectators (its rule: racing
+    first, then the highest-rated, here neither, then the most watched, then the most racers,
+    then the newest), and the other once it ends."""
     variant = "quadrennial"
     clients = [await Client(arena.url, n).open() for n in ("a1", "a2", "b1", "b2", "e1", "e2")]
     try:

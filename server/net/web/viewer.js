@@ -281,10 +281,67 @@
   }
 
   // ---- pages ------------------------------------------------------------------------------
+  // The racers' progress of one live room for the rooms page: a spectator connection of its
+  // own, so the room's spectator delay applies as to any spectator (and it counts as one).
+  class Peek {
+    constructor(code, onChange) {
+      this.code = code;
+      this.players = [];
+      this.onChange = onChange;
+      this.closed = false;
+      const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+      this.ws = new WebSocket(`${scheme}${location.host}/`);
+      this.ws.binaryType = "arraybuffer";
+      this.ws.onopen = () => this.send({ type: "hello", protocol: 1, name: "web viewer" });
+      this.ws.onmessage = (e) => {
+        if (!(e.data instanceof ArrayBuffer)) return;
+        const msg = window.MessagePack.decode(new Uint8Array(e.data));
+        for (const one of msg.type === "batch" ? msg.messages : [msg]) this.handle(one);
+      };
+    }
+
+    send(msg) {
+      if (this.ws.readyState === WebSocket.OPEN) this.ws.send(window.MessagePack.encode(msg));
+    }
+
+    handle(msg) {
+      if (msg.type === "welcome") this.send({ type: "join", room: this.code, role: "spectator" });
+      else if (msg.type === "room") this.players = msg.room.players;
+      else if (msg.type === "progress") {
+        const p = this.players.find((q) => q.player === msg.player);
+        if (p) Object.assign(p, { status: msg.status, foundation: msg.foundation, moves: msg.moves });
+      } else return;
+      this.onChange(this);
+    }
+
+    // One span a racer, e.g. "ann 12/52 (40 moves)", ", resigned" once done; comma-separated.
+    parts() {
+      return this.players.flatMap((p, i) => {
+        const done = p.status === "playing" || p.status === "waiting"
+          ? "" : `, ${STATUS_TEXT[p.status] || p.status}`;
+        const racer = h("span", { class: "racer" }, `${p.name} ${p.foundation}/52 (${p.moves} moves${done})`);
+        return i ? [", ", racer] : [racer];
+      });
+    }
+
+    close() {
+      this.closed = true;
+      this.ws.close();
+    }
+  }
+
   function indexPage() {
     const live = h("tbody");
     const recent = h("tbody");
-    const cols = ["room", "variant", "status", "racers", "players", "watching", "seed", "created"];
+    const cols = ["room", "variant", "status", "racers", "progress", "players", "watching", "rated",
+      "seed", "created"];
+    // At most this many racing rooms have their progress shown (one spectator connection each).
+    const PEEKS = 3;
+    const peeks = new Map();
+    const showPeek = (peek) => {
+      const cell = live.querySelector(`tr[data-room="${CSS.escape(peek.code)}"] td.progress`);
+      if (cell && peek.players.length) cell.replaceChildren(...peek.parts());
+    };
     const table = (caption, body, id) => h("table", { class: "rooms", id },
       h("caption", {}, caption),
       h("thead", {}, h("tr", {}, cols.map((c) => h("th", { scope: "col" }, c)))), body);
@@ -300,13 +357,28 @@
         h("td", {}, h("a", { href: `/watch/${r.id}` }, r.id)),
         h("td", {}, r.variant), h("td", { class: "status" }, r.status),
         h("td", { class: "names" }, r.names.join(", ") || "–"),
+        h("td", { class: "progress" }, "–"),
         h("td", {}, `${r.players}/${r.capacity}`), h("td", {}, r.spectators),
+        h("td", { class: "rated" }, r.rated ? "rated" : "unrated"),
         h("td", {}, (r.open_seed ? "open" : "secret") + (r.winnable ? ", winnable" : "")),
         h("td", {}, ago(arena.now() - r.created_at) + " ago"));
       const done = (r) => r.status === "finished";
       live.replaceChildren(...msg.rooms.filter((r) => !done(r)).map(row));
       recent.replaceChildren(...msg.rooms.filter(done)
         .sort((a, b) => b.finished_at - a.finished_at).map(row));
+      // The rooms peeked at stay while they race; the others by most watched, then newest.
+      const racing = msg.rooms.filter((r) => r.status === "racing");
+      racing.sort((a, b) => peeks.has(b.id) - peeks.has(a.id) || b.spectators - a.spectators
+        || b.created_at - a.created_at);
+      const chosen = new Set(racing.slice(0, PEEKS).map((r) => r.id));
+      for (const [code, peek] of peeks) {
+        if (!chosen.has(code) || peek.ws.readyState === WebSocket.CLOSED) { // (a lost one anew)
+          peek.close();
+          peeks.delete(code);
+        }
+      }
+      for (const code of chosen) if (!peeks.has(code)) peeks.set(code, new Peek(code, showPeek));
+      peeks.forEach(showPeek);
       main.dataset.refreshed = String(Date.now());
     });
     setInterval(list, 2000);
@@ -402,8 +474,10 @@
   }
 
   // TV: the most interesting live race, by this rule: racing before counting down, then the
-  // most spectators, then the most racers, then the newest. Its results stay up `linger` ms,
-  // then the next race.
+  // highest-rated (the mean shown rating in the room's variant of its logged-in racers who have
+  // one; a race without any comes after those with one), then the most spectators, then the
+  // most racers, then the newest. Ratings come from `profile`, asked once a minute per account.
+  // Its results stay up `linger` ms, then the next race.
   function tvPage() {
     document.title = "TV · Solitaire Arena";
     const linger = Number(new URLSearchParams(location.search).get("linger") || 10000);
@@ -413,31 +487,77 @@
     let view = null;
     let done = new Set();
     let arena = null;
+    const known = new Map(); // account -> {at, ratings: {variant: shown rating}}
+    const asked = new Map(); // account -> when its profile was asked
+    let rooms = null;
     const look = () => {
       if (!view) arena.send({ type: "list_rooms" });
     };
+    const rank = { racing: 0, countdown: 1 };
+    const liveRooms = () => (rooms || []).filter((r) => r.status in rank && !done.has(r.id));
+    const fresh = (account) => known.has(account) && Date.now() - known.get(account).at < 60000;
+    const rating = (r) => {
+      const shown = (r.accounts || []).filter((a) => a)
+        .map((a) => known.get(a)?.ratings[r.variant]).filter((x) => x !== undefined);
+      return shown.length ? shown.reduce((x, y) => x + y, 0) / shown.length : null;
+    };
+    const learnt = (account, ratings) => {
+      known.set(account, { at: Date.now(), ratings });
+      asked.delete(account);
+      if (!view && asked.size === 0) pick();
+    };
+    // Ask the profiles still unknown (or stale); pick once every answer is in.
+    const consider = () => {
+      for (const [account, at] of asked) if (Date.now() - at > 5000) learnt(account, {});
+      for (const r of liveRooms()) {
+        for (const account of (r.accounts || []).filter((a) => a)) {
+          if (fresh(account) || asked.has(account)) continue;
+          asked.set(account, Date.now());
+          arena.send({ type: "profile", name: account, ref: `tv:${account}` });
+        }
+      }
+      if (asked.size === 0) pick();
+    };
+    const pick = () => {
+      if (view) return;
+      const live = liveRooms();
+      const score = new Map(live.map((r) => [r.id, rating(r)]));
+      const byRating = (a, b) => {
+        const x = score.get(a.id), y = score.get(b.id);
+        if (x === null || y === null) return (x === null) - (y === null);
+        return y - x;
+      };
+      live.sort((a, b) => rank[a.status] - rank[b.status] || byRating(a, b)
+        || b.spectators - a.spectators || b.players - a.players || b.created_at - a.created_at);
+      if (!live.length) {
+        note.textContent = "No live race right now; the next one appears here.";
+        stage.replaceChildren();
+        return;
+      }
+      const best = live[0];
+      const mean = score.get(best.id);
+      note.textContent = `Following room ${best.id}: ${best.names.join(", ")}`
+        + (mean === null ? "" : ` (rated ${Math.round(mean)} on average)`);
+      stage.dataset.room = best.id;
+      view = new RoomView(arena, best.id, stage);
+      view.join();
+    };
     arena = new Arena((msg) => {
+      const tvRef = typeof msg.ref === "string" && msg.ref.startsWith("tv:");
       if (msg.type === "welcome") {
         if (view) {
           view.close();
           view = null;
         }
+        asked.clear();
         look();
+      } else if (tvRef && msg.type === "player_card") {
+        learnt(msg.ref.slice(3), Object.fromEntries(msg.ratings.map((x) => [x.variant, x.rating])));
+      } else if (tvRef && msg.type === "error") {
+        learnt(msg.ref.slice(3), {});
       } else if (msg.type === "rooms" && !view) {
-        const rank = { racing: 0, countdown: 1 };
-        const live = msg.rooms.filter((r) => r.status in rank && !done.has(r.id));
-        live.sort((a, b) => rank[a.status] - rank[b.status] || b.spectators - a.spectators
-          || b.players - a.players || b.created_at - a.created_at);
-        if (!live.length) {
-          note.textContent = "No live race right now; the next one appears here.";
-          stage.replaceChildren();
-          return;
-        }
-        const pick = live[0];
-        note.textContent = `Following room ${pick.id}: ${pick.names.join(", ")}`;
-        stage.dataset.room = pick.id;
-        view = new RoomView(arena, pick.id, stage);
-        view.join();
+        rooms = msg.rooms;
+        consider();
       } else if (view) {
         view.handle(msg);
         if (msg.type === "finished" || (msg.type === "error" && msg.code === "no_such_room")) {
@@ -456,10 +576,119 @@
     setInterval(look, 2000);
   }
 
+  // ---- ratings: the leaderboards and a player's profile (docs/ratings.md) ----------------
+  const VARIANTS = ["swiss", "quadrennial"];
+  const VARIANT_NAME = { swiss: "Swiss", quadrennial: "Quadrennial" };
+
+  function profileLink(name) {
+    return h("a", { href: `/@/${encodeURIComponent(name)}` }, name);
+  }
+
+  function shownRating(rating, provisional) {
+    return h("span", provisional ? { class: "provisional", title: "provisional: fewer than 10 rated races" } : {},
+      provisional ? `${rating}?` : String(rating));
+  }
+
+  function duration(ms) {
+    if (ms === null || ms === undefined) return "–";
+    const tenths = Math.round(ms / 100);
+    const s = Math.floor(tenths / 10);
+    return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}.${tenths % 10}`;
+  }
+
+  function leaderboardPage() {
+    document.title = "Leaderboard · Solitaire Arena";
+    const bodies = {};
+    const counts = {};
+    const sections = VARIANTS.map((v) => {
+      bodies[v] = h("tbody");
+      counts[v] = h("span", { class: "players" }, "");
+      return h("section", { "aria-label": VARIANT_NAME[v] },
+        h("table", { class: "leaderboard", id: `board-${v}`, "data-variant": v },
+          h("caption", {}, `${VARIANT_NAME[v]} `, counts[v]),
+          h("thead", {}, h("tr", {}, ["rank", "name", "rating", "games", "wins"]
+            .map((c) => h("th", { scope: "col", class: c }, c)))), bodies[v]));
+    });
+    main.replaceChildren(h("h1", {}, "Leaderboard"), ...sections,
+      h("p", { class: "small" }, "A rating followed by ? is provisional: fewer than 10 rated races "
+        + "in the variant. Ratings are conservative (docs/ratings.md); refreshed every 10 s."));
+    let arena = null;
+    const ask = () => VARIANTS.forEach((v) => arena.send({ type: "leaderboard", variant: v, top: 100 }));
+    arena = new Arena((msg) => {
+      if (msg.type === "welcome") ask();
+      if (msg.type !== "standings" || !bodies[msg.variant]) return;
+      counts[msg.variant].textContent = `(${msg.players} rated player${msg.players === 1 ? "" : "s"})`;
+      bodies[msg.variant].replaceChildren(...(msg.rows.length ? msg.rows.map((r) =>
+        h("tr", { "data-account": r.account, "data-provisional": String(r.provisional) },
+          h("td", { class: "rank" }, r.rank), h("td", { class: "name" }, profileLink(r.name)),
+          h("td", { class: "rating" }, shownRating(r.rating, r.provisional)),
+          h("td", { class: "games" }, r.games), h("td", { class: "wins" }, r.wins)))
+        : [h("tr", {}, h("td", { colspan: 5, class: "small" }, "No rated player yet."))]));
+      main.dataset.refreshed = String(Date.now());
+    });
+    setInterval(ask, 10000);
+  }
+
+  function profilePage(name) {
+    document.title = `${name} · Solitaire Arena`;
+    const title = h("h1", {}, name);
+    const status = h("p", { class: "small", role: "status" }, "loading…");
+    main.replaceChildren(title, status);
+    let arena = null;
+    arena = new Arena((msg) => {
+      if (msg.type === "welcome") arena.send({ type: "profile", name, ref: "profile" });
+      if (msg.ref !== "profile") return;
+      if (msg.type === "error") {
+        status.textContent = msg.code === "no_such_account"
+          ? `There is no player ${name}.` : `${msg.code}: ${msg.reason}`;
+        status.className = "error";
+        return;
+      }
+      if (msg.type !== "player_card") return;
+      const card = msg;
+      document.title = `${card.name} · Solitaire Arena`;
+      title.textContent = card.name;
+      const ratings = h("table", { class: "profile-ratings", id: "ratings" },
+        h("caption", {}, "Ratings"),
+        h("thead", {}, h("tr", {}, ["variant", "rating", "rank", "games", "wins", "best win"]
+          .map((c) => h("th", { scope: "col" }, c)))),
+        h("tbody", {}, card.ratings.length ? card.ratings.map((r) =>
+          h("tr", { "data-variant": r.variant },
+            h("td", { class: "variant" }, VARIANT_NAME[r.variant] || r.variant),
+            h("td", { class: "rating" }, shownRating(r.rating, r.provisional)),
+            h("td", { class: "rank" }, r.rank === null ? "–" : `${r.rank} of ${r.players}`),
+            h("td", { class: "games" }, r.games), h("td", { class: "wins" }, r.wins),
+            h("td", { class: "best" }, duration(r.best_ms))))
+          : h("tr", {}, h("td", { colspan: 6, class: "small" }, "No rated race yet."))));
+      const recent = h("table", { class: "profile-recent", id: "races" },
+        h("caption", {}, "Recent rated races"),
+        h("thead", {}, h("tr", {}, ["when", "variant", "room", "place", "result", "rating", "change"]
+          .map((c) => h("th", { scope: "col" }, c)))),
+        h("tbody", {}, card.recent.map((r) =>
+          h("tr", { "data-room": r.room },
+            h("td", { class: "when" }, `${ago(arena.now() - r.at)} ago`),
+            h("td", { class: "variant" }, VARIANT_NAME[r.variant] || r.variant),
+            h("td", { class: "room" }, h("a", {
+              href: `/replay/${encodeURIComponent(r.room)}/${encodeURIComponent(card.name)}`,
+              title: "replay this game",
+            }, r.room)),
+            h("td", { class: "place" }, `${r.place} of ${r.of}`),
+            h("td", { class: "result" }, r.won ? "won" : "–"),
+            h("td", { class: "rating" }, r.rating),
+            h("td", { class: "change" }, r.delta > 0 ? `+${r.delta}` : String(r.delta))))));
+      status.textContent = "Races stay replayable while the server keeps their room.";
+      status.className = "small";
+      main.replaceChildren(title, ratings, recent, status);
+      main.dataset.refreshed = String(Date.now());
+    });
+  }
+
   const path = location.pathname;
   let m;
   if (path === "/") indexPage();
   else if (path === "/tv") tvPage();
+  else if (path === "/leaderboard") leaderboardPage();
+  else if ((m = /^\/@\/([^/]+)$/.exec(path))) profilePage(decodeURIComponent(m[1]));
   else if ((m = /^\/watch\/([A-Za-z0-9]+)$/.exec(path))) watchPage(m[1]);
   else if ((m = /^\/replay\/([A-Za-z0-9]+)\/([^/]+)$/.exec(path))) replayPage(m[1], decodeURIComponent(m[2]));
 })();

@@ -9,6 +9,7 @@ import pytest
 from server.domain import decide as d
 from server.domain.errors import (
     AlreadyInRoom,
+    CustomDeckDisabled,
     GameOver,
     NotAllowed,
     NotAPlayer,
@@ -33,8 +34,9 @@ from server.domain.fold import fold_game_events, fold_room_event
 from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room
 from server.domain.timers import Graces, abandoned_now, next_due, time_is_up
-from shared import legal_moves
+from shared import deal_deck, legal_moves
 from shared.errors import IllegalMove
+from shared.protocol import BadField
 
 
 class Stored:
@@ -255,3 +257,25 @@ def test_an_account_has_one_seat_in_a_room() -> None:
     assert isinstance(events[0], PlayerJoined)
     assert events[0].account is None  # a guest
     assert room.seats["p1"].account == "ann"
+
+
+def test_a_create_request_is_read_against_what_the_server_allows() -> None:
+    read = d.read_create_request
+    assert read({"variant": "swiss"}, max_players=8, allow_custom_deck=False) == d.Deal(
+        4, None, None, False
+    )
+    assert read({"variant": "swiss", "seed": 42}, max_players=2, allow_custom_deck=False).seed
+    with pytest.raises(BadField):
+        read({"variant": "swiss", "capacity": 5}, max_players=4, allow_custom_deck=False)
+    with pytest.raises(BadField):
+        read(
+            {"variant": "swiss", "seed": 1, "winnable": True},
+            max_players=4,
+            allow_custom_deck=False,
+        )
+    deck = deal_deck("swiss", 1)
+    with pytest.raises(CustomDeckDisabled):
+        read({"variant": "swiss", "deck": deck}, max_players=4, allow_custom_deck=False)
+    assert read(
+        {"variant": "swiss", "deck": deck}, max_players=4, allow_custom_deck=True
+    ).deck == tuple(deck)

@@ -1,0 +1,155 @@
+"""The daily challenge's I/O: the day's committed deal (opened once, by whichever process asks
+first), one attempt per account (claimed at version 0 of its own stream, so a second attempt
+from any process is refused), the attempt's solo room, and the standings folded from the rooms.
+The rules are pure (server/domain/daily.py); fairness is the room's: a daily room is not watched
+and its seed not shown until the day is over (server/net/room_requests.py, the room's
+``finished`` message)."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import secrets
+from typing import Any
+
+from server.domain import daily as d
+from server.domain.errors import DailyPlayed
+from server.domain.model import Room
+from server.domain.progress import PlayerStatus
+from server.rooms.commands import Commands
+from server.runtime.clock import Clock
+from server.runtime.logging import get_logger
+from server.store import EventStore
+from shared.errors import ClientError, WrongExpectedVersion
+
+log = get_logger("server.rooms.daily_challenge")
+
+_OUTCOMES = {
+    PlayerStatus.WAITING: d.Outcome.PLAYING,
+    PlayerStatus.PLAYING: d.Outcome.PLAYING,
+    PlayerStatus.WON: d.Outcome.WON,
+    PlayerStatus.OVER: d.Outcome.OVER,
+    PlayerStatus.RESIGNED: d.Outcome.RESIGNED,
+}
+
+
+class DailyChallenge:
+    """Days, attempts and standings, on the shared store."""
+
+    def __init__(self, store: EventStore, commands: Commands, clock: Clock) -> None:
+        self.store = store
+        self.commands = commands
+        self.clock = clock
+
+    async def deal(self, variant: str, day: dt.date) -> d.DailyDeal:
+        """The day's deal: opened (seed drawn, committed to) by the first process to ask."""
+        stream = d.daily_stream(variant, day)
+        events = await self.store.read(stream, limit=1)
+        if not events:
+            opened = d.decide_open(
+                variant,
+                day,
+                seed=secrets.token_hex(8),
+                salt=secrets.token_hex(16),
+                now=self.clock.now_ms(),
+            )
+            try:
+                await self.store.append(stream, [d.encode(opened)], expected_version=0)
+                log.info("daily_opened", variant=variant, day=day.isoformat())
+                return d.deal_of(opened)
+            except WrongExpectedVersion:  # another process opened it first: theirs stands
+                events = await self.store.read(stream, limit=1)
+        first = d.decode(events[0].data)
+        assert isinstance(first, d.DayOpened)
+        return d.deal_of(first)
+
+    async def attempt(self, variant: str, account: str, name: str, creator: str) -> Room:
+        """Claim today's attempt for ``account`` and make its solo room; DailyPlayed if it
+        has one already (on any process)."""
+        now = self.clock.now_ms()
+        day = d.day_of(now)
+        deal = await self.deal(variant, day)
+        stream = d.attempt_stream(variant, day, account)
+        claimed = d.AttemptClaimed(now, account, name, secrets.token_hex(8))
+        try:
+            await self.store.append(stream, [d.encode(claimed)], expected_version=0)
+        except WrongExpectedVersion:
+            raise DailyPlayed(
+                f"you have played today's {variant} daily already ({day.isoformat()}, UTC): "
+                "see 'solitaire daily results'"
+            ) from None
+        room = await self.commands.create_daily(
+            variant, seed=deal.seed, salt=deal.salt, tag=d.daily_tag(variant, day), creator=creator
+        )
+        await self.store.append(stream, [d.encode(d.AttemptRoom(now, room.id))], expected_version=1)
+        await self.store.index_put(d.attempts_index(variant, day), account, now, room.id.encode())
+        await self.store.index_put(
+            d.history_index(account),
+            f"{day.isoformat()}:{variant}",
+            d.day_start_ms(day) // d.DAY_MS,
+            room.id.encode(),
+        )
+        log.info("daily_attempt", variant=variant, day=day.isoformat(), room=room.id)
+        return room
+
+    async def _attempt_of(self, account: str, room_id: str) -> d.Attempt | None:
+        with contextlib.suppress(ClientError):
+            room = await self.commands.room(room_id)
+            await self.commands.hub.sync(room)
+            seat = next(iter(room.seats.values()), None)
+            if seat is None:
+                return None
+            game = room.games.get(seat.player)
+            progress = game.progress if game is not None else None
+            start = room.started_at or 0
+            if progress is None:
+                return d.Attempt(account, seat.name, d.Outcome.PLAYING, 0, 0, 0, room.id)
+            end = progress.finished_at or (room.finished.at if room.finished else None)
+            outcome = _OUTCOMES[progress.status]
+            if room.finished is not None and outcome is d.Outcome.PLAYING:
+                outcome = d.Outcome.OVER  # time ran out
+            return d.Attempt(
+                account,
+                seat.name,
+                outcome,
+                max(0, (end or self.clock.now_ms()) - start),
+                progress.foundation,
+                max(0, (progress.reached_at or start) - start),
+                room.id,
+            )
+        return None
+
+    async def standings(self, variant: str, day: dt.date, reader: str | None) -> dict[str, Any]:
+        """The day's standings as the wire shows them: results only while the day runs; the
+        seed and each attempt's room once it is over."""
+        now = self.clock.now_ms()
+        revealed = now >= d.day_end_ms(day)
+        attempts = []
+        for entry in await self.store.index_range(d.attempts_index(variant, day)):
+            found = await self._attempt_of(entry.member, entry.value.decode())
+            if found is not None:
+                attempts.append(found)
+        rows = [
+            d.standing_row(a, place, revealed=revealed)
+            for place, a in enumerate(d.ranked(attempts), 1)
+        ]
+        deal = await self.deal(variant, day) if day <= d.day_of(now) else None
+        return {
+            "variant": variant,
+            "date": day.isoformat(),
+            "revealed": revealed,
+            "commitment": deal.commitment if deal is not None else None,
+            "seed": deal.seed if deal is not None and revealed else None,
+            "salt": deal.salt if deal is not None and revealed else None,
+            "rows": rows,
+            "me": next((r for r in rows if r["account"] == reader), None),
+        }
+
+    async def streaks(self, account: str) -> d.Streaks:
+        """Days in a row the account played, and won, a daily (any variant)."""
+        history = []
+        for entry in await self.store.index_range(d.history_index(account)):
+            day = dt.date.fromisoformat(entry.member.split(":", 1)[0])
+            found = await self._attempt_of(account, entry.value.decode())
+            history.append((day, found.outcome if found is not None else d.Outcome.OVER))
+        return d.streaks(history, d.day_of(self.clock.now_ms()))

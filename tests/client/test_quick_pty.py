@@ -1,0 +1,104 @@
+"""`solitaire race quick` through real pseudo-terminals at 80x24 against a real server on a
+real Redis: two logged-in players found by the queue, the waiting line, the race and the rating
+change; and Ctrl-C leaving the queue."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from tests.client.pty_driver import finish, spawn, type_line
+from tests.support.redis_server import RedisServer
+from tests.support.server_process import ServerProcess
+
+SIZE = {"columns": 80, "rows": 24}
+RANGE = r"range (±|\+-)"
+
+
+@pytest.fixture
+def server(redis_server: RedisServer, tmp_path: Path) -> Iterator[ServerProcess]:
+    process = ServerProcess(
+        redis_url=redis_server.url,
+        log_path=tmp_path / "server.log",
+        extra_args=["--redis-prefix", f"t{uuid.uuid4().hex[:8]}:"],
+    )
+    process.start()
+    yield process
+    process.stop()
+
+
+def user(tmp_path: Path, name: str) -> dict[str, str]:
+    home = tmp_path / name
+    home.mkdir()
+    return {"XDG_STATE_HOME": str(home), "SOLITAIRE_NAME": name}
+
+
+def run(server: ServerProcess, env: dict[str, str], *args: str) -> pexpect.spawn:
+    return spawn(*args, "--server", server.url, "--no-color", env_extra=env, **SIZE)
+
+
+def register(server: ServerProcess, env: dict[str, str], name: str) -> None:
+    child = run(server, env, "register", name, "--password-stdin")
+    type_line(child, f"{name}'s long secret")
+    child.expect(f"Registered and logged in as {name}.")
+    assert finish(child) == 0
+
+
+def test_two_logged_in_players_are_matched_race_and_see_their_ratings(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    ann_env, bob_env = user(tmp_path, "ann"), user(tmp_path, "bob")
+    register(server, ann_env, "ann")
+    register(server, bob_env, "bob")
+    ann = run(server, ann_env, "race", "quick")
+    bob = None
+    try:
+        ann.expect(r"searching for a swiss race: 1 waiting, 0:0\d, " + RANGE + "100")
+        ann.expect(r"searching for a swiss race: 1 waiting, 0:0[1-9]")  # the clock runs
+        bob = run(server, bob_env, "race", "quick")
+        for racer in (ann, bob):
+            racer.expect("Go! The race has started", timeout=30)
+        type_line(ann, "resign")
+        type_line(ann, "y")
+        ann.expect("Waiting for the others")
+        type_line(bob, "resign")
+        type_line(bob, "yes")
+        for racer in (ann, bob):
+            racer.expect("Race over: every game is done")
+            # Both resigned with no card up: the order they sat down in ranks them.
+            racer.expect(r"Ratings: ([^\r\n\x1b]+)")
+            line = racer.match.group(1)
+            changes = re.findall(r"(ann|bob) 1500 → \d+ \(([+-])\d+\)", line)
+            assert sorted(changes) in ([("ann", "+"), ("bob", "-")], [("ann", "-"), ("bob", "+")])
+        type_line(ann, "quit")
+        type_line(bob, "quit")
+        assert finish(ann) == 0
+        assert finish(bob) == 0
+    finally:
+        ann.close(force=True)
+        if bob is not None:
+            bob.close(force=True)
+
+
+def test_ctrl_c_leaves_the_queue(server: ServerProcess, tmp_path: Path) -> None:
+    env = user(tmp_path, "cy")
+    child = run(server, env, "race", "quick", "--players", "3")
+    try:
+        child.expect(r"searching for a swiss race of 3 \(guests, unrated\): 1 waiting")
+        child.sendintr()
+        child.expect("Left the queue.")
+        assert finish(child) == 130
+    finally:
+        child.close(force=True)
+    # Nobody is left waiting: the next guest is alone in the queue.
+    other = run(server, user(tmp_path, "di"), "race", "quick", "--players", "3")
+    try:
+        other.expect(r"searching for a swiss race of 3 \(guests, unrated\): 1 waiting")
+        other.expect(r"1 waiting, 0:0[2-9]")
+    finally:
+        other.close(force=True)

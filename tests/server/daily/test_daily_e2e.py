@@ -1,0 +1,182 @@
+"""The daily challenge through two real server processes on a real Redis, their clocks moved
+(``ARENA_TEST_CLOCK_OFFSET_MS``) to just before a UTC midnight, so the test sees a day end: one
+attempt per account on any process, nobody watching an attempt during the day, standings with
+results only, then the seed revealed and checked against the commitment, and every frame that
+reached anyone but the player scanned for the cards of the player's game."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import pytest
+
+from server.domain.daily import day_end_ms
+from shared import deal_deck
+from shared.protocol import commitment_ok
+from tests.server.wsclient import Client
+from tests.support.redis_cluster import LocalRedisCluster
+from tests.support.redis_server import RedisServer
+from tests.support.server_process import ServerProcess
+
+FAST = ["--rate", "1000", "--burst", "1000"]
+BEFORE_MIDNIGHT_MS = 40_000
+
+
+async def ask(client: Client, msg: dict[str, Any], *answers: str) -> dict[str, Any]:
+    ref = uuid.uuid4().hex[:8]
+    await client.send({**msg, "ref": ref})
+    async with asyncio.timeout(60):
+        while True:
+            for reply in list(client.unread):
+                if reply.get("ref") == ref and reply["type"] in (*answers, "error"):
+                    client.unread.remove(reply)
+                    return reply
+            client.arrived.clear()
+            await client.arrived.wait()
+
+
+async def connect(url: str, name: str, key: str | None = None) -> Client:
+    client = await Client(url, name).open()
+    msg: dict[str, Any] = {"type": "hello", "protocol": 1, "name": name}
+    if key is not None:
+        msg["key"] = key
+    await client.send(msg)
+    await client.expect("welcome")
+    return client
+
+
+async def register(url: str, name: str) -> str:
+    client = await connect(url, name)
+    try:
+        answer = await ask(
+            client, {"type": "register", "name": name, "password": "long password"}, "account"
+        )
+        return str(answer["key"])
+    finally:
+        await client.close()
+
+
+def card_strings(deck: list[str]) -> list[bytes]:
+    return [msgpack.packb(card) for card in deck]
+
+
+@pytest.mark.parametrize("topology", ["redis", "cluster"])
+async def test_one_attempt_a_day_fair_until_the_day_ends_then_revealed(
+    topology: str,
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if topology == "cluster":
+        cluster: LocalRedisCluster = request.getfixturevalue("redis_cluster")
+        url, extra = cluster.all_url, ["--redis-cluster"]
+    else:
+        redis: RedisServer = request.getfixturevalue("redis_server")
+        url, extra = redis.url, []
+    now = time.time_ns() // 1_000_000
+    today = dt.datetime.now(dt.UTC).date()
+    midnight = day_end_ms(today)
+    offset = midnight - BEFORE_MIDNIGHT_MS - now
+    monkeypatch.setenv("ARENA_TEST_CLOCK_OFFSET_MS", str(offset))
+    prefix = f"t{uuid.uuid4().hex[:8]}:"
+    procs = [
+        ServerProcess(
+            redis_url=url,
+            log_path=tmp_path / f"{i}.log",
+            extra_args=[*FAST, "--redis-prefix", prefix, *extra],
+        )
+        for i in range(2)
+    ]
+    for proc in procs:
+        proc.start()
+    clients: list[Client] = []
+    try:
+        one, two = (p.url for p in procs)
+        ann_key, bob_key = await asyncio.gather(register(one, "ann"), register(two, "bob"))
+        ann = await connect(one, "ann", ann_key)
+        bob = await connect(two, "bob", bob_key)
+        eve = await connect(two, "eve")
+        ann_again = await connect(two, "ann", ann_key)
+        clients += [ann, bob, eve, ann_again]
+
+        started = await ask(ann, {"type": "daily", "variant": "swiss"}, "daily_started")
+        assert started["type"] == "daily_started", started
+        room = started["room"]
+        day = started["date"]
+        assert started["results_at"] == midnight
+        await ann.expect("started")
+        await ann.expect("game_event", lambda m: m["room"] == room)
+
+        # A second attempt by the same account on the other process: refused.
+        again = await ask(ann_again, {"type": "daily", "variant": "swiss"}, "daily_started")
+        assert again["code"] == "daily_played"
+        guest = await ask(eve, {"type": "daily"}, "daily_started")
+        assert guest["code"] == "not_logged_in"
+
+        bobs = await ask(bob, {"type": "daily", "variant": "swiss"}, "daily_started")
+        assert bobs["commitment"] == started["commitment"]
+        bob_room = bobs["room"]
+        await bob.expect("started")
+
+        # Nobody watches ann's attempt during the day.
+        for role in ("spectator",):
+            refused = await ask(eve, {"type": "join", "room": room, "role": role}, "joined")
+            assert refused["code"] == "not_allowed"
+        refused = await ask(eve, {"type": "watch", "room": room}, "game")
+        assert refused["code"] == "not_allowed"
+
+        await ann.send({"type": "resign"})
+        finished = await ann.expect("finished", wait_s=15)
+        assert finished["seed"] is None  # not before the day is over
+        await bob.send({"type": "resign"})
+        await bob.expect("finished", wait_s=15)
+
+        during = await ask(eve, {"type": "daily_results", "variant": "swiss"}, "daily_standings")
+        assert during["revealed"] is False
+        assert during["seed"] is None
+        assert during["commitment"] == started["commitment"]
+        assert [r["status"] for r in during["rows"]] == ["resigned", "resigned"]
+        assert all("room" not in r for r in during["rows"])
+        mine = await ask(bob, {"type": "daily_results"}, "daily_standings")
+        assert mine["me"]["name"] == "bob"
+
+        # The day ends.
+        left = BEFORE_MIDNIGHT_MS - (time.time_ns() // 1_000_000 - now) + 500
+        await asyncio.sleep(max(0, left) / 1000)
+        after = await ask(
+            eve, {"type": "daily_results", "variant": "swiss", "date": day}, "daily_standings"
+        )
+        assert after["revealed"] is True
+        assert commitment_ok(after["seed"], after["salt"], started["commitment"])
+        assert {r["room"] for r in after["rows"]} == {room, bob_room}
+        joined = await ask(eve, {"type": "join", "room": room, "role": "spectator"}, "joined")
+        assert joined["type"] == "joined"  # replayable now
+        profile = await ask(ann, {"type": "profile"}, "player_card")
+        assert profile["streaks"] == {"played": 1, "won": 0}
+
+        # Every frame anyone but ann got during the day: no card of ann's game in it, except
+        # bob's own game of the same deal (the standings carry no card).
+        deck = deal_deck("swiss", after["seed"])
+        packed = card_strings(deck)
+        for client in (bob, eve, ann_again):
+            for msg in client.messages:
+                if msg["type"] == "joined" and client is eve:
+                    break  # eve joined after the day: what follows may show it
+                if client is bob and msg.get("room") == bob_room:
+                    continue
+                assert msg.get("room") != room, f"{client.name} got {msg['type']} of ann's room"
+                raw = msgpack.packb(msg)
+                for card in packed:
+                    assert card not in raw, f"{client.name} got {card!r} in {msg['type']}"
+        assert any(card in frame for frame in ann.frames for card in packed)  # ann saw hers
+    finally:
+        for client in clients:
+            await client.close()
+        for proc in procs:
+            proc.stop()

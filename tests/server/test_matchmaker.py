@@ -1,0 +1,121 @@
+"""The matchmaker's loop on the in-memory store with a fake clock: forming from the queue,
+placing once, leaving, the widening range over time, a silent process's players dropped, and a
+daily attempt claimed once."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import msgpack
+import pytest
+
+from server.app import App
+from server.domain.errors import AlreadyQueued, DailyPlayed, NotAllowed
+from server.domain.matchmaking import queue_key
+from server.rooms.presence import PROCESSES_INDEX
+from server.runtime.clock import FakeClock
+from server.store import MemoryEventStore
+from tests.server.parts import open_app
+
+KEY = queue_key("swiss", 2, rated=True)
+
+
+@pytest.fixture
+async def app(store: MemoryEventStore, clock: FakeClock) -> AsyncIterator[App]:
+    app = open_app(store, clock)
+    await app.matchmaker.aclose()  # the test ticks it by hand
+    yield app
+    await app.close_parts()
+
+
+class Waiter:
+    def __init__(self) -> None:
+        self.placed: list[str] = []
+        self.statuses: list[dict[str, Any]] = []
+
+    async def on_placed(self, room: str) -> None:
+        self.placed.append(room)
+
+    def on_status(self, status: dict[str, Any]) -> None:
+        self.statuses.append(status)
+
+
+async def queue(app: App, member: str, rating: int) -> Waiter:
+    waiter = Waiter()
+    await app.matchmaker.enqueue(
+        KEY, member, rating, name=member, on_placed=waiter.on_placed, on_status=waiter.on_status
+    )
+    return waiter
+
+
+async def settle(app: App) -> None:
+    """One forming pass, and the placements it spawned run."""
+    await app.matchmaker.tick()
+    for _ in range(10):
+        await asyncio.sleep(0)
+
+
+async def test_close_players_are_placed_once_in_one_room(app: App) -> None:
+    a, b = await queue(app, "a", 1500), await queue(app, "b", 1550)
+    with pytest.raises(AlreadyQueued):
+        await queue(app, "a", 1500)
+    await settle(app)
+    assert a.placed == b.placed
+    assert len(a.placed) == 1
+    room = await app.commands.room(a.placed[0])
+    assert room.settings.capacity == 2
+    assert room.settings.rated
+    assert set(room.settings.members) == {"a", "b"}
+    with pytest.raises(NotAllowed):  # a stranger who found the code: the seats are theirs
+        await app.commands.join(room, "x", name="x", token="tok-x", connection="c.x")
+    await app.commands.join(room, "a", name="a", token="tok-a", connection="c.a")
+    await settle(app)
+    assert len(a.placed) == 1
+    assert await app.store.queue_entries(KEY.name) == []
+
+
+async def test_far_players_wait_for_the_range_to_widen(app: App, clock: FakeClock) -> None:
+    a, b = await queue(app, "a", 1500), await queue(app, "b", 1750)
+    await settle(app)
+    assert a.placed == b.placed == []
+    assert a.statuses[-1]["range"] == "±100"
+    clock.advance(15_000)  # ±250 for both
+    await settle(app)
+    assert a.placed == b.placed
+    assert a.placed
+
+
+async def test_who_leaves_is_never_placed(app: App) -> None:
+    a, b = await queue(app, "a", 1500), await queue(app, "b", 1500)
+    assert await app.matchmaker.leave("a")
+    assert not await app.matchmaker.leave("a")
+    c = await queue(app, "c", 1500)
+    await settle(app)
+    assert a.placed == []
+    assert b.placed == c.placed
+    assert b.placed
+
+
+async def test_the_players_of_a_silent_process_are_dropped(app: App, clock: FakeClock) -> None:
+    # Another process queued "ghost", then stopped beating.
+    value = msgpack.packb({"j": clock.now_ms(), "p": "deadbeef", "n": "ghost"})
+    await app.store.queue_join(KEY.name, "ghost", 1500, value)
+    await app.store.index_put(PROCESSES_INDEX, "deadbeef", clock.now_ms())
+    clock.advance(60_000)
+    await app.store.index_put(PROCESSES_INDEX, app.process, clock.now_ms())
+    a = await queue(app, "a", 1500)
+    await settle(app)
+    assert a.placed == []
+    assert [e.member for e in await app.store.queue_entries(KEY.name)] == ["a"]
+
+
+async def test_one_daily_attempt_per_account(app: App) -> None:
+    room = await app.daily.attempt("swiss", "ann", "Ann", "p1")
+    assert room.settings.daily.startswith("swiss:")
+    assert room.settings.capacity == 1
+    with pytest.raises(DailyPlayed):
+        await app.daily.attempt("swiss", "ann", "Ann", "p2")
+    other = await app.daily.attempt("swiss", "bob", "Bob", "p3")
+    assert other.settings.commitment == room.settings.commitment
