@@ -71,6 +71,18 @@ class Game:
 
 
 @dataclass(eq=False)
+class FairnessKept:
+    """The last ``common_cards`` of a room and what it was computed from (server.domain.
+    fairness): the games holding viewers back, the layout of a racer not started (None if
+    none), and the version of each game counted. Derived from the folded model alone."""
+
+    holders: tuple[Game, ...]
+    layout: tuple[str, ...] | None
+    versions: list[int]
+    common: set[str] | None
+
+
+@dataclass(eq=False)
 class Room:
     """A room as folded from its streams: the truth every command checks and every view shows.
 
@@ -92,6 +104,7 @@ class Room:
     closed_at: int | None = None
     joined_count: int = 0
     idle_since: int | None = None  # since when no seated player is connected (None: someone is)
+    fairness: FairnessKept | None = None  # kept by server.domain.fairness.common_cards
 
     @property
     def stream(self) -> str:

@@ -35,7 +35,7 @@ from server.net.daily_requests import DailyRequests
 from server.net.delivery import Delivery
 from server.net.queue_requests import QueueRequests
 from server.net.room_requests import Handler, room_requests
-from server.net.ws_adapter import framed, queue_binary, write_pending
+from server.net.ws_adapter import framed, queue_binary, settled_plain, write_pending
 from server.rooms.commands import Commands
 from server.rooms.daily_challenge import DailyChallenge
 from server.rooms.matchmaker import Matchmaker
@@ -77,6 +77,10 @@ class TokenBucket:
 
 
 def _over_limit(ws: ServerConnection, limit: int) -> bool:
+    """Whether the connection's unsent bytes exceed ``limit``. Asked only while nothing is
+    queued for it: the transport's buffer grows only when the outbox writes (which clears
+    ``queued``) and only shrinks in between, so once per write is the same answer (it was
+    asked for every frame, several a move per connection)."""
     transport = ws.transport
     return transport is not None and transport.get_write_buffer_size() > limit
 
@@ -113,7 +117,7 @@ class Outbox:
 
     def queue(self, connection: Connection, frame: bytes, wire: bytes | None = None) -> None:
         """Queue one binary message; ``wire`` is it already framed (``framed``), if known."""
-        if not queue_binary(connection.ws, frame, wire):
+        if not queue_binary(connection.ws, frame, wire, connection.plain):
             return  # as websockets' broadcast(): closing, or a fragmented send under way
         if connection.queued:
             return
@@ -156,7 +160,7 @@ class Outbox:
                 continue
             if peer.closing:
                 continue
-            if _over_limit(peer.ws, peer.config.max_outbound_bytes):
+            if not peer.queued and _over_limit(peer.ws, peer.config.max_outbound_bytes):
                 peer.drop_slow()
                 continue
             if wire is None:
@@ -212,6 +216,7 @@ class Connection:
         self.config = config
         self.outbox = outbox
         self.queued = False  # in the outbox's list of connections to write
+        self.plain = settled_plain(ws.protocol)  # settled by the handshake, done by now
         self.session = ""
         self.token = ""
         self.name = "player"
@@ -246,7 +251,7 @@ class Connection:
     def send_frame(self, frame: bytes) -> None:
         if self.closing:
             return
-        if _over_limit(self.ws, self.config.max_outbound_bytes):
+        if not self.queued and _over_limit(self.ws, self.config.max_outbound_bytes):
             self.drop_slow()
             return
         self.outbox.queue(self, frame)

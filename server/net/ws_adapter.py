@@ -48,25 +48,35 @@ def framed(payload: bytes) -> bytes:
     return Frame(Opcode.BINARY, payload).serialize(mask=False, extensions=[])
 
 
-def plain(protocol: Protocol) -> bool:
-    """Whether this connection frames binary messages exactly as ``framed`` does."""
+def settled_plain(protocol: Protocol) -> bool:
+    """The part of ``plain`` that is settled once the handshake is done (side, extensions,
+    debug): a connection keeps it, instead of re-checking it for every frame it is sent."""
     return (
         QUICK_WRITES
         and protocol.side is Side.SERVER
         and not protocol.extensions
-        and not protocol.expect_continuation_frame
         and not protocol.debug
     )
 
 
-def queue_binary(ws: ServerConnection, frame: bytes, wire: bytes | None = None) -> bool:
+def plain(protocol: Protocol) -> bool:
+    """Whether this connection frames binary messages exactly as ``framed`` does."""
+    return settled_plain(protocol) and not protocol.expect_continuation_frame
+
+
+def queue_binary(
+    ws: ServerConnection, frame: bytes, wire: bytes | None = None, settled: bool | None = None
+) -> bool:
     """Queue one binary message in the connection's protocol (``wire``: it already ``framed``,
-    if known); False when it cannot take one now (closing, or a fragmented send under way), as
-    ``broadcast()`` skips such a connection. Nothing is written yet: see ``write_pending``."""
+    if known; ``settled``: the connection's ``settled_plain``, if kept); False when it cannot
+    take one now (closing, or a fragmented send under way), as ``broadcast()`` skips such a
+    connection. Nothing is written yet: see ``write_pending``."""
     protocol = ws.protocol
     if protocol.state is not State.OPEN or getattr(ws, "send_in_progress", None) is not None:
         return False
-    if wire is not None and plain(protocol):
+    if settled is None:
+        settled = settled_plain(protocol)
+    if wire is not None and settled and not protocol.expect_continuation_frame:
         protocol.writes.append(wire)  # what send_binary would have appended
         return True
     try:

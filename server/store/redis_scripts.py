@@ -125,6 +125,10 @@ class Script:
     def call(self, keys: Sequence[str], args: Sequence[Any] = ()) -> Command:
         return ("EVALSHA", self.sha, len(keys), *keys, *args)
 
+    def head(self, keys: Sequence[str]) -> Command:
+        """A call's command up to its arguments, for a caller that keeps it per key set."""
+        return ("EVALSHA", self.sha, len(keys), *keys)
+
 
 APPEND = Script(APPEND_SCRIPT)
 INDEX = Script(INDEX_SCRIPT)

@@ -45,6 +45,8 @@ READ_MANY_BATCH = 256
 """Streams read in one pipelined round trip by ``read_many``: bounds one reply's size."""
 APPEND_BATCH = 256
 """Most appends one group-commit pipeline carries."""
+APPEND_HEADS = 4096
+"""Most streams whose append command heads are kept (then forgotten all at once)."""
 
 AppendResult = tuple[int, int, int | None]
 """The script's status and version, and how many replicas hold it (None: not asked)."""
@@ -100,6 +102,7 @@ class RedisEventStore(EventStore):
             self._send_appends, max_batch=APPEND_BATCH
         )
         self._subscriptions = LocalSubscriptions()
+        self._append_heads: dict[str, tuple[Command, str]] = {}
 
     def key(self, stream: str) -> str:
         """A stream's key. Where every key needs a hash tag (a Cluster), a name without one
@@ -113,6 +116,19 @@ class RedisEventStore(EventStore):
                 raise ValueError(f"on a Redis Cluster a stream name is not all braces: {stream!r}")
         return self.prefix + stream
 
+    def _append_head(self, stream: str) -> tuple[Command, str]:
+        """An append's script call up to its arguments, and its origin argument: the same for
+        every append to the stream, so kept per stream (a profile found rebuilding them a
+        visible part of an append). Bounded: cleared when it holds APPEND_HEADS streams."""
+        keys = [self.key(stream), self.channel(stream_group(stream))]
+        if len(self._append_heads) >= APPEND_HEADS:
+            self._append_heads.clear()
+        made = self._append_heads[stream] = (
+            redis_scripts.APPEND.head(keys),
+            f"{self.origin} {stream}",
+        )
+        return made
+
     def channel(self, group: str) -> str:
         """The shard channel a group's appends publish on: its hash tag keeps it in the slot of
         the group's streams (a Cluster refuses a script that crosses slots)."""
@@ -122,12 +138,11 @@ class RedisEventStore(EventStore):
         self, stream: str, events: Sequence[Mapping[str, Any]], *, expected_version: int
     ) -> int:
         payloads = validate_append(stream, events, expected_version)
-        keys = [self.key(stream), self.channel(stream_group(stream))]
-        args = [expected_version, f"{self.origin} {stream}", *payloads]
+        head, origin = self._append_heads.get(stream) or self._append_head(stream)
         with edge():
             try:
                 ok, version, replicas = await self._commits.submit(
-                    redis_scripts.APPEND.call(keys, args)
+                    (*head, expected_version, origin, *payloads)
                 )
             except redis_errors.ResponseError as exc:
                 message = str(exc)

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from server.runtime.gc_timer import GcApi, YoungCollector, generation_due
+from server.runtime.gc_timer import SIZE_EVERY, GcApi, YoungCollector, generation_due
 
 
 @pytest.fixture
@@ -101,6 +101,40 @@ def test_the_middle_generation_after_its_threshold_of_young_ones_and_survivors_c
     assert collector.collect() == 1
     assert fake.collected == [0, 1]
     assert collector.pending == 300 + 2_000 - 100  # promoted to the oldest generation
+
+
+def test_the_young_size_is_measured_every_size_every_middle_collections() -> None:
+    """Counting the young generations' objects cost more than collecting them: it is measured
+    at one middle collection in SIZE_EVERY, and the measure stands for the others."""
+    fake = FakeGc(count=(5, 11, 0), sizes=(300, 2_000, 50_000))
+    measured: list[int] = []
+    api = fake.api()
+
+    def size(generation: int) -> int:
+        measured.append(generation)
+        return fake.sizes[generation]
+
+    collector = YoungCollector(
+        interval=0.01,
+        api=GcApi(
+            collect=api.collect,
+            get_count=api.get_count,
+            get_threshold=api.get_threshold,
+            set_threshold=api.set_threshold,
+            size=size,
+        ),
+        now=lambda: 0.0,  # no full collection due
+    )
+    assert collector.collect() == 1
+    assert measured == [0, 1]
+    fake.sizes[0] = 9_000  # grown since: not measured again until SIZE_EVERY
+    for _ in range(SIZE_EVERY - 1):
+        assert collector.collect() == 1
+    assert measured == [0, 1]
+    assert collector.pending == SIZE_EVERY * 2_300
+    assert collector.collect() == 1
+    assert measured == [0, 1, 0, 1]
+    assert collector.pending == SIZE_EVERY * 2_300 + 11_000
 
 
 async def test_full_collections_are_the_collectors_at_most_every_full_every() -> None:

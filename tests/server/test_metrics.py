@@ -6,8 +6,12 @@ import asyncio
 import urllib.request
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from server.runtime.metrics import LATENCY_BUCKETS, Metrics
 from shared import deal_deck, new_game
 from tests.server.wsclient import Client, greedy_moves
 from tests.support.ports import free_port_run
@@ -141,3 +145,26 @@ async def test_an_ended_room_is_unloaded_and_a_late_spectator_still_sees_it(
         if late is not None:
             await late.close()
         server.stop()
+
+
+@given(st.lists(st.floats(min_value=0, max_value=20, allow_nan=False), max_size=30))
+def test_plain_timings_report_what_a_prometheus_histogram_would(values: list[float]) -> None:
+    """The per-move histograms are plain counts read at scrape time: the text is the same as
+    prometheus-client's own Histogram fed the same values (but its ``_created`` line)."""
+    registry = CollectorRegistry()
+    reference = Histogram("arena_ack_seconds", "x", buckets=LATENCY_BUCKETS, registry=registry)
+    metrics = Metrics()
+    for value in values:
+        reference.observe(value)
+        metrics.ack_seconds.observe(value)
+    expected = [
+        line
+        for line in generate_latest(registry).decode().splitlines()
+        if line.startswith("arena_ack_seconds") and "_created" not in line
+    ]
+    found = [
+        line
+        for line in metrics.render().decode().splitlines()
+        if line.startswith("arena_ack_seconds")
+    ]
+    assert found == expected

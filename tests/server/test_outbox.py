@@ -36,6 +36,7 @@ class _Connection:
         self.ws = _Ws()
         self.queued = False
         self.session = "s"
+        self.plain = True  # what Connection keeps: settled_plain of its protocol
 
 
 def _outbox_and_connection() -> tuple[Outbox, Any, _Transport]:

@@ -20,6 +20,7 @@ from server.net.ws_adapter import (
     plain,
     queue_binary,
     quick_paths_available,
+    settled_plain,
     write_pending,
 )
 from shared import protocol as p
@@ -165,3 +166,16 @@ def test_without_the_internals_the_probe_says_so(monkeypatch: pytest.MonkeyPatch
     assert not ws_adapter._probe()
     monkeypatch.setitem(INTERNALS, "ServerConnection", ("no_such_attribute",))
     assert quick_paths_available(_Ws()) == {"ServerProtocol": False, "ServerConnection": False}
+
+
+def test_a_kept_settled_plain_still_sees_a_fragmented_send() -> None:
+    """A connection keeps ``settled_plain``; the fragmented-send part is still asked each time."""
+    ws = _Ws()
+    settled = settled_plain(ws.protocol)
+    assert settled
+    ws.protocol.send_binary(b"first part", fin=False)
+    assert not queue_binary(ws, b"x", framed(b"x"), settled)
+    ws.protocol.send_continuation(b"last part", fin=True)
+    wire = framed(b"x")
+    assert queue_binary(ws, b"x", wire, settled)
+    assert ws.protocol.writes[-1] is wire
