@@ -13,7 +13,7 @@ import shutil
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 from client.cli import Output
@@ -196,3 +196,17 @@ class App:
             if not self.output.color:
                 lines = [strip_ansi(line) for line in lines]
             write_lines(self.out, lines)
+
+
+@contextlib.contextmanager
+def interrupts_set(event: asyncio.Event) -> Iterator[None]:
+    """While inside, Ctrl-C sets ``event`` instead of raising KeyboardInterrupt (where the loop
+    supports signal handlers), so an online wait can leave cleanly (a queue, a seat)."""
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+        loop.add_signal_handler(signal.SIGINT, event.set)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.remove_signal_handler(signal.SIGINT)

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 from typing import Any
 
-from client.app import App
+from client.app import App, interrupts_set
 from client.room_client import RoomClient
 from shared import protocol as p
 from shared.errors import ArenaError
@@ -49,17 +48,13 @@ async def find_match(client: RoomClient, app: App, args: Any) -> str | None:
     client.view.on_queue = on_queue_message
     on_queue_message(await conn.request(quick_msg(args), expect=p.QUEUED))
     interrupted = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-        loop.add_signal_handler(signal.SIGINT, interrupted.set)
-    stopped: asyncio.Future[Any] = asyncio.ensure_future(interrupted.wait())
-    waiters: set[asyncio.Future[Any]] = {matched, stopped}
-    try:
-        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.remove_signal_handler(signal.SIGINT)
-        stopped.cancel()
+    with interrupts_set(interrupted):
+        stopped: asyncio.Future[Any] = asyncio.ensure_future(interrupted.wait())
+        waiters: set[asyncio.Future[Any]] = {matched, stopped}
+        try:
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
     if matched.done():
         room = matched.result()
         app.session.status = f"Matched: room {room}. The race starts when everyone is seated..."

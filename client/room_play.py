@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 from typing import Any
 
-from client.app import App
+from client.app import App, interrupts_set
 from client.commands import Command, Kind
 from client.connection import Connection, RequestFailed
 from client.hint import suggestion_text
@@ -104,22 +103,18 @@ async def play_room(client: RoomClient, app: App, *, race: bool, wait_for_result
         return False
 
     interrupted = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-        loop.add_signal_handler(signal.SIGINT, interrupted.set)
-    reader = asyncio.create_task(play_loop(app, driver, extra=extra))
-    failed = asyncio.create_task(_until_failed(conn))
-    stopped = asyncio.create_task(interrupted.wait())
-    try:
-        await asyncio.wait({reader, failed, stopped}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.remove_signal_handler(signal.SIGINT)
-        for task in (reader, failed, stopped):
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+    with interrupts_set(interrupted):
+        reader = asyncio.create_task(play_loop(app, driver, extra=extra))
+        failed = asyncio.create_task(_until_failed(conn))
+        stopped = asyncio.create_task(interrupted.wait())
+        try:
+            await asyncio.wait({reader, failed, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (reader, failed, stopped):
+                if not task.done():
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
     if interrupted.is_set():
         client.interrupted = True
         return Outcome.QUIT
