@@ -187,6 +187,7 @@ def print_scenario(result: dict[str, Any]) -> None:
         row("  served of offered %", each(lambda f: f"{100 * (served(f) or 0):.1f}"))
     row("  server / this", each(lambda f: f"{a['moves_per_s'] / max(f['moves_per_s'], 1):.2f}"))
     row("frames received/s", each(lambda f: f"{f['frames_received_per_s']:,.0f}"))
+    row("  of them by racers", each(lambda f: f"{f.get('racer_frames_per_s', 0):,.0f}"))
     for q in ("p50", "p95", "p99"):
         row(f"ack (round trip) {q} ms", each(lambda f, q=q: f"{f['ack'][f'{q}_ms']:.2f}"))
     for q in ("p50", "p99"):
@@ -214,6 +215,10 @@ def print_scenario(result: dict[str, Any]) -> None:
         if result[side]["errors"] or result[side]["rejects"]:
             print(f"  {side}: {result[side]['errors']} {result[side]['rejects']}")
     print(f"  setup {a['setup_seconds']} s for {a['connections']} connections")
+    for side in columns:
+        worst = result[side].get("ack_worst_by_second")
+        if worst:
+            print(f"  {side} slowest ack per second, ms: {' '.join(f'{w:.0f}' for w in worst)}")
     print()
 
 

@@ -131,7 +131,9 @@ class Stats:
         self.since_ns = 0
         self.acks = 0
         self.frames = 0  # every frame the load process received in the window
+        self.racer_frames = 0  # of them, those racers received (the rest: spectators')
         self.ack_ns: list[int] = []
+        self.ack_at_ns: list[int] = []  # when each measured move was sent, from the window's start
         self.lag_ack_ns: list[int] = []
         self.lag_send_ns: list[int] = []
         self.rejects: Counter[str] = Counter()
@@ -148,6 +150,7 @@ class Stats:
             return
         self.acks += 1
         self.ack_ns.append(now - sent)
+        self.ack_at_ns.append(sent - self.since_ns)
 
     def on_spectated(self, player: str, version: int, now: int) -> None:
         if self.measuring:
@@ -264,9 +267,12 @@ class Driver:
         self.closed_early = 0
         self.stopping = False
 
-    async def open(self) -> ClientConnection:
+    async def open(self, room: str | None = None) -> ClientConnection:
+        """A connection; one that will join ``room`` names it, as docs/protocol.md asks, so
+        with --workers it is served by the room's home worker."""
+        url = self.url if room is None else f"{self.url}/?room={room}"
         async with self.gate:
-            ws = await connect(self.url, compression=None, max_size=None, open_timeout=30)
+            ws = await connect(url, compression=None, max_size=None, open_timeout=30)
         self.conns.append(ws)
         return ws
 
@@ -298,14 +304,14 @@ class Driver:
         watched = spectators > 0
         racers = []
         for seat in range(self.sc.room_size):
-            ws = await self.open()
+            ws = await self.open(room)
             racer = Racer(ws, random.Random(index * 1000 + seat), watched, room=room)
             racer.session = await self.hello(ws, f"bot{index}-{seat}")
             await ws.send(p.encode_unchecked({"type": p.JOIN, "room": room}))
             await self.expect(ws, p.JOINED)
             racers.append(racer)
         for _ in range(spectators):
-            ws = await self.open()
+            ws = await self.open(room)
             await self.hello(ws, "fan")
             await ws.send(p.encode_unchecked({"type": p.JOIN, "room": room, "role": "spectator"}))
             await self.expect(ws, p.JOINED)
@@ -337,6 +343,7 @@ class Driver:
             async for frame in racer.ws:
                 now = time.perf_counter_ns()
                 stats.frames += stats.measuring
+                stats.racer_frames += stats.measuring
                 for msg in unpack(frame):
                     self.on_racer_message(racer, msg, now)
                 if racer.pending is None and racer.version >= racer.acked_version:
@@ -466,6 +473,7 @@ class Driver:
                 async with asyncio.timeout(ANSWER_TIMEOUT):
                     await racer.ws.recv()
                 stats.frames += stats.measuring
+                stats.racer_frames += stats.measuring
                 stats.on_ack("", 0, sent, time.perf_counter_ns(), False)
         except TimeoutError:
             stats.errors["timeout"] += 1
@@ -509,6 +517,7 @@ class Driver:
             async for frame in racer.ws:
                 now = time.perf_counter_ns()
                 stats.frames += stats.measuring
+                stats.racer_frames += stats.measuring
                 for msg in unpack(frame):
                     if msg["type"] == p.ACK and msg["id"] == racer.pending:
                         racer.pending = None
@@ -634,6 +643,7 @@ class Driver:
             "offered_moves": round(s.offered, 1),
             "moves_per_s": round(s.acks / window, 1),
             "frames_received_per_s": round(s.frames / window, 1),
+            "racer_frames_per_s": round(s.racer_frames / window, 1),
             "ack": quantiles_ms(s.ack_ns),
             "spectator_lag_from_ack": quantiles_ms(s.lag_ack_ns),
             "spectator_lag_from_send": quantiles_ms(s.lag_send_ns),
@@ -649,6 +659,7 @@ class Driver:
             # Merged over the load processes by the orchestrator, then dropped from the report.
             "raw": {
                 "ack": s.ack_ns,
+                "ack_at": s.ack_at_ns,
                 "spectator_lag_from_ack": s.lag_ack_ns,
                 "spectator_lag_from_send": s.lag_send_ns,
                 "loop_lag": [max(0, lag) for lag in lags],
@@ -778,12 +789,23 @@ def drive(
     return result
 
 
+def worst_by_second(at_ns: list[int], values_ns: list[int]) -> list[float]:
+    """The slowest ack of each second of the window, in ms, by when its move was sent: a tail
+    made by a periodic stall (a timer's work) shows as a few seconds far above the rest."""
+    worst: dict[int, int] = {}
+    for at, value in zip(at_ns, values_ns, strict=True):
+        second = at // 1_000_000_000
+        worst[second] = max(worst.get(second, 0), value)
+    return [round(worst.get(k, 0) / 1e6, 1) for k in range(max(worst, default=-1) + 1)]
+
+
 def merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
     """One result from the load processes' own: counts added, quantiles of all the samples."""
     first = parts[0]
     window = max(one["window_seconds"] for one in parts)
     moves = sum(one["moves"] for one in parts)
     frames = sum(one["frames_received_per_s"] * one["window_seconds"] for one in parts)
+    racer_frames = sum(one["racer_frames_per_s"] * one["window_seconds"] for one in parts)
     added: dict[str, Counter[str]] = {"rejects": Counter(), "errors": Counter()}
     for one in parts:
         for key, counter in added.items():
@@ -799,7 +821,9 @@ def merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
         "offered_moves": round(sum(one["offered_moves"] for one in parts), 1),
         "moves_per_s": round(moves / window, 1) if window else 0.0,
         "frames_received_per_s": round(frames / window, 1) if window else 0.0,
+        "racer_frames_per_s": round(racer_frames / window, 1) if window else 0.0,
         "ack": quantiles_ms(raw["ack"]),
+        "ack_worst_by_second": worst_by_second(raw["ack_at"], raw["ack"]),
         "spectator_lag_from_ack": quantiles_ms(raw["spectator_lag_from_ack"]),
         "spectator_lag_from_send": quantiles_ms(raw["spectator_lag_from_send"]),
         "spectator_receipts_unexplained": sum(

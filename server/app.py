@@ -7,7 +7,9 @@ import errno
 import gc
 import itertools
 import json
+import os
 import secrets
+import socket
 from http import HTTPStatus
 from typing import Any
 
@@ -18,9 +20,12 @@ from websockets.http11 import Request, Response
 from server.accounts.ratings import Ratings
 from server.accounts.service import Accounts
 from server.domain.lifecycle import RoomStatus
+from server.domain.placement import home_worker
 from server.net.connection import Connection, Outbox
 from server.net.delivery import Delivery
+from server.net.handoff import Handoff
 from server.net.http import WebViewer, tls_context
+from server.net.ws_adapter import connection_factory
 from server.rooms.commands import Commands
 from server.rooms.daily_challenge import DailyChallenge
 from server.rooms.hub import Hub
@@ -90,6 +95,7 @@ class App:
         self.metrics.watch(self.live_figures)
         self.server: Server | None = None
         self.metrics_server: Server | None = None
+        self.handoff: Handoff | None = None
         self.warmed = asyncio.Event()  # every live room of the directory is loaded
         self._warm_up: asyncio.Task[None] | None = None
 
@@ -194,17 +200,19 @@ class App:
         self.collector.start()
         self.metrics.watch_gc()
         try:
-            self.server = await self._listen(
-                self.handler,
-                self.config.port,
-                "--port",
-                max_size=self.config.max_frame_bytes,
-                compression=None,
-                close_timeout=2,
-                # --workers: every worker listens on the one port; the kernel spreads connections.
-                reuse_port=self.config.workers > 1,
-                ssl=tls_context(self.config.tls_cert, self.config.tls_key),
-            )
+            if self.routes_rooms:
+                self.server = await self._listen_routed()
+            else:
+                self.server = await self._listen(
+                    self.handler,
+                    self.config.port,
+                    "--port",
+                    **self._ws_options,
+                    # --workers: every worker listens on the one port; the kernel spreads
+                    # connections.
+                    reuse_port=self.config.workers > 1,
+                    ssl=tls_context(self.config.tls_cert, self.config.tls_key),
+                )
             if self.config.metrics_port:
                 self.metrics_server = await self._listen(
                     self._no_websocket,
@@ -228,6 +236,76 @@ class App:
         self._warm_up = asyncio.get_running_loop().create_task(self.warm_up(), name="warm-up")
         return self.server
 
+    @property
+    def _ws_options(self) -> dict[str, Any]:
+        """The options of the WebSocket endpoint (``serve``'s, and a handed-off socket's)."""
+        return {"max_size": self.config.max_frame_bytes, "compression": None, "close_timeout": 2}
+
+    @property
+    def routes_rooms(self) -> bool:
+        """Whether this worker routes connections to their room's home (server.net.handoff):
+        with --workers, unless the port speaks TLS (the request line cannot be peeked)."""
+        return bool(self.config.handoff_fds) and self.config.tls_cert is None
+
+    async def _listen_routed(self) -> Server:
+        """The endpoint, accepting through ``Handoff``, which owns the shared port; every
+        connection reaches websockets through ``connect_accepted_socket``. websockets answers
+        503 unless its server is serving, so it serves a private, unnamed Unix socket that
+        nobody connects to (abstract namespace: no file to clean up)."""
+        config = self.config
+        try:
+            family = socket.getaddrinfo(config.host, config.port, type=socket.SOCK_STREAM)[0][0]
+            listener = socket.create_server(
+                (config.host, config.port), family=family, reuse_port=True, backlog=1024
+            )
+        except OSError as error:
+            if error.errno != errno.EADDRINUSE:
+                raise
+            raise self._in_use(config.port, "--port") from error
+        private = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        private.bind(f"\0solitaire-{os.getpid()}-{secrets.token_hex(8)}")
+        private.listen()
+        options = self._ws_options
+        server = await serve(
+            self.handler, sock=private, process_request=self.process_request, **options
+        )
+        factory = connection_factory(
+            server, max_size=options["max_size"], close_timeout=options["close_timeout"]
+        )
+        loop = asyncio.get_running_loop()
+        tasks: set[asyncio.Task[Any]] = set()
+
+        def serve_socket(sock: socket.socket) -> None:
+            async def connect() -> None:
+                try:
+                    await loop.connect_accepted_socket(factory, sock)
+                except OSError as exc:  # the client went away meanwhile
+                    sock.close()
+                    log.info("handed_off_connection_lost", error=str(exc))
+
+            task = loop.create_task(connect())
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+        fds = config.handoff_fds
+        own = config.worker_index
+        self.handoff = Handoff(
+            listener=listener,
+            inbox=socket.socket(fileno=fds[2 * own + 1]),
+            outboxes=[socket.socket(fileno=fds[2 * i]) for i in range(len(fds) // 2)],
+            worker_index=own,
+            serve=serve_socket,
+        )
+        self.handoff.start()
+        return server
+
+    def _in_use(self, port: int, option: str) -> AddressInUse:
+        """The operator's start-up error for a port that is taken."""
+        return AddressInUse(
+            f"cannot listen on {self.config.host}:{port}: the address is already in use "
+            f"(another server running? choose another {option})"
+        )
+
     async def _listen(self, handler: Any, port: int, option: str, **options: Any) -> Server:
         options.setdefault("process_request", self.process_request)
         try:
@@ -235,10 +313,7 @@ class App:
         except OSError as error:
             if error.errno != errno.EADDRINUSE:
                 raise
-            raise AddressInUse(
-                f"cannot listen on {self.config.host}:{port}: the address is already in use "
-                f"(another server running? choose another {option})"
-            ) from error
+            raise self._in_use(port, option) from error
 
     async def warm_up(self) -> None:
         """Load the directory's live rooms, so their first move after a restart is quick; the
@@ -246,7 +321,13 @@ class App:
         for attempt in range(30):
             try:
                 rooms = await self.commands.list_rooms()
-                live = [r["id"] for r in rooms if r["status"] != RoomStatus.FINISHED.value]
+                # With --workers, each loads the rooms homed on it: any other loads on demand.
+                live = [
+                    r["id"]
+                    for r in rooms
+                    if r["status"] != RoomStatus.FINISHED.value
+                    and home_worker(r["id"], self.config.workers) == self.config.worker_index
+                ]
                 await self.hub.load_many(live)
                 await self.ratings.start()
                 log.info("warmed", rooms=len(live))
@@ -276,6 +357,8 @@ class App:
         """Close every connection with 1001 (going away), stop the rooms, close the store."""
         if self.metrics_server is not None:
             self.metrics_server.close()
+        if self.handoff is not None:
+            await self.handoff.aclose()
         if self.server is not None:
             self.server.close(close_connections=True)
             try:

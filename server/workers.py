@@ -15,6 +15,7 @@ import dataclasses
 import multiprocessing
 import os
 import signal
+import socket
 import time
 from collections.abc import Callable, Coroutine, MutableMapping
 from multiprocessing.connection import wait
@@ -62,9 +63,17 @@ class Supervisor:
     """Starts the workers, restarts one that dies, and passes a stop signal on to all."""
 
     def __init__(self, config: Config, serve: Serve) -> None:
-        self.config = config
         self.serve = serve
         self.context = multiprocessing.get_context("fork")  # nothing to pickle; no loop yet
+        # One datagram socket pair per worker, made before any fork, so every worker (and a
+        # restarted one) can pass a connection to any other (server.net.handoff); what is in
+        # flight to a worker that died waits in its pair for the one started in its place.
+        self.handoff = [
+            socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM) for _ in range(config.workers)
+        ]
+        self.config = dataclasses.replace(
+            config, handoff_fds=tuple(s.fileno() for pair in self.handoff for s in pair)
+        )
         self.workers: dict[int, BaseProcess] = {}
         self.started: dict[int, float] = {}
         self.quick_deaths: dict[int, int] = {}

@@ -12,8 +12,9 @@ websockets no longer has them, and the outbox then takes the public path (``send
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 
-from websockets.asyncio.server import ServerConnection
+from websockets.asyncio.server import Server, ServerConnection
 from websockets.exceptions import InvalidState, ProtocolError
 from websockets.frames import Frame, Opcode
 from websockets.protocol import Protocol, Side, State
@@ -114,3 +115,19 @@ def quick_paths_available(ws: ServerConnection) -> dict[str, bool]:
         "ServerProtocol": _has(ws.protocol, INTERNALS["ServerProtocol"]),
         "ServerConnection": _has(ws, INTERNALS["ServerConnection"]),
     }
+
+
+def connection_factory(
+    server: Server, *, max_size: int | None, close_timeout: float | None
+) -> Callable[[], ServerConnection]:
+    """What ``serve`` builds for each connection it accepts (its ``protocol_factory`` closure,
+    which websockets does not expose), for sockets accepted outside it: the ones a worker is
+    handed (server.net.handoff). Only the options the server passes to ``serve`` differ from
+    websockets' defaults; the adapter test compares a connection made here with one ``serve``
+    accepted, attribute by attribute."""
+
+    def factory() -> ServerConnection:
+        protocol = ServerProtocol(max_size=max_size, logger=server.logger)
+        return ServerConnection(protocol, server, close_timeout=close_timeout)
+
+    return factory

@@ -26,6 +26,7 @@ from server.domain.errors import (
 from server.domain.events import PlayerJoined, RoomCreated, encode
 from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room, room_stream, token_hash
+from server.domain.placement import draw_room_id
 from server.rooms.directory import Directory
 from server.rooms.game_commands import GameCommands
 from server.rooms.hub import Hub
@@ -42,6 +43,11 @@ from shared.protocol import BadField
 
 ROOM_ID = re.compile(r"^[a-z0-9]{1,32}$")
 _ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
+
+
+def _fresh_id() -> str:
+    return "".join(secrets.choice(_ID_ALPHABET) for _ in range(8))
+
 
 log = get_logger("server.rooms.commands")
 
@@ -143,7 +149,9 @@ class Commands:
     async def _append_created(self, created: RoomCreated) -> Room:
         """The new room's stream at a fresh id (a taken one is drawn again)."""
         for _ in range(5):
-            room_id = "".join(secrets.choice(_ID_ALPHABET) for _ in range(8))
+            # Homed on this worker (server.domain.placement): its players and spectators,
+            # naming it when they connect, are then served here with its creator.
+            room_id = draw_room_id(_fresh_id, self.config.worker_index, self.config.workers)
             # A hint first, as for every timed phase: the lobby TTL must run even if we die.
             await self.directory.recheck_soon(room_id)
             try:

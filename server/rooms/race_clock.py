@@ -21,6 +21,7 @@ from server.domain.events import RaceFinished, RaceStarted
 from server.domain.fold import Change, GameAdvanced, Loaded, RoomChanged
 from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room
+from server.domain.placement import home_worker
 from server.domain.timers import Graces, abandoned_now, next_due, time_is_up
 from server.rooms.commands import Commands
 from server.rooms.hub import Hub
@@ -33,6 +34,9 @@ from shared.errors import ArenaError
 log = get_logger("server.rooms.race_clock")
 
 _LOOKAHEAD_MS = 1500  # rooms due this soon are loaded, so their timers fire on time
+_STANDBY_MS = 1000
+"""With --workers, a room due soon is loaded ahead by its home worker only; another steps in
+once it is this late (its home is down): a room loaded everywhere was folded everywhere."""
 
 
 class RaceClock:
@@ -184,13 +188,17 @@ class RaceClock:
     async def poll_once(self) -> None:
         """Load the rooms due soon that this process has not loaded (their timers then arm);
         an entry whose room is gone or has nothing due is dropped."""
+        now = self.clock.now_ms()
         try:
-            due = await self.directory.due_before(self.clock.now_ms() + _LOOKAHEAD_MS)
+            due = await self.directory.due_before(now + _LOOKAHEAD_MS)
         except ArenaError as exc:
             log.warning("due_poll_failed", code=exc.code, reason=exc.reason)
             return
+        workers, index = self.config.workers, self.config.worker_index
         for entry in due:
             if entry.member in self.hub.rooms:
+                continue
+            if home_worker(entry.member, workers) != index and entry.score > now - _STANDBY_MS:
                 continue
             try:
                 room = await self.hub.room(entry.member)

@@ -25,6 +25,9 @@ class Config:
     workers: int = 1
     metrics_port: int = 0
     worker_index: int = 0  # set by the supervisor for each of --workers; not an option
+    # The workers' hand-off sockets (server.net.handoff), set by the supervisor; not an option:
+    # worker i receives on handoff_fds[2 * i + 1], the others send to it on handoff_fds[2 * i].
+    handoff_fds: tuple[int, ...] = ()
     log_format: str = "console"
     log_level: str = "info"
     max_frame_bytes: int = 65536

@@ -15,11 +15,13 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
 from pathlib import Path
 
 import psutil
 
+from server.domain.placement import home_worker
 from shared import deal_deck, public_fold
 from tests.server.wsclient import Client, assert_no_secrets, winning_seed
 from tests.support.ports import free_port_run
@@ -219,3 +221,72 @@ def test_workers_without_redis_are_refused_in_one_line() -> None:
     assert done.stderr.strip().splitlines() == [
         "solitaire-server: --workers needs --redis-url (the in-memory store lives in one process)"
     ]
+
+
+async def test_connections_that_name_their_room_are_served_by_its_home_worker(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """docs/protocol.md, "Connecting": ``/?room=CODE`` sends a connection to the worker the room
+    is homed on (its creator's), so a room's players and spectators share one fold and one
+    fan-out (issue 28); a connection naming a room homed elsewhere lands there; the pages and
+    /healthz still answer through the routed accept."""
+    log = tmp_path / "server.log"
+    server = workers_server(redis_server, log)
+    server.start()
+    assert server.process is not None
+    clients: list[Client] = []
+    try:
+        await until(lambda: len(listening_workers(server.process.pid, server.port)) == 2)
+        host = await Client(server.url, "host").open()
+        clients.append(host)
+        await host.hello()
+        seed, win = winning_seed()
+        await host.send(
+            {"type": "create_room", "variant": "quadrennial", "seed": seed, "countdown_ms": 0}
+        )
+        room = (await host.expect("room"))["room"]["id"]
+        # Twelve connections at random would all land on the host's worker one time in 4,096.
+        names = [f"r{n}" for n in range(2)] + [f"s{n}" for n in range(10)]
+        for name in names:
+            client = await Client(f"{server.url}/?room={room}", name).open()
+            clients.append(client)
+            await client.hello()
+        await until(lambda: set(names) <= set(hello_pids(log)))
+        served = hello_pids(log)
+        home = served["host"]
+        assert {served[name] for name in names} == {home}
+
+        racers, fans = clients[1:3], clients[3:]
+        for racer in racers:
+            await racer.send({"type": "join", "room": room})
+            await racer.expect("joined")
+        for fan in fans:
+            await fan.send({"type": "join", "room": room, "role": "spectator"})
+            await fan.expect("joined")
+        await racers[0].send({"type": "start"})
+        for racer in racers:
+            await racer.expect("started")
+        for version, move in enumerate(win, start=2):
+            assert (await racers[0].move(move))["version"] == version
+        await racers[1].send({"type": "resign"})
+        for client in (*racers, *fans):
+            await client.expect("finished")
+        assert public_fold(fans[0].game_events(racers[0].session)).won
+
+        # A room homed on the other worker: the connection naming it is served there.
+        elsewhere = next(
+            r for r in (f"zz{i}" for i in range(100)) if home_worker(r, 2) != home_worker(room, 2)
+        )
+        stray = await Client(f"{server.url}/?room={elsewhere}", "stray").open()
+        clients.append(stray)
+        await stray.hello()
+        await until(lambda: "stray" in hello_pids(log))
+        assert hello_pids(log)["stray"] != home
+        assert home_worker(room, 2) != home_worker(elsewhere, 2)
+        for path in ("/healthz", f"/watch/{room}?room={room}"):
+            url = f"http://127.0.0.1:{server.port}{path}"
+            status = await asyncio.to_thread(lambda url=url: urllib.request.urlopen(url).status)
+            assert status == 200
+    finally:
+        await asyncio.gather(*(c.close() for c in clients))
+        assert server.stop() == 0

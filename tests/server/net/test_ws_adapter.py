@@ -5,7 +5,9 @@ still deliver the same messages without them."""
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import Awaitable, Callable
+from enum import Enum
 
 import pytest
 from websockets.asyncio.client import connect
@@ -179,3 +181,60 @@ def test_a_kept_settled_plain_still_sees_a_fragmented_send() -> None:
     wire = framed(b"x")
     assert queue_binary(ws, b"x", wire, settled)
     assert ws.protocol.writes[-1] is wire
+
+
+async def test_a_handed_off_socket_gets_the_connection_serve_would_have_made() -> None:
+    """``connection_factory`` rebuilds serve()'s per-connection closure (server.net.handoff):
+    if a websockets upgrade changes what serve() builds, this fails and names the attribute."""
+    options = {"max_size": 4096, "compression": None, "close_timeout": 2}
+    made: dict[str, ServerConnection] = {}
+    done = asyncio.Event()
+
+    async def keep(ws: ServerConnection) -> None:
+        made["serve" if "serve" not in made else "factory"] = ws
+        if len(made) == 2:
+            done.set()
+        await ws.wait_closed()
+
+    async with serve(keep, "127.0.0.1", 0, **options) as server:  # type: ignore[arg-type]
+        port = server.sockets[0].getsockname()[1]
+        factory = ws_adapter.connection_factory(server, max_size=4096, close_timeout=2)
+        spare = socket.create_server(("127.0.0.1", 0))
+        spare.setblocking(False)
+        loop = asyncio.get_running_loop()
+        async with connect(f"ws://127.0.0.1:{port}", compression=None):
+            await until_made(made, "serve")
+            other = spare.getsockname()[1]
+            connecting = asyncio.ensure_future(connect(f"ws://127.0.0.1:{other}", compression=None))
+            accepted, _ = await loop.sock_accept(spare)
+            await loop.connect_accepted_socket(factory, accepted)
+            client = await connecting
+            await asyncio.wait_for(done.wait(), 5)
+            ours, theirs = made["factory"], made["serve"]
+            # Every setting: what is a number, a flag, a name or nothing, on the connection,
+            # its protocol (the handshake is over on both) and its message queue.
+            for mine, serves in (
+                (ours, theirs),
+                (ours.protocol, theirs.protocol),
+                (ours.recv_messages, theirs.recv_messages),
+            ):
+                assert settings(mine) == settings(serves)
+            assert ours.server is theirs.server
+            assert ours.protocol.logger.logger is theirs.protocol.logger.logger  # type: ignore[union-attr]
+            assert ours in server.connections  # closed with the server, as its own
+            await client.close()
+        spare.close()
+
+
+async def until_made(made: dict[str, ServerConnection], key: str) -> None:
+    async with asyncio.timeout(5):
+        while key not in made:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
+
+
+def settings(obj: object) -> dict[str, object]:
+    return {
+        k: v
+        for k, v in vars(obj).items()
+        if k != "id" and isinstance(v, (int, float, str, bool, type(None), Enum))
+    }

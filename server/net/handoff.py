@@ -1,0 +1,173 @@
+"""``--workers``: each connection that names its room goes to the room's home worker.
+
+The kernel spreads a port's connections over the workers at random (SO_REUSEPORT), so a room's
+racers and spectators landed on every worker, and each worker folded, checked and encoded every
+move of the room (issue 28). Here each worker accepts on the shared port itself, peeks at the
+request line without reading it (``MSG_PEEK``), and when it names a room homed on another
+worker (``server.domain.placement``) passes the socket to that worker over a Unix datagram
+socket (``SCM_RIGHTS``); the receiver serves it as if it had accepted it, the request still
+unread. A connection that names no room, or whose request does not come in time, or that
+cannot be passed (the receiver's queue full) is served where it landed: routing is only ever
+an optimisation. TLS connections are not peeked (the bytes are encrypted): with ``--tls-cert``
+the workers keep the kernel's spreading (docs/operations.md: terminate TLS in front).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import Callable, Sequence
+
+from server.domain.placement import home_worker, room_hint
+from server.runtime.logging import get_logger
+
+log = get_logger("server.net.handoff")
+
+PEEK_BYTES = 2048
+"""The request line must fit in this (it is ``GET /?room=CODE HTTP/1.1``)."""
+PEEK_TIMEOUT_S = 2.0
+"""How long a fresh connection may take to send its request line before it is served here."""
+_PARTIAL_WAIT_S = 0.005
+"""A request line that came in part is peeked again after this (still readable: no wakeup)."""
+
+
+def request_target(head: bytes) -> str | None:
+    """The target of an HTTP request line (``GET /?room=x HTTP/1.1`` → ``/?room=x``)."""
+    line = head.split(b"\r\n", 1)[0]
+    parts = line.split(b" ")
+    if len(parts) != 3 or parts[0] != b"GET":
+        return None
+    try:
+        return parts[1].decode("ascii")
+    except UnicodeDecodeError:
+        return None
+
+
+class Handoff:
+    """One worker's accept loop on the shared port, and its end of the workers' hand-offs.
+
+    ``inbox`` receives sockets other workers pass here; ``outboxes[i]`` sends to worker i.
+    ``serve`` takes an accepted socket whose request is still unread and runs it."""
+
+    def __init__(
+        self,
+        *,
+        listener: socket.socket,
+        inbox: socket.socket,
+        outboxes: Sequence[socket.socket],
+        worker_index: int,
+        serve: Callable[[socket.socket], None],
+        peek_timeout_s: float = PEEK_TIMEOUT_S,
+    ) -> None:
+        self.listener = listener
+        self.inbox = inbox
+        self.outboxes = list(outboxes)
+        self.worker_index = worker_index
+        self.serve = serve
+        self.peek_timeout_s = peek_timeout_s
+        self.passed = 0  # connections handed to another worker
+        self.received = 0  # connections another worker handed here
+        self._accepting: asyncio.Task[None] | None = None
+        self._routing: set[asyncio.Task[None]] = set()
+
+    def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sock in (self.listener, self.inbox, *self.outboxes):
+            sock.setblocking(False)
+        loop.add_reader(self.inbox.fileno(), self._receive)
+        self._accepting = loop.create_task(self._accept(), name="handoff-accept")
+
+    async def aclose(self) -> None:
+        """Stop accepting (the port closes) and receiving; connections being routed are closed
+        unserved."""
+        with contextlib.suppress(ValueError, OSError):
+            asyncio.get_running_loop().remove_reader(self.inbox.fileno())
+        tasks = [t for t in (self._accepting, *self._routing) if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self.listener.close()
+
+    async def _accept(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                sock, _ = await loop.sock_accept(self.listener)
+            except asyncio.CancelledError:
+                raise
+            except OSError as exc:  # the listener closed (a shutdown), or out of descriptors
+                if self.listener.fileno() < 0:
+                    return
+                log.warning("accept_failed", error=str(exc))
+                await asyncio.sleep(0.1)
+                continue
+            task = loop.create_task(self._route(sock), name="handoff-route")
+            self._routing.add(task)
+            task.add_done_callback(self._routing.discard)
+
+    async def _route(self, sock: socket.socket) -> None:
+        try:
+            target = await self._peek_target(sock)
+        except asyncio.CancelledError:
+            sock.close()
+            raise
+        room = None if target is None else room_hint(target)
+        home = self.worker_index if room is None else home_worker(room, len(self.outboxes))
+        if home != self.worker_index and self._pass(sock, home):
+            return
+        self.serve(sock)
+
+    async def _peek_target(self, sock: socket.socket) -> str | None:
+        """The request line's target, read without consuming it; None when it does not come
+        in time or is not an HTTP GET (the server then answers whatever came, as usual)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.peek_timeout_s
+        while loop.time() < deadline:
+            try:
+                head = sock.recv(PEEK_BYTES, socket.MSG_PEEK)
+            except BlockingIOError:
+                head = None
+            except OSError:
+                return None
+            if head is not None:
+                if not head:
+                    return None  # closed before a word
+                if b"\r\n" in head or len(head) >= PEEK_BYTES:
+                    return request_target(head)
+                await asyncio.sleep(_PARTIAL_WAIT_S)
+                continue
+            ready = loop.create_future()
+            loop.add_reader(sock.fileno(), ready.set_result, None)
+            try:
+                async with asyncio.timeout_at(deadline):
+                    await ready
+            except TimeoutError:
+                return None
+            finally:
+                loop.remove_reader(sock.fileno())
+        return None
+
+    def _pass(self, sock: socket.socket, index: int) -> bool:
+        """Send ``sock`` to worker ``index``; False (serve it here) when its queue is full."""
+        try:
+            socket.send_fds(self.outboxes[index], [b"c"], [sock.fileno()])
+        except OSError as exc:
+            log.warning("handoff_failed", worker=index, error=str(exc))
+            return False
+        sock.close()  # the receiver holds its own descriptor of the connection now
+        self.passed += 1
+        return True
+
+    def _receive(self) -> None:
+        while True:
+            try:
+                _, fds, _, _ = socket.recv_fds(self.inbox, 16, 16)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:
+                log.warning("handoff_receive_failed", error=str(exc))
+                return
+            for fd in fds:
+                self.received += 1
+                self.serve(socket.socket(fileno=fd))
