@@ -49,7 +49,13 @@ class Member:
 
 
 # The kinds of audience ``Audience.of`` caches.
-PLAYERS, SPECTATORS, OWNER, WATCHERS = "players", "spectators", "owner", "watchers"
+PLAYERS, SPECTATORS, OWNER, RIVALS, WATCHERS = (
+    "players",
+    "spectators",
+    "owner",
+    "rivals",
+    "watchers",
+)
 
 
 @dataclass(eq=False)
@@ -71,6 +77,7 @@ class Audience:
         """The peers that receive one kind of frame, cached until ``changed``.
 
         ``players`` and ``spectators`` by role; ``owner``: the connection seated as ``player``;
+        ``rivals``: the other players' connections;
         ``watchers``: whoever watches ``player``'s game other than its owner.
         """
         key = (kind, player)
@@ -83,6 +90,8 @@ class Audience:
                 found = [m.peer for m in members if m.role == Role.SPECTATOR]
             elif kind == OWNER:
                 found = [m.peer for m in members if m.role == Role.PLAYER and m.player == player]
+            elif kind == RIVALS:
+                found = [m.peer for m in members if m.role == Role.PLAYER and m.player != player]
             else:
                 assert kind == WATCHERS
                 assert player is not None

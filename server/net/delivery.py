@@ -31,7 +31,17 @@ from server.domain.fold import Change, GameAdvanced, Loaded, RoomChanged
 from server.domain.model import Room
 from server.domain.progress import Progress
 from server.net import render
-from server.net.audience import OWNER, PLAYERS, SPECTATORS, WATCHERS, Audience, Member, Peer, Role
+from server.net.audience import (
+    OWNER,
+    PLAYERS,
+    RIVALS,
+    SPECTATORS,
+    WATCHERS,
+    Audience,
+    Member,
+    Peer,
+    Role,
+)
 from server.net.delay import Delay
 from server.net.ticks import SendMany, Soon, Ticker
 from server.runtime.clock import Clock
@@ -248,9 +258,12 @@ class Delivery:
         update_frame = render.progress_frame(room, player, progress)  # once, for all
         owner = audience.of(OWNER, player)
         if owner:
+            # The racer's own progress goes with its own events and its ack, in their one
+            # write: with the tick it took a write of its own, each move (issue 28).
             for frame in render.event_frames(room, game, first, last):
                 self.ticker.send(audience, owner, frame)
-        self.ticker.queue(audience, audience.of(PLAYERS), update_frame)
+            self.ticker.send(audience, owner, update_frame)
+        self.ticker.queue(audience, audience.of(RIVALS, player), update_frame)
 
         def show() -> None:
             audience.shown[player] = progress

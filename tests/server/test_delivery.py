@@ -75,8 +75,8 @@ async def test_a_seat_taken_over_closes_the_old_connection(app: App, clock: Fake
 async def test_a_quiet_rooms_move_goes_at_once_and_what_follows_waits_for_the_tick() -> None:
     """Leading edge: a move in a quiet room reaches viewers in the same loop pass; another
     within the tick waits for the tick's end (at most a frame a tick per viewer); a racer's own
-    event takes its waiting frames along in one frame, leaving the tick alone for others; a
-    tick that ends with nothing waiting closes."""
+    event takes its waiting frames along in one frame, and its own progress follows at once,
+    leaving the tick alone for others; a tick that ends with nothing waiting closes."""
     tick_s = 0.5  # wide, so a loaded CI machine cannot blur at once and at the tick's end
     app = open_app(MemoryEventStore(), FakeClock(), Config(tick_ms=int(tick_s * 1000)))
     try:
@@ -107,7 +107,9 @@ async def test_a_quiet_rooms_move_goes_at_once_and_what_follows_waits_for_the_ti
         first = ann.frames[frames_before]
         assert first[0] == "progress"
         assert first[-1] == "game_event"
-        assert ann.of("progress")[-1]["player"] == "bob"
+        # Then her own progress, at once with her event (one write), not with the tick.
+        assert [m["player"] for m in ann.of("progress")[-2:]] == ["bob", "ann"]
+        assert ann.frames[frames_before + 1] == ["progress"]
         assert len(fan.messages) == seen_by_fan  # nothing of the tick was sent early
         await until(lambda: bob_moves_seen() == 2)
         assert loop.time() - began >= tick_s * 0.9
