@@ -270,7 +270,7 @@ class Driver:
     async def open(self, room: str | None = None) -> ClientConnection:
         """A connection; one that will join ``room`` names it, as docs/protocol.md asks, so
         with --workers it is served by the room's home worker."""
-        url = self.url if room is None else f"{self.url}/?room={room}"
+        url = self.url if room is None else p.room_url(self.url, room)
         async with self.gate:
             ws = await connect(url, compression=None, max_size=None, open_timeout=30)
         self.conns.append(ws)

@@ -34,6 +34,7 @@ from shared.protocol import (
     decode,
     decode_frame,
     encode,
+    room_url,
 )
 
 # Close codes after which reconnecting cannot help (docs/protocol.md, "Limits and close codes").
@@ -133,8 +134,11 @@ class Connection:
         resume: str | None = None,
         on_token: Callable[[str, dict[str, Any]], None] | None = None,
         key: str | None = None,
+        room: str | None = None,
     ) -> None:
         self.url = url
+        # Where the WebSocket opens: naming the room (a routing hint, docs/protocol.md).
+        self._target = url if room is None else room_url(url, room)
         self.name = (name.strip() or "player")[:MAX_NAME_LEN]
         self._on_message = on_message
         self._on_state = on_state
@@ -211,7 +215,7 @@ class Connection:
         while not self._closed:
             attempt += 1
             try:
-                ws = await self._connector(self.url)
+                ws = await self._connector(self._target)
             except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as e:
                 if not self.welcome and attempt >= self._first_attempts:
                     self._failure = ConnectionLost(f"cannot reach the server at {self.url}: {e}")

@@ -192,7 +192,12 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
     store = seat_store()
     seat = None if creating or quick else store.load(args.server, args.code, args.name, now_ms())
     app, client = await connected(
-        args, output, script, _title("race", args.variant, None), resume=seat
+        args,
+        output,
+        script,
+        _title("race", args.variant, None),
+        resume=seat,
+        room=None if creating or quick else args.code,
     )
     conn = client.conn
     assert conn is not None

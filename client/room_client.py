@@ -83,9 +83,12 @@ class RoomClient:
 
     # -- the connection ------------------------------------------------------------------------
 
-    async def connect(self, url: str, name: str, *, resume: str | None = None) -> Connection:
-        """Open the connection (taking a seat back with ``resume``); ConnectionLost if the server
-        is unreachable."""
+    async def connect(
+        self, url: str, name: str, *, resume: str | None = None, room: str | None = None
+    ) -> Connection:
+        """Open the connection (taking a seat back with ``resume``; naming ``room``, the one it
+        will join, so a server with --workers serves it where the room is); ConnectionLost if
+        the server is unreachable."""
         self.conn = Connection(
             url,
             name,
@@ -95,6 +98,7 @@ class RoomClient:
             resume=resume,
             on_token=self.on_token,
             key=saved_key(url),  # a logged-in user's account key (client/accounts.py)
+            room=room,
         )
         await self.conn.start()
         return self.conn

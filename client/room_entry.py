@@ -21,10 +21,12 @@ async def connected(
     title: str,
     *,
     resume: Seat | None = None,
+    room: str | None = None,
     **kw: Any,
 ) -> tuple[App, RoomClient]:
     """A mode's app and room client, connected to ``args.server`` (resuming ``resume``'s seat;
-    if the server does not give it back, the client knows no room)."""
+    if the server does not give it back, the client knows no room), naming the room it is for
+    (``room``, else the seat's)."""
     session = Session(title=title, color=output.color)
     app = App(session, output, script=script)
     app.variant = getattr(args, "variant", None)
@@ -32,7 +34,12 @@ async def connected(
     if resume is not None:
         # Known before the `welcome`: the server sends the room and the game right after it.
         client.state.me, client.state.room_id = resume.player, resume.room
-    await client.connect(args.server, args.name, resume=resume.token if resume else None)
+    await client.connect(
+        args.server,
+        args.name,
+        resume=resume.token if resume else None,
+        room=room or (resume.room if resume is not None else None),
+    )
     if resume is not None and not resumed(client, resume):
         client.state.forget_room()
     return app, client

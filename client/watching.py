@@ -20,7 +20,12 @@ from shared.errors import ClientError
 async def watch_online(args: Any, output: Output, script: list[str] | None) -> int:
     """`solitaire watch CODE [--player NAME]`: boards redrawn live as events arrive."""
     app, client = await connected(
-        args, output, script, f"Solitaire Arena - watching room {args.code}", spectator=True
+        args,
+        output,
+        script,
+        f"Solitaire Arena - watching room {args.code}",
+        room=args.code,
+        spectator=True,
     )
     conn = client.conn
     assert conn is not None
@@ -110,7 +115,7 @@ async def replay_online(args: Any, output: Output) -> int:
         raise ClientError("replay needs a room CODE (or --offline with --seed and --moves)")
     # Fetching shows nothing (JSON output aside); the replay below has its own screen.
     quiet = Output(color=False, tty=False, json=False)
-    _fetch_app, client = await connected(args, quiet, [], "replay", spectator=True)
+    _fetch_app, client = await connected(args, quiet, [], "replay", room=args.code, spectator=True)
     conn = client.conn
     assert conn is not None
     try:

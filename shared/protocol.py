@@ -13,6 +13,7 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 import msgpack
 
@@ -111,6 +112,29 @@ CLOSE_CODES: dict[int, str] = {
     CLOSE_SLOW: "slow consumer",
 }
 """Each close code a server sends, with what it means in a few words."""
+
+ROOM_PARAMETER = "room"
+"""The query parameter of the WebSocket URL that names the room a connection is for: a routing
+hint only (docs/protocol.md, "Transport")."""
+
+
+def room_url(url: str, room: str) -> str:
+    """The server's WebSocket ``url`` naming ``room``, so a server with ``--workers`` serves the
+    connection where the room is (``ws://h:8765`` → ``ws://h:8765/?room=k2x7m4qa``)."""
+    parts = urlsplit(url)
+    query = urlencode({ROOM_PARAMETER: room})
+    return urlunsplit((parts.scheme, parts.netloc, parts.path or "/", query, ""))
+
+
+def room_hint(target: str) -> str | None:
+    """The room a WebSocket request's target (``/?room=k2x7m4qa``) names, if any."""
+    try:
+        values = parse_qs(urlsplit(target).query).get(ROOM_PARAMETER)
+    except ValueError:
+        return None
+    if not values or not values[0] or len(values[0]) > 64:
+        return None
+    return values[0]
 
 
 class BadFrame(ProtocolError):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable
-from urllib.parse import parse_qs, urlsplit
 
 MAX_DRAWS = 1000
 """Ids drawn before giving up on one homed here; (1 - 1/N)^1000 is nil for any sane N."""
@@ -33,16 +32,3 @@ def draw_room_id(draw: Callable[[], str], worker_index: int, workers: int) -> st
         if home_worker(room_id, workers) == worker_index:
             return room_id
     raise RuntimeError(f"no room id homed on worker {worker_index} of {workers}")
-
-
-def room_hint(target: str) -> str | None:
-    """The ``room`` named in a WebSocket request's target (``/?room=k2x7m4qa``), if any.
-
-    Only a routing hint: the room is still chosen by ``join`` (or ``create``)."""
-    try:
-        values = parse_qs(urlsplit(target).query).get("room")
-    except ValueError:
-        return None
-    if not values or not values[0] or len(values[0]) > 64:
-        return None
-    return values[0]

@@ -19,8 +19,9 @@ import contextlib
 import socket
 from collections.abc import Callable, Sequence
 
-from server.domain.placement import home_worker, room_hint
+from server.domain.placement import home_worker
 from server.runtime.logging import get_logger
+from shared.protocol import room_hint
 
 log = get_logger("server.net.handoff")
 

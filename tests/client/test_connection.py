@@ -28,6 +28,7 @@ class FakeServer:
 
     def __init__(self) -> None:
         self.hellos: list[dict[str, Any]] = []
+        self.targets: list[str] = []  # each hello's connection's request target
         self.moves: list[dict[str, Any]] = []
         self.drop_on_move: int | None = None
         self.version = 1
@@ -42,6 +43,7 @@ class FakeServer:
             kind = msg["type"]
             if kind == "hello":
                 self.hellos.append(msg)
+                self.targets.append(ws.request.path if ws.request is not None else "")
                 resumed = msg.get("resume") == "token-1"
                 await ws.send(
                     encode(
@@ -179,6 +181,20 @@ async def test_a_dropped_connection_resumes_and_resends_the_unanswered_move(fake
         assert conn.reconnects == 1
         assert State.RECONNECTING in states
         assert states[-1] is State.CONNECTED
+    finally:
+        await conn.close()
+
+
+async def test_a_connection_for_a_room_names_it_at_every_connect(fake) -> None:
+    """docs/protocol.md, "Transport": the room hint, on the first connect and on a reconnect,
+    so a server with --workers serves it where the room is."""
+    server, url = fake
+    conn = Connection(url, "ann", on_message=lambda m: None, backoff=FAST, room="k2x7m4qa")
+    await conn.start()
+    try:
+        server.drop_on_move = 1
+        await asyncio.wait_for(conn.move("d"), 15)
+        assert server.targets == ["/?room=k2x7m4qa", "/?room=k2x7m4qa"]
     finally:
         await conn.close()
 

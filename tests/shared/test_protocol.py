@@ -304,3 +304,20 @@ def test_a_deck_room_commits_to_its_cards_joined_by_spaces() -> None:
     assert protocol.commitment(protocol.deck_secret(["AS", "2H"]), "ab") == (
         hashlib.sha256(b"AS 2H:ab").hexdigest()
     )
+
+
+def test_the_room_hint_is_the_room_query_parameter_of_the_request_target() -> None:
+    """docs/protocol.md, "Transport": ``/?room=CODE`` names the room a connection is for."""
+    assert protocol.room_hint("/?room=k2x7m4qa") == "k2x7m4qa"
+    assert protocol.room_hint("/ws?x=1&room=abc") == "abc"
+    assert protocol.room_hint("/") is None
+    assert protocol.room_hint("/?room=") is None
+    assert protocol.room_hint("/?room=" + "a" * 65) is None  # no room id is that long
+    assert protocol.room_hint("/watch/abc") is None  # a page names its room in its path
+
+
+@given(st.text(alphabet="abcdefghijkmnpqrstuvwxyz23456789&=?/ %", min_size=1, max_size=64))
+def test_a_url_naming_a_room_is_read_back_as_that_room(room: str) -> None:
+    url = protocol.room_url("ws://127.0.0.1:8765", room)
+    assert url.startswith("ws://127.0.0.1:8765/?")
+    assert protocol.room_hint(url.removeprefix("ws://127.0.0.1:8765")) == room

@@ -13,9 +13,17 @@
   };
 
   // ---- the connection ------------------------------------------------------------------
+  // The WebSocket URL; naming the room a page is for is a routing hint (docs/protocol.md,
+  // "Transport"): a server with --workers serves the connection where the room is.
+  function socketUrl(room) {
+    const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    return `${scheme}${location.host}/` + (room ? `?room=${encodeURIComponent(room)}` : "");
+  }
+
   class Arena {
-    constructor(onMessage) {
+    constructor(onMessage, room = null) {
       this.onMessage = onMessage;
+      this.room = room;
       this.ws = null;
       this.offset = 0; // server clock minus ours, from pong
       this.pinged = 0;
@@ -25,8 +33,7 @@
     }
 
     open() {
-      const scheme = location.protocol === "https:" ? "wss://" : "ws://";
-      const ws = new WebSocket(`${scheme}${location.host}/`);
+      const ws = new WebSocket(socketUrl(this.room));
       ws.binaryType = "arraybuffer";
       this.ws = ws;
       ws.onopen = () => {
@@ -289,8 +296,7 @@
       this.players = [];
       this.onChange = onChange;
       this.closed = false;
-      const scheme = location.protocol === "https:" ? "wss://" : "ws://";
-      this.ws = new WebSocket(`${scheme}${location.host}/`);
+      this.ws = new WebSocket(socketUrl(code));
       this.ws.binaryType = "arraybuffer";
       this.ws.onopen = () => this.send({ type: "hello", protocol: 1, name: "web viewer" });
       this.ws.onmessage = (e) => {
@@ -393,7 +399,7 @@
         return;
       }
       view.handle(msg);
-    });
+    }, code);
     view = new RoomView(arena, code, main);
   }
 
@@ -470,7 +476,7 @@
         && msg.version === state.events.length + 1) state.events.push(msg.event);
       else return;
       draw();
-    });
+    }, code);
   }
 
   // TV: the most interesting live race, by this rule: racing before counting down, then the

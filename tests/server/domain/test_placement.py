@@ -1,4 +1,4 @@
-"""server.domain.placement: a room's home worker, ids drawn homed, the connection's hint."""
+"""server.domain.placement: a room's home worker, and ids drawn homed on a worker."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.domain.placement import MAX_DRAWS, draw_room_id, home_worker, room_hint
+from server.domain.placement import MAX_DRAWS, draw_room_id, home_worker
 
 IDS = st.text(alphabet="abcdefghijkmnpqrstuvwxyz23456789", min_size=1, max_size=12)
 
@@ -47,12 +47,3 @@ def test_drawing_gives_up_loudly_instead_of_looping_for_ever() -> None:
     with pytest.raises(RuntimeError, match="no room id"):
         draw_room_id(always_the_same, homed_elsewhere, 2)
     assert next(draws) == MAX_DRAWS
-
-
-def test_the_hint_is_the_room_query_parameter_of_the_request_target() -> None:
-    assert room_hint("/?room=k2x7m4qa") == "k2x7m4qa"
-    assert room_hint("/ws?x=1&room=abc") == "abc"
-    assert room_hint("/") is None
-    assert room_hint("/?room=") is None
-    assert room_hint("/?room=" + "a" * 65) is None  # no room id is that long
-    assert room_hint("/watch/abc") is None  # a page names its room in the path, not here
