@@ -290,3 +290,44 @@ async def test_connections_that_name_their_room_are_served_by_its_home_worker(
     finally:
         await asyncio.gather(*(c.close() for c in clients))
         assert server.stop() == 0
+
+
+async def test_a_connection_passed_to_a_worker_that_died_is_served_by_the_one_started_again(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """The hand-off pairs belong to the parent: a connection passed to a room's home while it
+    is dead waits in its pair, and the worker started in its place serves it."""
+    log = tmp_path / "server.log"
+    server = workers_server(redis_server, log)
+    server.start()
+    assert server.process is not None
+    parent = server.process.pid
+    try:
+        await until(lambda: len(listening_workers(parent, server.port)) == 2)
+        host = await Client(server.url, "host").open()
+        await host.hello()
+        await until(lambda: "host" in hello_pids(log))
+        home = hello_pids(log)["host"]
+        index = worker_index_of(log, home)
+        room = next(r for r in (f"q{i}" for i in range(100)) if home_worker(r, 2) == index)
+        other = (listening_workers(parent, server.port) - {home}).pop()
+        os.kill(home, signal.SIGKILL)
+        await host.wait_closed()
+        # While the home is down, the other worker accepts everything and passes this one on.
+        await until(lambda: listening_workers(parent, server.port) == {other}, within=5)
+        late = await Client(f"{server.url}/?room={room}", "late").open()
+        await late.hello()
+        await until(lambda: "late" in hello_pids(log))
+        assert hello_pids(log)["late"] not in {home, other}  # the new worker in home's place
+        await late.close()
+    finally:
+        assert server.stop() == 0
+
+
+def worker_index_of(path: Path, pid: int) -> int:
+    """The worker index of the process ``pid`` (every worker's log line names both)."""
+    return next(
+        int(line["worker"])  # type: ignore[call-overload]
+        for line in log_lines(path)
+        if line.get("pid") == pid and "worker" in line
+    )
