@@ -7,9 +7,7 @@ import errno
 import gc
 import itertools
 import json
-import os
 import secrets
-import socket
 from http import HTTPStatus
 from typing import Any
 
@@ -23,9 +21,8 @@ from server.domain.lifecycle import RoomStatus
 from server.domain.placement import home_worker
 from server.net.connection import Connection, Outbox
 from server.net.delivery import Delivery
-from server.net.handoff import Handoff
+from server.net.handoff import Handoff, listen_routed
 from server.net.http import WebViewer, tls_context
-from server.net.ws_adapter import connection_factory
 from server.rooms.commands import Commands
 from server.rooms.daily_challenge import DailyChallenge
 from server.rooms.hub import Hub
@@ -248,55 +245,23 @@ class App:
         return bool(self.config.handoff_fds) and self.config.tls_cert is None
 
     async def _listen_routed(self) -> Server:
-        """The endpoint, accepting through ``Handoff``, which owns the shared port; every
-        connection reaches websockets through ``connect_accepted_socket``. websockets answers
-        503 unless its server is serving, so it serves a private, unnamed Unix socket that
-        nobody connects to (abstract namespace: no file to clean up)."""
+        """The endpoint through ``server.net.handoff``, which owns the shared port."""
         config = self.config
         try:
-            family = socket.getaddrinfo(config.host, config.port, type=socket.SOCK_STREAM)[0][0]
-            listener = socket.create_server(
-                (config.host, config.port), family=family, reuse_port=True, backlog=1024
+            server, self.handoff = await listen_routed(
+                self.handler,
+                host=config.host,
+                port=config.port,
+                handoff_fds=config.handoff_fds,
+                worker_index=config.worker_index,
+                max_size=config.max_frame_bytes,
+                close_timeout=self._ws_options["close_timeout"],
+                process_request=self.process_request,
             )
         except OSError as error:
             if error.errno != errno.EADDRINUSE:
                 raise
             raise self._in_use(config.port, "--port") from error
-        private = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        private.bind(f"\0solitaire-{os.getpid()}-{secrets.token_hex(8)}")
-        private.listen()
-        options = self._ws_options
-        server = await serve(
-            self.handler, sock=private, process_request=self.process_request, **options
-        )
-        factory = connection_factory(
-            server, max_size=options["max_size"], close_timeout=options["close_timeout"]
-        )
-        loop = asyncio.get_running_loop()
-        tasks: set[asyncio.Task[Any]] = set()
-
-        def serve_socket(sock: socket.socket) -> None:
-            async def connect() -> None:
-                try:
-                    await loop.connect_accepted_socket(factory, sock)
-                except OSError as exc:  # the client went away meanwhile
-                    sock.close()
-                    log.info("handed_off_connection_lost", error=str(exc))
-
-            task = loop.create_task(connect())
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
-
-        fds = config.handoff_fds
-        own = config.worker_index
-        self.handoff = Handoff(
-            listener=listener,
-            inbox=socket.socket(fileno=fds[2 * own + 1]),
-            outboxes=[socket.socket(fileno=fds[2 * i]) for i in range(len(fds) // 2)],
-            worker_index=own,
-            serve=serve_socket,
-        )
-        self.handoff.start()
         return server
 
     def _in_use(self, port: int, option: str) -> AddressInUse:

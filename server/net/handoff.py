@@ -16,10 +16,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import secrets
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any
+
+from websockets.asyncio.server import Server, ServerConnection, serve
 
 from server.domain.placement import home_worker
+from server.net.ws_adapter import connection_factory
 from server.runtime.logging import get_logger
 from shared.protocol import room_hint
 
@@ -49,7 +55,7 @@ class Handoff:
     """One worker's accept loop on the shared port, and its end of the workers' hand-offs.
 
     ``inbox`` receives sockets other workers pass here; ``outboxes[i]`` sends to worker i.
-    ``serve`` takes an accepted socket whose request is still unread and runs it."""
+    ``serve`` runs an accepted socket whose request is still unread (a task of its own)."""
 
     def __init__(
         self,
@@ -58,7 +64,7 @@ class Handoff:
         inbox: socket.socket,
         outboxes: Sequence[socket.socket],
         worker_index: int,
-        serve: Callable[[socket.socket], None],
+        serve: Callable[[socket.socket], Coroutine[Any, Any, None]],
         peek_timeout_s: float = PEEK_TIMEOUT_S,
     ) -> None:
         self.listener = listener
@@ -70,7 +76,7 @@ class Handoff:
         self.passed = 0  # connections handed to another worker
         self.received = 0  # connections another worker handed here
         self._accepting: asyncio.Task[None] | None = None
-        self._routing: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[None]] = set()  # routing or starting a connection
 
     def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -84,7 +90,7 @@ class Handoff:
         unserved."""
         with contextlib.suppress(ValueError, OSError):
             asyncio.get_running_loop().remove_reader(self.inbox.fileno())
-        tasks = [t for t in (self._accepting, *self._routing) if t is not None]
+        tasks = [t for t in (self._accepting, *self._tasks) if t is not None]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -103,9 +109,12 @@ class Handoff:
                 log.warning("accept_failed", error=str(exc))
                 await asyncio.sleep(0.1)
                 continue
-            task = loop.create_task(self._route(sock), name="handoff-route")
-            self._routing.add(task)
-            task.add_done_callback(self._routing.discard)
+            self._spawn(self._route(sock))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work, name="handoff")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _route(self, sock: socket.socket) -> None:
         try:
@@ -117,7 +126,7 @@ class Handoff:
         home = self.worker_index if room is None else home_worker(room, len(self.outboxes))
         if home != self.worker_index and self._pass(sock, home):
             return
-        self.serve(sock)
+        await self.serve(sock)
 
     async def _peek_target(self, sock: socket.socket) -> str | None:
         """The request line's target, read without consuming it; None when it does not come
@@ -171,4 +180,52 @@ class Handoff:
                 return
             for fd in fds:
                 self.received += 1
-                self.serve(socket.socket(fileno=fd))
+                self._spawn(self.serve(socket.socket(fileno=fd)))
+
+
+async def listen_routed(
+    handler: Callable[[ServerConnection], Awaitable[None]],
+    *,
+    host: str,
+    port: int,
+    handoff_fds: Sequence[int],
+    worker_index: int,
+    max_size: int | None,
+    close_timeout: float | None,
+    **options: Any,
+) -> tuple[Server, Handoff]:
+    """A worker's endpoint on the shared port, accepting through a ``Handoff``; every
+    connection reaches websockets through ``connect_accepted_socket``. websockets answers 503
+    unless its server is serving, so it serves a private, unnamed Unix socket nobody connects
+    to (abstract namespace: no file to clean up). Raises OSError when the port is taken."""
+    family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+    listener = socket.create_server((host, port), family=family, reuse_port=True, backlog=1024)
+    private = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    private.bind(f"\0solitaire-{os.getpid()}-{secrets.token_hex(8)}")
+    private.listen()
+    server = await serve(
+        handler,
+        sock=private,
+        max_size=max_size,
+        close_timeout=close_timeout,
+        compression=None,
+        **options,
+    )
+    factory = connection_factory(server, max_size=max_size, close_timeout=close_timeout)
+
+    async def connect(sock: socket.socket) -> None:
+        try:
+            await asyncio.get_running_loop().connect_accepted_socket(factory, sock)
+        except OSError as exc:  # the client went away meanwhile
+            sock.close()
+            log.info("handed_off_connection_lost", error=str(exc))
+
+    handoff = Handoff(
+        listener=listener,
+        inbox=socket.socket(fileno=handoff_fds[2 * worker_index + 1]),
+        outboxes=[socket.socket(fileno=handoff_fds[2 * i]) for i in range(len(handoff_fds) // 2)],
+        worker_index=worker_index,
+        serve=connect,
+    )
+    handoff.start()
+    return server, handoff

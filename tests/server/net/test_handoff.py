@@ -31,7 +31,7 @@ async def test_a_connection_naming_another_workers_room_is_passed_to_it_unread()
             inbox=pairs[i][1],
             outboxes=[pair[0] for pair in pairs],
             worker_index=i,
-            serve=served[i].put_nowait,
+            serve=served[i].put,
         )
         for i, sock in enumerate((listener, idle))
     ]
@@ -71,7 +71,7 @@ async def test_a_connection_that_says_nothing_in_time_is_served_where_it_landed(
         inbox=pairs[0][1],
         outboxes=[pair[0] for pair in pairs],
         worker_index=0,
-        serve=served.put_nowait,
+        serve=served.put,
         peek_timeout_s=0.2,
     )
     worker.start()
