@@ -47,11 +47,13 @@ class QueueKey:
 
 @dataclass(frozen=True, slots=True)
 class Waiting:
-    """A queued player: who, their rating (0 in a guests' queue) and when they queued."""
+    """A queued player: who, their rating (0 in a guests' queue), when they queued, and the
+    account they are logged in as (None for a guest)."""
 
     member: str
     rating: int
     joined_ms: int
+    account: str | None = None
 
 
 def queue_key(variant: object, players: object, *, rated: bool) -> QueueKey:
@@ -75,8 +77,13 @@ def allowed_gap(waited_ms: int) -> int:
 
 
 def acceptable(group: Sequence[Waiting], now_ms: int) -> bool:
-    """Whether every member accepts every other: the spread is within each member's range."""
+    """Whether every member accepts every other: the spread is within each member's range, and
+    no account is in it twice (one account queued from two connections must not race, and be
+    rated, against itself)."""
     if not group:
+        return False
+    accounts = [w.account for w in group if w.account is not None]
+    if len(set(accounts)) < len(accounts):
         return False
     ratings = [w.rating for w in group]
     spread = max(ratings) - min(ratings)

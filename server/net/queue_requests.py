@@ -59,6 +59,7 @@ class QueueRequests:
             self.s.session,
             rating,
             name=self.s.name,
+            account=account,
             on_placed=self._placed,
             on_status=lambda status: self.s.send({"type": p.QUEUED, **status}),
         )

@@ -103,14 +103,16 @@ class Matchmaker:
         rating: int,
         *,
         name: str,
+        account: str | None = None,
         on_placed: Callable[[str], Coroutine[Any, Any, None]],
         on_status: Callable[[dict[str, Any]], None],
     ) -> dict[str, Any]:
-        """Queue ``member`` (a session); the first status. AlreadyQueued if it waits already."""
+        """Queue ``member`` (a session, logged in as ``account``); the first status.
+        AlreadyQueued if it waits already."""
         if member in self.tickets:
             raise AlreadyQueued("you are in a queue already: leave it first")
         now = self.clock.now_ms()
-        value = msgpack.packb({"j": now, "p": self.process, "n": name})
+        value = msgpack.packb({"j": now, "p": self.process, "n": name, "a": account})
         if not await self.store.queue_join(key.name, member, rating, value):
             raise AlreadyQueued("you are in this queue already")
         ticket = Ticket(key, member, rating, now, on_placed, on_status)
@@ -175,7 +177,7 @@ class Matchmaker:
             if info["p"] in gone:  # its process stopped: its connection is gone with it
                 await self.store.queue_leave(key.name, entry.member)
                 continue
-            waiting.append(Waiting(entry.member, entry.score, info["j"]))
+            waiting.append(Waiting(entry.member, entry.score, info["j"], info.get("a")))
         self.waiting[key] = len(waiting)
         by_member = {e.member: e for e in entries}
         groups = form_groups(waiting, key.players, self.clock.now_ms())

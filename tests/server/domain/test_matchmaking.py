@@ -104,3 +104,34 @@ def test_formed_groups_are_disjoint_full_and_acceptable(
         members = [by_member[m] for m in group]
         spread = max(w.rating for w in members) - min(w.rating for w in members)
         assert all(spread <= mm.allowed_gap(now - w.joined_ms) for w in members)
+
+
+def test_one_account_queued_twice_never_races_against_itself() -> None:
+    """Two connections of one account in a rated queue: each may be matched, never together
+    (a race against yourself would rate you against yourself)."""
+    waiting = [Waiting("s1", 1500, 0, "acct-a"), Waiting("s2", 1500, 0, "acct-a")]
+    assert mm.form_groups(waiting, 2, 120_000) == []
+    waiting.append(Waiting("s3", 1520, 5, "acct-b"))
+    groups = mm.form_groups(waiting, 2, 120_000)
+    assert groups == [("s1", "s3")]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(min_value=1200, max_value=1800),
+            st.integers(min_value=0, max_value=70_000),
+            st.sampled_from(["a", "b", "c", None]),
+        ),
+        max_size=30,
+    ),
+    st.integers(min_value=2, max_value=4),
+)
+def test_no_group_holds_an_account_twice(
+    rows: list[tuple[int, int, str | None]], players: int
+) -> None:
+    waiting = [Waiting(f"s{i}", r, j, a) for i, (r, j, a) in enumerate(rows)]
+    account = {w.member: w.account for w in waiting}
+    for group in mm.form_groups(waiting, players, 80_000):
+        accounts = [account[m] for m in group if account[m] is not None]
+        assert len(accounts) == len(set(accounts))
