@@ -46,7 +46,10 @@ def configure_logging(
         wrapper_class=structlog.make_filtering_bound_logger(
             logging.getLevelNamesMapping()[level.upper()]
         ),
-        logger_factory=structlog.PrintLoggerFactory(stream or sys.stdout),
+        # One write per line (message and newline together): print() writes them apart when
+        # stdout is unbuffered (PYTHONUNBUFFERED, usual in containers), and --workers' lines
+        # on one stdout then interleaved as '{a}{b}\n\n' (tests/server/test_workers.py).
+        logger_factory=structlog.WriteLoggerFactory(stream or sys.stdout),
         cache_logger_on_first_use=False,
     )
 

@@ -31,3 +31,27 @@ def test_unset_context_fields_are_left_off_the_line() -> None:
         assert "None" not in console.getvalue()
     finally:
         structlog.contextvars.clear_contextvars()
+
+
+class _Writes(io.StringIO):
+    """A stream that remembers each write call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.calls.append(text)
+        return super().write(text)
+
+
+def test_each_line_is_one_write_so_workers_lines_never_interleave() -> None:
+    """--workers share one stdout, usually unbuffered (PYTHONUNBUFFERED): print() wrote the
+    message and its newline apart, and two workers' lines came out as '{a}{b}\\n\\n'."""
+    out = _Writes()
+    configure_logging("json", "info", stream=out)
+    log = get_logger("test")
+    log.info("one", n=1)
+    log.warning("two", n=2)
+    assert len(out.calls) == 2
+    assert all(call.endswith("\n") and call.count("\n") == 1 for call in out.calls)

@@ -33,7 +33,8 @@ FAST = ["--rate", "1000", "--burst", "1000"]
 
 def log_lines(path: Path) -> list[dict[str, object]]:
     lines = []
-    for line in path.read_text(errors="replace").splitlines():
+    # The last piece may be a line still being written (the server runs): complete ones only.
+    for line in path.read_text(errors="replace").split("\n")[:-1]:
         if line.startswith("{"):
             lines.append(json.loads(line))
     return lines
