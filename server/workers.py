@@ -11,6 +11,8 @@ dying at start-up (a port taken, a store refused) stops the whole server with ex
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
 import dataclasses
 import multiprocessing
 import os
@@ -48,10 +50,25 @@ def _worker_fields(index: int) -> Callable[[Any, str, MutableMapping[str, Any]],
     return add
 
 
-def worker_main(config: Config, index: int, serve: Serve) -> None:
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent(parent: int) -> None:
+    """Have the kernel send this worker SIGTERM when the parent dies, even by SIGKILL: orphaned
+    workers kept serving (and holding the port) with nobody to stop them. Linux only (prctl);
+    elsewhere a no-op. A parent gone before the call is caught by the pid check."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def worker_main(config: Config, index: int, serve: Serve, parent: int | None = None) -> None:
     """One worker (in a forked child): a full server whose log lines name the worker and pid."""
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, signal.SIG_DFL)  # the parent's handlers came along with the fork
+    if parent is not None:
+        die_with_parent(parent)
     configure_logging(config.log_format, config.log_level)
     processors = list(structlog.get_config()["processors"])
     structlog.configure(processors=[_worker_fields(index), *processors])
@@ -83,7 +100,7 @@ class Supervisor:
     def start(self, index: int) -> None:
         process = self.context.Process(
             target=worker_main,
-            args=(self.config, index, self.serve),
+            args=(self.config, index, self.serve, os.getpid()),
             name=f"solitaire-worker-{index}",
         )
         process.start()

@@ -332,3 +332,22 @@ def worker_index_of(path: Path, pid: int) -> int:
         for line in log_lines(path)
         if line.get("pid") == pid and "worker" in line
     )
+
+
+async def test_workers_stop_when_their_parent_is_killed(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """SIGKILL to the parent: the kernel sends each worker SIGTERM (PR_SET_PDEATHSIG), and
+    they drain and exit instead of serving on, orphaned, with nobody to stop them."""
+    log = tmp_path / "server.log"
+    server = workers_server(redis_server, log)
+    server.start()
+    assert server.process is not None
+    parent = server.process.pid
+    await until(lambda: len(listening_workers(parent, server.port)) == 2)
+    workers = listening_workers(parent, server.port)
+    client = await Client(server.url, "left").open()
+    await client.hello()
+    server.kill()
+    assert await client.wait_closed() == 1001  # drained as on any stop
+    await until(lambda: not any(psutil.pid_exists(pid) for pid in workers), within=15)
