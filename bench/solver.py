@@ -2,7 +2,7 @@
 
     python -m bench.solver [--seeds N] [--swiss-max-nodes N] [--quadrennial-max-nodes N]
                            [--variant swiss|quadrennial] [--workers N] [--fresh]
-                           [--hints N] [--prepare N] [--quick]
+                           [--hints N] [--prepare N] [--census N] [--quick]
 
 Prints, per variant, how many deals the solver proved won, proved unwinnable, or left unknown
 (the budget ran out), the Wilson 95 % interval of the win rate (unknowns counted as losses for
@@ -14,7 +14,9 @@ bench/results/solver-<variant>-<budget>.jsonl (one JSON object per seed), and a 
 with the same budget solves only the seeds not there yet (`--fresh` starts over). The summary
 goes to bench/results/solver.json. Deals are solved by `--workers` processes (default: every
 core). `--hints N` also times `hint` (the server's budget) at every position of N random
-games per variant, and gives its p50/p99.
+games per variant, and gives its p50/p99. `--census N` enumerates the reachable positions of
+Swiss seeds 1..N component by component (shared.solver.layers), up to `--census-positions`
+each: how large the space a complete search must cover is.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from bench.common import machine, results_dir, write_json
 from server.runtime.config import Config
 from shared import apply_move, is_over, is_won, legal_moves, new_game, solve
 from shared.solver import hint
+from shared.solver.layers import census
 from shared.variants import VARIANTS
 
 # Budgets chosen so seeds 1..1,000 take minutes per variant on the 2-core machine the
@@ -179,6 +182,27 @@ def hint_times(variant: str, games: int, max_nodes: int) -> dict[str, Any]:
     }
 
 
+def census_of(seeds: int, max_positions: int) -> dict[str, Any]:
+    """shared.solver.layers.census of Swiss seeds 1..seeds, with the CPU seconds of each."""
+    deals = []
+    for seed in range(1, seeds + 1):
+        start = time.process_time()
+        count = census(new_game("swiss", seed=seed), max_positions)
+        deals.append(
+            {
+                "seed": seed,
+                "positions": count.positions,
+                "components": count.components,
+                "largest": count.largest,
+                "won": count.won,
+                "complete": count.complete,
+                "stock_waste": count.stock_waste,
+                "seconds": round(time.process_time() - start, 2),
+            }
+        )
+    return {"max_positions": max_positions, "deals": deals}
+
+
 def prepare_times(variant: str, rooms: int, max_nodes: int, attempts: int) -> dict[str, Any]:
     """Wall seconds to prepare `rooms` winnable-only rooms one after another, as the server
     does (its SolverPool, one deal worker, fresh secret seeds)."""
@@ -226,8 +250,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--prepare", type=int, default=0, help="time N winnable-only rooms' preparation"
     )
+    parser.add_argument(
+        "--census", type=int, default=0, help="enumerate Swiss seeds 1..N's positions"
+    )
+    parser.add_argument(
+        "--census-positions", type=int, default=200_000, help="positions per census (200,000)"
+    )
     parser.add_argument("--quick", action="store_true", help="a few seeds, in seconds")
     args = parser.parse_args(argv)
+    if args.census:
+        counted = census_of(args.census, args.census_positions)
+        for deal in counted["deals"]:
+            print(json.dumps(deal))
+        print(f"wrote {write_json('census.json', counted)}")
+        return 0
     seeds = QUICK_SEEDS if args.quick else args.seeds
     variants = [args.variant] if args.variant else list(VARIANTS)
     report: dict[str, Any] = {"machine": machine(), "quick": args.quick, "variants": {}}

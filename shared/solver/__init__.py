@@ -16,6 +16,9 @@ depth-first search spends any budget shuffling piles at the end of the stock. A 
 follows. "unwinnable" means every position the complete search generated was expanded or
 proved lost by a bound.
 
+shared/solver/layers.py describes the shape of the Swiss space the search runs in (irreversible
+layers of reversible components) and counts it (`census`), for docs/winnability.md.
+
 `hint(state, max_nodes=N)` (shared/solver/hint.py) answers a move in any live position: the
 solver's next move when it finds a line, otherwise the heuristic's, labelled as such.
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.solver import journal, run_variant, wilson
+from bench.solver import census_of, journal, run_variant, wilson
 
 
 def test_wilson_interval_matches_known_values() -> None:
@@ -32,3 +32,14 @@ def test_a_run_resumes_where_the_journal_stops(
     assert [d["seed"] for d in more["deals"]] == [1, 2, 3, 4, 5]
     assert more["deals"][:3] == first["deals"]
     assert run_variant("quadrennial", 5, 500, 1, fresh=True)["solved_this_run"] == 5
+
+
+def test_census_of_counts_each_seed_within_its_budget() -> None:
+    """bench.solver --census: one entry per Swiss seed, cut at the position budget."""
+    report = census_of(2, 300)
+    assert report["max_positions"] == 300
+    assert [d["seed"] for d in report["deals"]] == [1, 2]
+    for deal in report["deals"]:
+        assert deal["positions"] <= 300
+        assert 1 <= deal["components"] <= deal["positions"]
+        assert deal["largest"] <= deal["positions"]
