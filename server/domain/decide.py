@@ -161,6 +161,8 @@ def decide_join(
     if len(room.seats) >= room.settings.capacity:
         raise RoomFull(f"room {room.id} is full")
     if room.settings.members and player not in room.settings.members:
+        if room.settings.daily:
+            raise NotAllowed(f"room {room.id} is someone's daily challenge attempt")
         raise NotAllowed(f"room {room.id} is a quick race: its seats are for the matched players")
     if account is not None and any(
         s.account is not None and fold_name(s.account) == fold_name(account)

@@ -143,6 +143,9 @@ class Commands:
             time_limit_ms=self.config.time_limit_ms(variant, None),
             creator=creator,
             now=self.clock.now_ms(),
+            # Its one seat is the attempt's: anyone else seated would play the day's deal
+            # (the directory lists the room between its creation and the player's join).
+            members=(creator,),
         )
         return await self._append_created(created)
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from server.domain import daily as d
 from server.domain.errors import DailyPlayed
+from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room
 from server.domain.progress import PlayerStatus
 from server.rooms.commands import Commands
@@ -23,6 +24,10 @@ from server.store import EventStore
 from shared.errors import ClientError, WrongExpectedVersion
 
 log = get_logger("server.rooms.daily_challenge")
+
+ORPHAN_AFTER_MS = 30_000
+"""An attempt claimed this long ago whose room nobody sat in was left by a process that died
+between the claim and the player's seat (it takes milliseconds): it gets a new room."""
 
 _OUTCOMES = {
     PlayerStatus.WAITING: d.Outcome.PLAYING,
@@ -65,7 +70,8 @@ class DailyChallenge:
 
     async def attempt(self, variant: str, account: str, name: str, creator: str) -> Room:
         """Claim today's attempt for ``account`` and make its solo room; DailyPlayed if it
-        has one already (on any process)."""
+        has one already (on any process). An attempt whose room nobody ever sat in (its
+        process died first) is given a new room: the player never saw its deal."""
         now = self.clock.now_ms()
         day = d.day_of(now)
         deal = await self.deal(variant, day)
@@ -73,15 +79,18 @@ class DailyChallenge:
         claimed = d.AttemptClaimed(now, account, name, secrets.token_hex(8))
         try:
             await self.store.append(stream, [d.encode(claimed)], expected_version=0)
+            version = 1
         except WrongExpectedVersion:
-            raise DailyPlayed(
-                f"you have played today's {variant} daily already ({day.isoformat()}, UTC): "
-                "see 'solitaire daily results'"
-            ) from None
+            version = await self._unplayed(stream, now, variant, day)
         room = await self.commands.create_daily(
             variant, seed=deal.seed, salt=deal.salt, tag=d.daily_tag(variant, day), creator=creator
         )
-        await self.store.append(stream, [d.encode(d.AttemptRoom(now, room.id))], expected_version=1)
+        try:
+            await self.store.append(
+                stream, [d.encode(d.AttemptRoom(now, room.id))], expected_version=version
+            )
+        except WrongExpectedVersion:  # another connection of the account got there first
+            raise self._played(variant, day) from None
         await self.store.index_put(d.attempts_index(variant, day), account, now, room.id.encode())
         await self.store.index_put(
             d.history_index(account),
@@ -91,6 +100,31 @@ class DailyChallenge:
         )
         log.info("daily_attempt", variant=variant, day=day.isoformat(), room=room.id)
         return room
+
+    async def _unplayed(self, stream: str, now: int, variant: str, day: dt.date) -> int:
+        """The attempt stream's version, if its attempt may be given a new room: claimed at
+        least ``ORPHAN_AFTER_MS`` ago and no room of it ever had a seat. Else DailyPlayed."""
+        stored = await self.store.read(stream)
+        events = [d.decode(e.data) for e in stored]
+        rooms = [e.room for e in events if isinstance(e, d.AttemptRoom)]
+        if now - events[0].at < ORPHAN_AFTER_MS:
+            raise self._played(variant, day)
+        for room_id in rooms:
+            with contextlib.suppress(ClientError):
+                room = await self.commands.room(room_id)
+                await self.commands.hub.sync(room)
+                if not room.seats and room.status is RoomStatus.LOBBY:
+                    continue
+            raise self._played(variant, day)
+        log.warning("daily_attempt_orphaned", stream=stream, rooms=len(rooms))
+        return len(stored)
+
+    @staticmethod
+    def _played(variant: str, day: dt.date) -> DailyPlayed:
+        return DailyPlayed(
+            f"you have played today's {variant} daily already ({day.isoformat()}, UTC): "
+            "see 'solitaire daily results'"
+        )
 
     async def _attempt_of(self, account: str, room_id: str) -> d.Attempt | None:
         with contextlib.suppress(ClientError):
