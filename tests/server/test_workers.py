@@ -78,17 +78,27 @@ def workers_server(redis: RedisServer, log: Path, n: int = 2) -> ServerProcess:
     )
 
 
+async def two_workers(redis: RedisServer, log: Path) -> tuple[ServerProcess, int]:
+    """A server of two workers, both listening; the server and its parent's pid."""
+    server = workers_server(redis, log)
+    server.start()
+    assert server.process is not None
+    parent = server.process.pid
+    try:
+        await until(lambda: len(listening_workers(parent, server.port)) == 2)
+    except BaseException:
+        server.kill()
+        raise
+    return server, parent
+
+
 async def test_two_workers_listen_serve_one_race_and_drain_on_sigterm(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
     log = tmp_path / "server.log"
-    server = workers_server(redis_server, log)
-    server.start()
-    assert server.process is not None
-    parent = server.process.pid
+    server, parent = await two_workers(redis_server, log)
     clients: list[Client] = []
     try:
-        await until(lambda: len(listening_workers(parent, server.port)) == 2)
         workers = listening_workers(parent, server.port)
         # Connections land on both: the kernel spreads them over the listening sockets.
         for n in range(40):
@@ -138,12 +148,8 @@ async def test_a_worker_that_dies_is_reported_and_started_again(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
     log = tmp_path / "server.log"
-    server = workers_server(redis_server, log)
-    server.start()
-    assert server.process is not None
-    parent = server.process.pid
+    server, parent = await two_workers(redis_server, log)
     try:
-        await until(lambda: len(listening_workers(parent, server.port)) == 2)
         first = listening_workers(parent, server.port)
         victim = min(first)
         os.kill(victim, signal.SIGKILL)
@@ -232,12 +238,9 @@ async def test_connections_that_name_their_room_are_served_by_its_home_worker(
     fan-out (issue 28); a connection naming a room homed elsewhere lands there; the pages and
     /healthz still answer through the routed accept."""
     log = tmp_path / "server.log"
-    server = workers_server(redis_server, log)
-    server.start()
-    assert server.process is not None
+    server, _ = await two_workers(redis_server, log)
     clients: list[Client] = []
     try:
-        await until(lambda: len(listening_workers(server.process.pid, server.port)) == 2)
         host = await Client(server.url, "host").open()
         clients.append(host)
         await host.hello()
@@ -299,12 +302,8 @@ async def test_a_connection_passed_to_a_worker_that_died_is_served_by_the_one_st
     """The hand-off pairs belong to the parent: a connection passed to a room's home while it
     is dead waits in its pair, and the worker started in its place serves it."""
     log = tmp_path / "server.log"
-    server = workers_server(redis_server, log)
-    server.start()
-    assert server.process is not None
-    parent = server.process.pid
+    server, parent = await two_workers(redis_server, log)
     try:
-        await until(lambda: len(listening_workers(parent, server.port)) == 2)
         host = await Client(server.url, "host").open()
         await host.hello()
         await until(lambda: "host" in hello_pids(log))
@@ -340,11 +339,7 @@ async def test_workers_stop_when_their_parent_is_killed(
     """SIGKILL to the parent: the kernel sends each worker SIGTERM (PR_SET_PDEATHSIG), and
     they drain and exit instead of serving on, orphaned, with nobody to stop them."""
     log = tmp_path / "server.log"
-    server = workers_server(redis_server, log)
-    server.start()
-    assert server.process is not None
-    parent = server.process.pid
-    await until(lambda: len(listening_workers(parent, server.port)) == 2)
+    server, parent = await two_workers(redis_server, log)
     workers = listening_workers(parent, server.port)
     client = await Client(server.url, "left").open()
     await client.hello()

@@ -341,13 +341,16 @@ def test_dead_waste_stops_at_a_buried_lower_card() -> None:
 # --- The solver's own Swiss move generator ---------------------------------------------------
 
 
-def swiss_positions() -> list[GameState]:
-    """Small positions, and positions along random games of Swiss deals."""
-    rng = random.Random("swiss-children")
-    positions = [small_position("swiss", rng, rng.randint(1, 30)) for _ in range(60)]
-    for seed in range(1, 16):
+def swiss_positions(
+    label: str = "swiss-children", small: int = 60, seeds: int = 15, moves: int = 60
+) -> list[GameState]:
+    """``small`` small positions, and positions along random games (``moves`` each) of Swiss
+    seeds 1..``seeds``, drawn from a generator seeded with ``label``."""
+    rng = random.Random(label)
+    positions = [small_position("swiss", rng, rng.randint(1, 30)) for _ in range(small)]
+    for seed in range(1, seeds + 1):
         state = new_game("swiss", seed=seed)
-        for _ in range(60):
+        for _ in range(moves):
             positions.append(state)
             legal = sorted(shared.legal_moves(state))
             if not legal:

@@ -10,27 +10,17 @@ from __future__ import annotations
 import random
 
 import shared
-from shared import GameState, apply_move, new_game, solve
+from shared import GameState, new_game, solve
 from shared.solver import ALL_PRUNINGS, Status
 from shared.solver.layers import Census, breaks, census, layer, potential
 from shared.solver.swiss import Swiss
 from tests.shared.positions import swiss
-from tests.shared.test_solver import NO_BOUND, small_position
+from tests.shared.test_solver import NO_BOUND, small_position, swiss_positions
 
 
 def walk_positions() -> list[GameState]:
     """Positions along random games of Swiss deals, and small random positions."""
-    rng = random.Random("swiss-layers")
-    positions = [small_position("swiss", rng, rng.randint(1, 30)) for _ in range(80)]
-    for seed in range(1, 21):
-        state = new_game("swiss", seed=seed)
-        for _ in range(80):
-            positions.append(state)
-            legal = sorted(shared.legal_moves(state))
-            if not legal:
-                break
-            state = apply_move(state, rng.choice(legal))
-    return positions
+    return swiss_positions("swiss-layers", small=80, seeds=20, moves=80)
 
 
 def test_every_move_is_reversible_in_its_layer_or_lowers_the_potential() -> None:
