@@ -109,7 +109,7 @@ class DailyChallenge:
         rooms = [e.room for e in events if isinstance(e, d.AttemptRoom)]
         if now - events[0].at < ORPHAN_AFTER_MS:
             raise self._played(variant, day)
-        for room_id in rooms:
+        for room_id in rooms:  # each must still be a lobby nobody sat in; a room gone counts
             with contextlib.suppress(ClientError):
                 room = await self.commands.room(room_id)
                 await self.commands.hub.sync(room)
