@@ -1081,6 +1081,14 @@ def run_scenario(
     return results
 
 
+def py_spy() -> str:
+    """The py-spy binary ``--profile`` runs (SystemExit saying how to install it if none)."""
+    binary = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    if not Path(binary).exists():
+        raise SystemExit(f"--profile needs py-spy: {sys.executable} -m pip install py-spy")
+    return binary
+
+
 class Profiler:
     """py-spy sampling the server (and its workers) over the measured window, its stacks
     collapsed into a text file (``--profile``): what a move costs the server, by function."""
@@ -1092,7 +1100,7 @@ class Profiler:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        binary = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+        binary = py_spy()
         self.out.parent.mkdir(parents=True, exist_ok=True)
         command = [binary, "record", "--pid", str(self.pid), "--subprocesses", "--nonblocking",
                    "--format", "raw", "--rate", "100", "--duration", str(round(self.seconds)),
@@ -1222,6 +1230,8 @@ def main(argv: list[str] | None = None) -> int:
         "stacks to <scenario>-<racers>-w<workers>.txt",
     )
     args = parser.parse_args(argv)
+    if args.profile is not None:
+        py_spy()  # before anything starts, not after the server is up
     ceilings = tuple(c for c in args.ceilings.split(",") if c in CEILINGS)
     soft, hard = raise_nofile()
     store = BenchStore(args.fsync, args.redis_cluster)

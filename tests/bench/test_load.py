@@ -8,7 +8,7 @@ from math import inf
 from typing import Any
 
 from bench.goals import base_name, cores_at_goal, notes, targets
-from bench.load import cpu_per_move_us, histogram_window, parse_histograms
+from bench.load import cpu_per_move_us, histogram_window, parse_histograms, worst_by_second
 
 
 def result(rate: float, cpu: list[float], lag_p99: float) -> dict[str, Any]:
@@ -141,3 +141,12 @@ def test_saturated_and_workers_goals() -> None:
     assert checks[1]["figure"] == "360 vs 300 us = 1.20 x"
     assert base_name("paced-1000-w2") == ("paced-1000", 2)
     assert base_name("paced-1000") == ("paced-1000", 1)
+
+
+def test_the_slowest_ack_of_each_second_is_by_when_its_move_was_sent() -> None:
+    """A periodic stall shows as a few seconds far above the rest; a second with no ack is 0."""
+    second = 1_000_000_000
+    at = [0, second // 2, 2 * second + 1, 2 * second + 5]
+    acks = [3_000_000, 9_000_000, 40_000_000, 1_000_000]
+    assert worst_by_second(at, acks) == [9.0, 0.0, 40.0]
+    assert worst_by_second([], []) == []
