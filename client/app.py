@@ -128,8 +128,7 @@ class App:
         self._ticker = asyncio.create_task(self._tick())
         if self.output.tty and not self.scripted:
             # A resized window is redrawn at once, laid out for its new size.
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                asyncio.get_running_loop().add_signal_handler(signal.SIGWINCH, self.display.reset)
+            on_signal(signal.SIGWINCH, self.display.reset)
         self.refresh()
         return self
 
@@ -140,8 +139,7 @@ class App:
                 await self._ticker
         if self._reader is not None:
             self._reader.stop()
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            asyncio.get_running_loop().remove_signal_handler(signal.SIGWINCH)
+        off_signal(signal.SIGWINCH)
         self.display.close()
 
     async def _tick(self) -> None:
@@ -202,11 +200,25 @@ class App:
 def interrupts_set(event: asyncio.Event) -> Iterator[None]:
     """While inside, Ctrl-C sets ``event`` instead of raising KeyboardInterrupt (where the loop
     supports signal handlers), so an online wait can leave cleanly (a queue, a seat)."""
-    loop = asyncio.get_running_loop()
-    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-        loop.add_signal_handler(signal.SIGINT, event.set)
+    on_signal(signal.SIGINT, event.set)
     try:
         yield
     finally:
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.remove_signal_handler(signal.SIGINT)
+        off_signal(signal.SIGINT)
+
+
+_NO_SIGNAL_HANDLERS = (NotImplementedError, RuntimeError, ValueError)
+"""What asyncio raises where a loop cannot take a signal handler: a loop without them
+(Windows), a loop outside the main thread, a signal this platform lacks (SIGWINCH)."""
+
+
+def on_signal(sig: signal.Signals, callback: Callable[[], object]) -> None:
+    """Run ``callback`` on ``sig`` in the running loop, where the loop supports it."""
+    with contextlib.suppress(*_NO_SIGNAL_HANDLERS):
+        asyncio.get_running_loop().add_signal_handler(sig, callback)
+
+
+def off_signal(sig: signal.Signals) -> None:
+    """Undo ``on_signal``."""
+    with contextlib.suppress(*_NO_SIGNAL_HANDLERS):
+        asyncio.get_running_loop().remove_signal_handler(sig)
