@@ -13,9 +13,13 @@ from server.store.redis_topology import Answer, Command, RedisTopology, Wait
 
 # KEYS[1]: the stream key; KEYS[2]: the wake-up channel of its group (same slot).
 # ARGV[1]: the expected version; ARGV[2]: "<origin> <stream name>", for the wake-up (origin
-# names the store object that appends, which skips its own wake-ups); ARGV[3..]: one
-# envelope per event. The wake-up is msgpack [version, "<origin> <stream>", [envelope, ...]]:
-# a subscriber whose fold is just before these events folds them without reading the stream.
+# names the store object that appends, which skips its own wake-ups); ARGV[3]: how many of the
+# channel's subscribers are the appender's own (confirmed by Redis); ARGV[4..]: one envelope
+# per event. The wake-up is msgpack [version, "<origin> <stream>", [envelope, ...]]: a
+# subscriber whose fold is just before these events folds them without reading the stream.
+# It is published only when someone besides the appender listens: a room followed by its
+# writer alone (every room of a single server, and each room's home under --workers) costs
+# neither Redis nor the writer a message that the writer would read back only to drop it.
 # Returns {1, new version}, {0, current version}, or {2, new version} when the events after
 # the expected version are exactly these (a retried append that had landed). The current
 # version is the id of the last entry, "<version>-0"; each event is added with the explicit
@@ -32,7 +36,7 @@ if #last > 0 then
   current = tonumber(ms)
 end
 local expected = tonumber(ARGV[1])
-local count = #ARGV - 2
+local count = #ARGV - 3
 if current ~= expected then
   if current >= expected + count then
     -- A retry of an append whose reply was lost finds its own events: report success (2).
@@ -40,7 +44,7 @@ if current ~= expected then
     local same = #rows == count
     for i = 1, #rows do
       local fields = rows[i][2]
-      if #fields ~= 2 or fields[1] ~= 'd' or fields[2] ~= ARGV[i + 2] then
+      if #fields ~= 2 or fields[1] ~= 'd' or fields[2] ~= ARGV[i + 3] then
         same = false
         break
       end
@@ -51,15 +55,18 @@ if current ~= expected then
   end
   return {0, current}
 end
-for i = 3, #ARGV do
-  redis.call('XADD', KEYS[1], string.format('%d-0', current + i - 2), 'd', ARGV[i])
+for i = 4, #ARGV do
+  redis.call('XADD', KEYS[1], string.format('%d-0', current + i - 3), 'd', ARGV[i])
 end
-local version = current + #ARGV - 2
-local payloads = {}
-for i = 3, #ARGV do
-  payloads[i - 2] = ARGV[i]
+local version = current + count
+local listeners = redis.call('PUBSUB', 'SHARDNUMSUB', KEYS[2])[2]
+if listeners > tonumber(ARGV[3]) then
+  local payloads = {}
+  for i = 4, #ARGV do
+    payloads[i - 3] = ARGV[i]
+  end
+  redis.call('SPUBLISH', KEYS[2], cmsgpack.pack({version, ARGV[2], payloads}))
 end
-redis.call('SPUBLISH', KEYS[2], cmsgpack.pack({version, ARGV[2], payloads}))
 return {1, version}
 """
 

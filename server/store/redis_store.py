@@ -102,7 +102,7 @@ class RedisEventStore(EventStore):
             self._send_appends, max_batch=APPEND_BATCH
         )
         self._subscriptions = LocalSubscriptions()
-        self._append_heads: dict[str, tuple[Command, str]] = {}
+        self._append_heads: dict[str, tuple[Command, str, str]] = {}
 
     def key(self, stream: str) -> str:
         """A stream's key. Where every key needs a hash tag (a Cluster), a name without one
@@ -116,18 +116,31 @@ class RedisEventStore(EventStore):
                 raise ValueError(f"on a Redis Cluster a stream name is not all braces: {stream!r}")
         return self.prefix + stream
 
-    def _append_head(self, stream: str) -> tuple[Command, str]:
-        """An append's script call up to its arguments, and its origin argument: the same for
-        every append to the stream, so kept per stream (a profile found rebuilding them a
-        visible part of an append). Bounded: cleared when it holds APPEND_HEADS streams."""
-        keys = [self.key(stream), self.channel(stream_group(stream))]
+    def _append_head(self, stream: str) -> tuple[Command, str, str]:
+        """An append's script call up to its arguments, its origin argument and its wake-up
+        channel: the same for every append to the stream, so kept per stream (a profile found
+        rebuilding them a visible part of an append). Bounded: cleared when it holds
+        APPEND_HEADS streams."""
+        channel = self.channel(stream_group(stream))
         if len(self._append_heads) >= APPEND_HEADS:
             self._append_heads.clear()
         made = self._append_heads[stream] = (
-            redis_scripts.APPEND.head(keys),
+            redis_scripts.APPEND.head([self.key(stream), channel]),
             f"{self.origin} {stream}",
+            channel,
         )
         return made
+
+    def _own_listeners(self, channel: str) -> int:
+        """How many of the channel's subscribers Redis counts are this store's own: the script
+        publishes a wake-up only if it has others. Never more than Redis holds (a subscribe not
+        yet confirmed, or an unsubscribe under way, counts as none): an error here can only
+        publish a wake-up nobody needed, never withhold one."""
+        return sum(
+            1
+            for subscription in self._subscriptions.open
+            if isinstance(subscription, RedisSubscription) and subscription.hears(channel)
+        )
 
     def channel(self, group: str) -> str:
         """The shard channel a group's appends publish on: its hash tag keeps it in the slot of
@@ -138,11 +151,12 @@ class RedisEventStore(EventStore):
         self, stream: str, events: Sequence[Mapping[str, Any]], *, expected_version: int
     ) -> int:
         payloads = validate_append(stream, events, expected_version)
-        head, origin = self._append_heads.get(stream) or self._append_head(stream)
+        head, origin, channel = self._append_heads.get(stream) or self._append_head(stream)
+        own = self._own_listeners(channel)
         with edge():
             try:
                 ok, version, replicas = await self._commits.submit(
-                    (*head, expected_version, origin, *payloads)
+                    (*head, expected_version, origin, own, *payloads)
                 )
             except redis_errors.ResponseError as exc:
                 message = str(exc)

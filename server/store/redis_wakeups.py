@@ -19,6 +19,8 @@ from server.store.wakeups import LocalSubscriptions, Subscription, Wakeup, Wakeu
 
 _log = structlog.get_logger("server.store")
 
+_CONFIRMATIONS = frozenset({"ssubscribe", "sunsubscribe"})
+
 BACKOFF = ExponentialBackoff(cap=1.0, base=0.05)
 """Between attempts to place a channel whose node cannot be reached: 50 ms doubling to 1 s."""
 
@@ -51,8 +53,32 @@ class _Reader:
         self.listener = listener
         self.pubsub = listener.pubsub
         self.channels: set[str] = set()
+        # What Redis has confirmed, in the order it answers on this connection: the channels
+        # it holds for us, and our unsubscribes it has not answered yet.
+        self.heard: set[str] = set()
+        self.leaving: dict[str, int] = {}
         self.broken = False
         self.task: asyncio.Task[None] | None = None
+
+    def hears(self, channel: str) -> bool:
+        """Whether Redis holds the channel for this connection: confirmed, not being left."""
+        return not self.broken and channel in self.heard and not self.leaving.get(channel)
+
+    def leave(self, channel: str) -> None:
+        """An unsubscribe is about to be sent: from now on the channel is not counted."""
+        self.leaving[channel] = self.leaving.get(channel, 0) + 1
+
+    def confirmed(self, kind: str, channel: str) -> None:
+        """Redis answered a subscribe or an unsubscribe (its own, or after a slot moved)."""
+        if kind == "ssubscribe":
+            self.heard.add(channel)
+            return
+        self.heard.discard(channel)
+        left = self.leaving.get(channel, 0)
+        if left > 1:
+            self.leaving[channel] = left - 1
+        elif left:
+            del self.leaving[channel]
 
     async def aclose(self) -> None:
         if self.task is not None:
@@ -95,6 +121,12 @@ class RedisSubscription(Subscription):
         self._watcher: asyncio.Task[None] | None = None
         self._failures = 0
 
+    def hears(self, channel: str) -> bool:
+        """Whether Redis has confirmed this subscription holds ``channel`` (on the node it is
+        placed on): an append of this process then need not wake it through Redis."""
+        reader = self._readers.get(self._home.get(channel, ""))
+        return reader is not None and reader.hears(channel)
+
     async def _subscribe(self, groups: list[str]) -> None:
         with edge():
             async with self._lock:
@@ -112,6 +144,7 @@ class RedisSubscription(Subscription):
                 reader = self._readers.get(self._home.pop(channel, ""))
                 if reader is not None:
                     reader.channels.discard(channel)
+                    reader.leave(channel)
                     if not reader.broken:
                         with contextlib.suppress(*self._topology.unplaceable):
                             await reader.pubsub.sunsubscribe(channel)
@@ -164,6 +197,8 @@ class RedisSubscription(Subscription):
             if message is None:
                 continue
             kind = message.get("type")
+            if kind in _CONFIRMATIONS:
+                reader.confirmed(kind, _text(message.get("channel")))
             if kind == "smessage":
                 wakeup = parse_wakeup(message["data"], self._origin)
                 if wakeup is not None:
@@ -216,6 +251,7 @@ class RedisSubscription(Subscription):
                     old = self._readers.get(home)
                     if old is not None:
                         old.channels.discard(channel)
+                        old.leave(channel)
                         with contextlib.suppress(*self._topology.unplaceable):
                             await old.pubsub.sunsubscribe(channel)
                     del self._home[channel]

@@ -104,6 +104,11 @@ class LocalSubscriptions:
     def __init__(self) -> None:
         self._open: list[Subscription] = []
 
+    @property
+    def open(self) -> Sequence[Subscription]:
+        """The open subscriptions (read only)."""
+        return self._open
+
     def add(self, subscription: Subscription) -> None:
         self._open.append(subscription)
 

@@ -244,6 +244,60 @@ async def test_own_wakeups_are_not_read_back_from_the_channel(
         await subscription.aclose()
 
 
+async def spublished(raw: aioredis.Redis) -> int:
+    """How many SPUBLISH calls Redis ran (the append script's included)."""
+    stats = await raw.info("commandstats")
+    return int(stats.get("cmdstat_spublish", {}).get("calls", 0))
+
+
+async def test_a_group_followed_by_its_writer_alone_publishes_no_wakeup(
+    redis_server: RedisServer, raw: aioredis.Redis
+) -> None:
+    """Redis would only send the writer its own wake-up back, to be dropped (issue 28: a read
+    and a parse a move on a single server). Once a second process follows the group, the
+    writer's appends wake it again."""
+    prefix = unique_prefix()
+    async with (
+        RedisEventStore(redis_server.url, prefix=prefix) as mine,
+        RedisEventStore(redis_server.url, prefix=prefix) as theirs,
+    ):
+        channel = mine.channel("room")
+        following = mine.subscribe(lambda w: None)
+        await following.subscribe(["room"])
+        await until(lambda: following.hears(channel))
+        before = await spublished(raw)
+        await mine.append("{room}:a", [ev(1), ev(2)], expected_version=0)
+        await mine.append("{room}:a", [ev(3)], expected_version=2)
+        assert await spublished(raw) == before
+
+        got: list[Wakeup] = []
+        other = theirs.subscribe(got.append)
+        await other.subscribe(["room"])
+        await until(lambda: other.hears(channel))
+        await mine.append("{room}:a", [ev(4)], expected_version=3)
+        await until(lambda: bool(got))
+        assert [(w.stream, w.version, w.events) for w in got] == [("{room}:a", 4, [ev(4)])]
+
+        await following.unsubscribe(["room"])
+        assert not following.hears(channel)  # at once, before Redis answers the unsubscribe
+        await other.aclose()
+        await following.aclose()
+
+
+async def test_an_unconfirmed_subscription_is_not_counted_as_the_writers_own(
+    redis_server: RedisServer,
+) -> None:
+    """Until Redis answers a subscribe, the writer counts none of its own listeners: the
+    script then publishes if anyone at all listens, so nobody's wake-up is withheld."""
+    async with RedisEventStore(redis_server.url, prefix=unique_prefix()) as store:
+        subscription = store.subscribe(lambda w: None)
+        assert store._own_listeners(store.channel("room")) == 0
+        await subscription.subscribe(["room"])
+        await until(lambda: store._own_listeners(store.channel("room")) == 1)
+        await subscription.aclose()
+        assert store._own_listeners(store.channel("room")) == 0
+
+
 async def test_a_broken_wakeup_connection_is_a_gap_and_is_subscribed_again(
     redis_server: RedisServer, raw: aioredis.Redis
 ) -> None:

@@ -78,6 +78,30 @@ async def test_another_process_append_wakes_without_events(backend: Backend) -> 
         await subscription.aclose()
 
 
+async def test_a_writer_that_follows_the_group_still_wakes_the_others(backend: Backend) -> None:
+    """Both processes follow the room; each one's appends wake the other (Redis publishes a
+    wake-up only when someone besides the writer listens: here someone does)."""
+    store = backend.store
+    other = backend.twin()
+    mine: list[Wakeup] = []
+    theirs: list[Wakeup] = []
+    a = store.subscribe(mine.append)
+    b = other.subscribe(theirs.append)
+    try:
+        await a.subscribe(["r7"])
+        await b.subscribe(["r7"])
+        await asyncio.sleep(0.2)  # both subscribes answered, so each counts its own
+        version = await store.append("{r7}:game:ann", [ev(1)], expected_version=0)
+        await until(lambda: any(w.version == version for w in theirs))
+        version = await other.append("{r7}:game:ann", [ev(2)], expected_version=1)
+        await until(lambda: any(w.version == version for w in mine))
+    finally:
+        await a.aclose()
+        await b.aclose()
+        if other is not store:
+            await other.aclose()
+
+
 async def test_a_closed_subscription_hears_nothing(store: EventStore) -> None:
     seen: list[Wakeup] = []
     subscription = store.subscribe(seen.append)
