@@ -12,6 +12,7 @@ import redis.exceptions as redis_errors
 from server.store import redis_topology
 from server.store.redis_adapter import QuickPool, one_deadline, raw_pipeline
 from server.store.redis_topology import Answer, Command, Listener, Node, RedisTopology
+from server.store.resp import Packer
 
 
 class SingleNode(RedisTopology):
@@ -35,6 +36,7 @@ class SingleNode(RedisTopology):
         )
         self.client = aioredis.Redis(connection_pool=self.pool)
         self._node = Node("redis", "", 0)
+        self._packer: Packer | None = None  # made with the first connection's encoder
 
     async def send(
         self, commands: Sequence[Command], *, wait: redis_topology.Wait | None = None
@@ -56,11 +58,15 @@ class SingleNode(RedisTopology):
         own (two loop turns before every append batch's callers were answered)."""
         connection = await self.pool.get_connection()
         try:
+            packer = self._packer
+            if packer is None:  # every pooled connection encodes alike (the pool's options)
+                packer = self._packer = Packer(connection.encoder.encode)
+            packed = packer.pack(commands)
 
             async def attempt() -> list[Any]:
                 replies: list[Any] = []
                 async with one_deadline(connection):
-                    await connection.send_packed_command(connection.pack_commands(commands))
+                    await connection.send_packed_command(packed)
                     for _ in commands:
                         try:
                             replies.append(await connection.read_response())
