@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -290,9 +291,14 @@ async def test_slow_reader_is_dropped_not_waited_for(tmp_path: Path) -> None:
         ],
     )
     server.start()
+    # A small receive buffer of our own: left to autotuning, the kernel's buffers on loopback
+    # (up to 32 MiB here) could swallow every answer this test asks for, and the server's own
+    # limit would never be reached (a flaky failure).
+    sock = socket.create_connection(("127.0.0.1", server.port))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
     try:
         async with connect(
-            server.url, max_size=None, compression=None, max_queue=1, close_timeout=1
+            server.url, sock=sock, max_size=None, compression=None, max_queue=1, close_timeout=1
         ) as ws:
             await ws.send(msgpack.packb({"type": "hello", "protocol": 1}))
             for _ in range(100):
