@@ -65,7 +65,9 @@ class _Reader:
         return not self.broken and channel in self.heard and not self.leaving.get(channel)
 
     def leave(self, channel: str) -> None:
-        """An unsubscribe is about to be sent: from now on the channel is not counted."""
+        """The channel goes from this connection (its unsubscribe is about to be sent): from
+        now on it is not counted as held here."""
+        self.channels.discard(channel)
         self.leaving[channel] = self.leaving.get(channel, 0) + 1
 
     def confirmed(self, kind: str, channel: str) -> None:
@@ -143,7 +145,6 @@ class RedisSubscription(Subscription):
                 channel = self._channel(group)
                 reader = self._readers.get(self._home.pop(channel, ""))
                 if reader is not None:
-                    reader.channels.discard(channel)
                     reader.leave(channel)
                     if not reader.broken:
                         with contextlib.suppress(*self._topology.unplaceable):
@@ -250,7 +251,6 @@ class RedisSubscription(Subscription):
                 if home is not None:  # the slot moved on: leave the old node
                     old = self._readers.get(home)
                     if old is not None:
-                        old.channels.discard(channel)
                         old.leave(channel)
                         with contextlib.suppress(*self._topology.unplaceable):
                             await old.pubsub.sunsubscribe(channel)
