@@ -12,11 +12,12 @@ websockets no longer has them, and the outbox then takes the public path (``send
 from __future__ import annotations
 
 import contextlib
+import struct
 from collections.abc import Callable
 
 from websockets.asyncio.server import Server, ServerConnection
 from websockets.exceptions import InvalidState, ProtocolError
-from websockets.frames import Frame, Opcode
+from websockets.frames import Opcode
 from websockets.protocol import Protocol, Side, State
 from websockets.server import ServerProtocol
 
@@ -40,13 +41,25 @@ QUICK_WRITES = _probe()
 at import, so the hot path pays nothing for it."""
 
 
+_FIN_BINARY = 0x80 | Opcode.BINARY.value
+_HEAD_7 = struct.Struct("!BB").pack
+_HEAD_16 = struct.Struct("!BBH").pack
+_HEAD_64 = struct.Struct("!BBQ").pack
+
+
 def framed(payload: bytes) -> bytes:
     """A binary message as a server sends it on the wire (FIN, unmasked, no extension).
 
     The same bytes for every recipient, so a fan-out frames each message once instead of once
-    per connection.
+    per connection. RFC 6455's header written here: websockets' ``Frame.serialize`` took 1.3 µs
+    a frame to this 0.16, four to seven frames a move (tests compare the bytes with it).
     """
-    return Frame(Opcode.BINARY, payload).serialize(mask=False, extensions=[])
+    length = len(payload)
+    if length < 126:
+        return _HEAD_7(_FIN_BINARY, length) + payload
+    if length < 65536:
+        return _HEAD_16(_FIN_BINARY, 126, length) + payload
+    return _HEAD_64(_FIN_BINARY, 127, length) + payload
 
 
 def settled_plain(protocol: Protocol) -> bool:
