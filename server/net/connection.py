@@ -254,7 +254,8 @@ class Connection:
         if not self.queued and _over_limit(self.ws, self.config.max_outbound_bytes):
             self.drop_slow()
             return
-        self.outbox.queue(self, frame)
+        # Framed here, not by websockets' send_binary: its Frame a message cost 1.3 µs.
+        self.outbox.queue(self, frame, framed(frame) if self.plain else None)
 
     def drop_slow(self) -> None:
         if not self.closing:
@@ -281,8 +282,12 @@ class Connection:
     # ---- the read loop -----------------------------------------------------------------------
 
     async def run(self) -> None:
+        recv = self.ws.recv
         try:
-            async for frame in self.ws:
+            # recv() in a loop, as ``async for`` does, without its async generator: one object
+            # less a message, alive until the next, that the collector scanned twice.
+            while True:
+                frame = await recv()
                 if self.closing:
                     break
                 await self.handle(frame)
