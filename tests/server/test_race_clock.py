@@ -14,6 +14,7 @@ from server.rooms.directory import DUE_INDEX, LIVE_INDEX
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
 from server.store import MemoryEventStore
+from shared import legal_moves
 from shared.protocol import BadField
 from tests.server.parts import SEED, Peer, join, open_app, racing, until
 
@@ -38,6 +39,27 @@ async def test_countdown_and_time_limit_come_from_the_clock(app: App, clock: Fak
     assert finished["reason"] == "time_limit"
     assert finished["at"] == clock.now_ms()
     assert finished["seed"] == SEED
+
+
+async def test_moves_leave_the_timers_alone_until_a_game_is_done(
+    app: App, store: MemoryEventStore, clock: FakeClock
+) -> None:
+    """A move of a game still on changes nothing timed: the room's timer stays the one armed,
+    and the race still ends on time, or as soon as every game is done."""
+    ann, bob = Peer("ann"), Peer("bob")
+    room = await racing(app, clock, [ann, bob], time_limit_ms=60_000)
+    armed = app.race_clock._timers[room.id]
+    for cid in range(5):
+        state = room.games["ann"].state
+        assert state is not None
+        await app.commands.games.move(room, "ann", cid, sorted(legal_moves(state))[0])
+    assert room.games["ann"].version == 6
+    assert app.race_clock._timers[room.id] is armed
+    await app.commands.games.resign(room, "ann")
+    assert room.status is RoomStatus.RACING  # bob still plays
+    await app.commands.games.resign(room, "bob")
+    await until(lambda: room.status is RoomStatus.FINISHED)
+    assert await due(store, {}) == {}
 
 
 async def due(store: MemoryEventStore, expected: dict[str, int]) -> dict[str, int]:
