@@ -71,7 +71,8 @@ class Audience:
     pump: asyncio.Task[None] | None = None
     cache: dict[tuple[str, str | None], list[Peer]] = field(default_factory=dict)
     waiting: dict[Peer, list[bytes]] = field(default_factory=dict)  # frames for the tick
-    tick: Cancellable | None = None  # the room's next flush, while its tick is open
+    tick: Cancellable | None = None  # the room's next flush, while frames wait for it
+    tick_ends: float = 0.0  # loop time the open tick ends: frames until then wait for it
 
     def of(self, kind: str, player: str | None = None) -> list[Peer]:
         """The peers that receive one kind of frame, cached until ``changed``.

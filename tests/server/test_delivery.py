@@ -85,9 +85,10 @@ async def test_a_quiet_rooms_move_goes_at_once_and_what_follows_waits_for_the_ti
         room = await racing(app, app.clock, [ann, bob])
         await join(app, fan, room.id, "spectator")
         audience = app.delivery.audience(room)
-        await until(lambda: audience.tick is None)  # whatever the start sent, its tick is over
-        moves = greedy_moves(new_game("quadrennial", deck=DECK))
         loop = asyncio.get_running_loop()
+        # Whatever the start sent, its tick is over.
+        await until(lambda: audience.tick is None and audience.tick_ends <= loop.time())
+        moves = greedy_moves(new_game("quadrennial", deck=DECK))
 
         def bob_moves_seen() -> int:
             return max([m["moves"] for m in fan.of("progress") if m["player"] == "bob"] or [0])
@@ -96,7 +97,7 @@ async def test_a_quiet_rooms_move_goes_at_once_and_what_follows_waits_for_the_ti
         await app.commands.games.move(room, "bob", 1, moves[0])
         await until(lambda: bob_moves_seen() == 1)
         assert loop.time() - began < tick_s / 2  # not held for a tick
-        assert audience.tick is not None  # the tick it opened
+        assert audience.tick_ends > loop.time()  # the tick it opened
         await app.commands.games.move(room, "bob", 2, moves[1])
         await asyncio.sleep(tick_s / 4)
         assert bob_moves_seen() == 1  # waits for the tick's end
@@ -113,7 +114,9 @@ async def test_a_quiet_rooms_move_goes_at_once_and_what_follows_waits_for_the_ti
         assert len(fan.messages) == seen_by_fan  # nothing of the tick was sent early
         await until(lambda: bob_moves_seen() == 2)
         assert loop.time() - began >= tick_s * 0.9
-        await asyncio.sleep(tick_s * 2.5)
-        assert audience.tick is None  # a tick with nothing waiting closed it
+        assert audience.tick is None  # nothing waits: no timer
+        await asyncio.sleep(tick_s * 1.5)
+        assert audience.tick is None
+        assert audience.tick_ends < loop.time()  # the tick is over: the next move goes at once
     finally:
         await app.close_parts()
