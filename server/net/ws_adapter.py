@@ -3,8 +3,9 @@
 The outbox frames a fan-out's message once for all its recipients and writes each connection's
 frames of a loop turn in one write (docs/benchmarks.md: websockets' framing was a fifth of a
 loaded server, one ``send`` a frame a quarter). That appends to the Sans-I/O protocol's
-``writes`` buffer, reads its ``expect_continuation_frame`` and ``debug``, and skips a connection
-whose ``send_in_progress`` (a fragmented send) is set, as websockets' own ``broadcast()`` does.
+``writes`` buffer (and empties it in place when it writes), reads its
+``expect_continuation_frame`` and ``debug``, and skips a connection whose ``send_in_progress``
+(a fragmented send) is set, as websockets' own ``broadcast()`` does.
 ``INTERNALS`` lists them; tests/server/net/test_ws_adapter.py fails loudly when an installed
 websockets no longer has them, and the outbox then takes the public path (``send_binary``).
 """
@@ -101,8 +102,20 @@ def queue_binary(
 
 
 def write_pending(ws: ServerConnection) -> None:
-    """What websockets' ``send_data`` does, with the pending frames joined into one write."""
+    """What websockets' ``send_data`` does, with the pending frames joined into one write.
+
+    The frames are taken from the protocol's buffer and the list is emptied in place:
+    ``data_to_send`` gives a new list to every connection at every write, and each lived until
+    that connection's next write, for the collector to scan young and middle (twelve a move,
+    the most numerous of a paced server's promoted objects)."""
     transport = ws.transport
+    writes = ws.protocol.writes if QUICK_WRITES else None
+    if type(writes) is list and all(writes):  # no SEND_EOF (b"") among them
+        if writes:
+            data = writes[0] if len(writes) == 1 else b"".join(writes)
+            writes.clear()
+            transport.write(data)
+        return
     joined: list[bytes] = []
     for data in ws.protocol.data_to_send():
         if data:

@@ -163,6 +163,22 @@ def test_the_frames_of_a_turn_are_one_write_and_the_end_of_stream_a_half_close()
     assert ws.transport.eof
 
 
+def test_a_write_empties_the_protocols_buffer_in_place() -> None:
+    """No new list a write (each lived until the next and was scanned by the collector); what
+    websockets queues itself afterwards still goes out, after ours."""
+    ws = _Ws()
+    buffer = ws.protocol.writes
+    assert queue_binary(ws, b"one", framed(b"one"))
+    write_pending(ws)
+    assert ws.protocol.writes is buffer
+    assert buffer == []
+    ws.protocol.send_ping(b"p")  # websockets' own frame, into the same buffer
+    write_pending(ws)
+    assert ws.transport.written[0] == framed(b"one")
+    assert ws.transport.written[1][:1] == b"\x89"  # FIN + ping
+    assert ws.protocol.writes is buffer
+
+
 def test_without_the_internals_the_probe_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(INTERNALS, "ServerProtocol", ("no_such_attribute",))
     assert not ws_adapter._probe()
