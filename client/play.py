@@ -251,14 +251,16 @@ async def play_move(app: App, driver: Driver, text: str) -> bool:
         _reject(app, text, ClientError(BARE_F_HINTS[driver.view.variant], code="bad_move"))
         return False
     move = None
+    session = app.session
+    said = session.said
     try:
         move = parse_move(text, driver.view)
         await driver.move(move)
     except ArenaError as error:
         _reject(app, text, error, move)
         return False
-    session = app.session
-    session.clear_messages()
+    # What was said while the move waited (it may wait out a reconnect) stays on screen.
+    session.clear_messages(keep_after=said)
     session.say(f"{text} -> {move}" if text != move else f"played {move}")
     app.log(f"{text} -> {move}" if text != move else move)
     return True

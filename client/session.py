@@ -98,14 +98,24 @@ class Session:
     # When each away racer's connection went, on this client's clock (the panel counts it up).
     away_since: dict[str, int] = field(default_factory=dict)
     pager: Pager | None = None
+    said: int = 0  # messages said so far, to tell the ones said while a move was answered
 
     def say(self, text: str) -> None:
         """Add a message below the board (the screen wraps it to its width)."""
         self.messages.append(text)
+        self.said += 1
 
-    def clear_messages(self) -> None:
-        """Forget old messages, e.g. after a successful move."""
+    def clear_messages(self, keep_after: int | None = None) -> None:
+        """Forget old messages, e.g. after a successful move; with ``keep_after`` (a count from
+        ``said``), only those said before it: news that came while a move was waiting for its
+        answer (a reconnect, a rival's finish) is not old."""
+        if keep_after is None:
+            self.messages.clear()
+            return
+        newer = self.said - keep_after
+        kept = list(self.messages)[-newer:] if newer > 0 else []
         self.messages.clear()
+        self.messages.extend(kept)
 
     def shown_boards(self) -> tuple[tuple[str, Any], ...]:
         """The boards on screen: the watched ones, each labelled, or the player's own."""
