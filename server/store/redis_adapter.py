@@ -14,10 +14,11 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 import redis.asyncio as aioredis
 from redis import exceptions as redis_errors
+from redis._parsers.base import BaseParser
 from redis.asyncio.client import Pipeline
 from redis.asyncio.connection import AbstractConnection
 
@@ -31,6 +32,7 @@ INTERNALS: dict[str, tuple[str, ...]] = {
     ),
     "Pipeline": ("connection_pool", "response_callbacks", "is_transaction"),
     "Connection": ("socket_timeout",),
+    "ConnectionStreams": ("_reader", "_writer"),
     "RedisCluster": ("nodes_manager",),
     "NodesManager": ("initialize",),
 }
@@ -119,6 +121,34 @@ def timed_send(connection_class: type[AbstractConnection]) -> type[AbstractConne
     return type(name, (_TimedSend, connection_class), {})
 
 
+def take_over(
+    connection: AbstractConnection, protocol: asyncio.Protocol
+) -> tuple[asyncio.Transport, object]:
+    """The socket of a connection redis-py has just opened (TLS, AUTH, SELECT and its name
+    done), handed to ``protocol``: the pipelined line (server.store.redis_pipeline). The
+    connection forgets it, so it neither warns about it nor closes it when collected; the
+    second value (its stream writer, which closes the transport when collected on newer
+    Pythons) must be kept as long as the transport."""
+    writer = connection._writer
+    if writer is None:
+        raise redis_errors.ConnectionError("the connection is not open")
+    transport = cast(asyncio.Transport, writer.transport)  # uvloop's is not a subclass
+    transport.set_protocol(protocol)
+    connection._reader = connection._writer = None
+    return transport, writer
+
+
+def can_take_over(connection: AbstractConnection) -> bool:
+    """Whether ``take_over`` can have this kind of connection's socket (not yet opened)."""
+    return _has(connection, INTERNALS["ConnectionStreams"])
+
+
+def parse_error(message: str) -> redis_errors.ResponseError:
+    """An error reply as the exception redis-py raises for it (``NOSCRIPT`` as
+    ``NoScriptError``, which the store reloads its scripts on)."""
+    return BaseParser.parse_error(message)
+
+
 def raw_pipeline(client: aioredis.Redis) -> Pipeline:
     """A non-transactional pipeline whose replies skip redis-py's response callbacks (XRANGE
     replies stay flat lists, whose conversion to dicts was a sixth of a rebuild); the client's
@@ -155,4 +185,5 @@ def quick_paths_available() -> dict[str, bool]:
         "Pipeline": _has(pipe, INTERNALS["Pipeline"]),
         "RedisCluster": _has(cluster, INTERNALS["RedisCluster"]),
         "NodesManager": manager is not None and _has(manager, INTERNALS["NodesManager"]),
+        "ConnectionStreams": _has(pool.make_connection(), INTERNALS["ConnectionStreams"]),
     }

@@ -1,5 +1,6 @@
 """One Redis server as the Redis store's topology: a pool of connections, every batch of
-commands in one write on one of them, and one pub/sub connection from the same pool."""
+commands in one write (on the pipelined connection, or on one of the pool's while a batch
+waits for replicas), and one pub/sub connection from the same pool."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import redis.asyncio as aioredis
 import redis.exceptions as redis_errors
 
 from server.store import redis_topology
-from server.store.redis_adapter import QuickPool, one_deadline, raw_pipeline
+from server.store.redis_adapter import QuickPool, can_take_over, one_deadline, raw_pipeline
+from server.store.redis_pipeline import PipelinedConnection
 from server.store.redis_topology import Answer, Command, Listener, Node, RedisTopology
 from server.store.resp import Packer
 
@@ -19,7 +21,8 @@ class SingleNode(RedisTopology):
     """One Redis at ``url``, through redis.asyncio with hiredis. Commands share a pool of
     ``max_connections`` (a call waits up to ``pool_timeout`` for one), which bounds the
     process's connections however many rooms it follows; the wake-ups' pub/sub connection is
-    one of them."""
+    one of them. Batches that do not wait for replicas go on one more connection, pipelined
+    (server.store.redis_pipeline)."""
 
     def __init__(
         self,
@@ -36,13 +39,21 @@ class SingleNode(RedisTopology):
         )
         self.client = aioredis.Redis(connection_pool=self.pool)
         self._node = Node("redis", "", 0)
-        self._packer: Packer | None = None  # made with the first connection's encoder
+        probe = self.pool.make_connection()  # not connected: its options, its encoder
+        # Every pooled connection encodes alike (the pool's options).
+        self._packer = Packer(probe.encoder.encode)
+        self._line = (
+            PipelinedConnection(self.pool.make_connection) if can_take_over(probe) else None
+        )
 
     async def send(
         self, commands: Sequence[Command], *, wait: redis_topology.Wait | None = None
     ) -> list[Answer]:
         """One write with a ``WAIT`` after all the commands when asked (WAIT counts the
         replicas holding every write of the connection so far)."""
+        if not wait and self._line is not None:
+            replies = await self._line.send(self._packer.pack(commands), len(commands))
+            return [(reply, None) for reply in replies]
         batch = [*commands, ("WAIT", *wait)] if wait else list(commands)
         replies = await self._in_one_write(batch)
         replicas: int | None = None
@@ -58,10 +69,7 @@ class SingleNode(RedisTopology):
         own (two loop turns before every append batch's callers were answered)."""
         connection = await self.pool.get_connection()
         try:
-            packer = self._packer
-            if packer is None:  # every pooled connection encodes alike (the pool's options)
-                packer = self._packer = Packer(connection.encoder.encode)
-            packed = packer.pack(commands)
+            packed = self._packer.pack(commands)
 
             async def attempt() -> list[Any]:
                 replies: list[Any] = []
@@ -109,5 +117,7 @@ class SingleNode(RedisTopology):
         return None
 
     async def aclose(self) -> None:
+        if self._line is not None:
+            await self._line.aclose()
         await self.client.aclose()
         await self.pool.aclose()

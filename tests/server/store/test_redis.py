@@ -16,6 +16,7 @@ from server.store import (
     CorruptEntry,
     IndexEntry,
     RedisEventStore,
+    SingleNode,
     StoreError,
     StoreUnavailable,
     Wakeup,
@@ -128,12 +129,20 @@ async def test_an_entry_without_the_payload_field_is_corrupt(
         await store.read("s")
 
 
+def through_the_pool(store: RedisEventStore) -> None:
+    """Appends as a store that waits for replicas sends them: each batch on a pooled
+    connection, not on the pipelined one (server.store.redis_pipeline)."""
+    assert isinstance(store.topology, SingleNode)
+    store.topology._line = None
+
+
 async def test_many_concurrent_commands_share_a_small_pool(redis_server: RedisServer) -> None:
     """The pool's quick path (an idle connection, nobody waiting) and its waiting path mix:
     every command completes, and the pool never opens more than its maximum."""
     async with RedisEventStore(
         redis_server.url, prefix=unique_prefix(), max_connections=2, pool_timeout=SAFETY
     ) as store:
+        through_the_pool(store)
         for round_ in range(3):
             versions = await asyncio.gather(
                 *(store.append(f"s{n}", [ev(n)], expected_version=round_) for n in range(40))
@@ -153,6 +162,7 @@ async def test_rooms_subscribed_side_by_side_leave_the_pool_its_connections(
     async with RedisEventStore(
         redis_server.url, prefix=unique_prefix(), max_connections=3, pool_timeout=1.0
     ) as store:
+        through_the_pool(store)
         subscription = store.subscribe(lambda wakeup: None)
         await asyncio.gather(*(subscription.subscribe([f"room{n}"]) for n in range(50)))
         pool = store.topology.pool  # type: ignore[attr-defined]

@@ -1,0 +1,166 @@
+"""One connection on which batches of commands are written as they come and answered in order.
+
+A batch sent through the pool (``SingleNode``'s public path) took a pooled connection, a
+deadline, a retry wrapper, a stream write and one redis-py ``read_response`` a reply, then gave
+the connection back through the pool's lock and its metrics: about 100 µs of Python a batch,
+most of the store's share of a paced move (bench.load profile, docs/benchmarks.md). Here the
+bytes go straight to the socket and the replies are parsed where they arrive, by hiredis, each
+batch's in order: Redis answers a connection's commands in the order it read them, so batches
+need not wait for each other. A ``WAIT`` would hold every later batch behind it, so acks that
+wait for replicas keep the pooled path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import hiredis
+from redis import exceptions as redis_errors
+from redis.asyncio.connection import AbstractConnection
+
+from server.store.redis_adapter import parse_error, take_over
+
+_NOT_ENOUGH = object()  # hiredis's answer while a reply is incomplete
+
+
+@dataclass(eq=False, slots=True)
+class _Waiting:
+    """A batch written and not fully answered: how many replies it is owed, and by when."""
+
+    count: int
+    future: asyncio.Future[list[Any]]
+    due: float | None
+    replies: list[Any] = field(default_factory=list)
+
+
+class _Line(asyncio.Protocol):
+    """The protocol of one connection, once redis-py's handshake is done: replies in order."""
+
+    transport: asyncio.Transport
+    holds: object
+    """What must live as long as the transport (its stream writer closes it when collected)."""
+
+    def __init__(self, timeout: float | None) -> None:
+        self.timeout = timeout
+        self.open = True
+        self._reader = hiredis.Reader(replyError=parse_error, notEnoughData=_NOT_ENOUGH)
+        self._waiting: deque[_Waiting] = deque()
+        self._watch: asyncio.TimerHandle | None = None
+        self._loop = asyncio.get_running_loop()
+
+    def exchange(self, packed: bytes, count: int) -> asyncio.Future[list[Any]]:
+        """Write ``count`` commands (``packed``); their replies, an error reply as its
+        exception, once all have come."""
+        future: asyncio.Future[list[Any]] = self._loop.create_future()
+        if not self.open:
+            future.set_exception(redis_errors.ConnectionError("the connection is closed"))
+            return future
+        due = None
+        if self.timeout is not None:
+            due = self._loop.time() + self.timeout
+            if self._watch is None:
+                self._watch = self._loop.call_at(due, self._check)
+        self._waiting.append(_Waiting(count, future, due))
+        self.transport.write(packed)
+        return future
+
+    def data_received(self, data: bytes) -> None:
+        reader = self._reader
+        reader.feed(data)
+        waiting = self._waiting
+        while True:
+            try:
+                reply = reader.gets()
+            except hiredis.ProtocolError as exc:
+                self.fail(redis_errors.InvalidResponse(f"Protocol error: {exc}"))
+                return
+            if reply is _NOT_ENOUGH:
+                return
+            if not waiting:  # nothing was asked: the stream cannot be trusted any more
+                self.fail(redis_errors.InvalidResponse("a reply nobody asked for"))
+                return
+            head = waiting[0]
+            head.replies.append(reply)
+            if len(head.replies) == head.count:
+                waiting.popleft()
+                if not head.future.done():  # its caller may have given up (cancelled)
+                    head.future.set_result(head.replies)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.fail(redis_errors.ConnectionError(f"Connection lost: {exc or 'closed by the server'}"))
+
+    def _check(self) -> None:
+        """The oldest batch's deadline: past it, the line fails as a socket timeout would."""
+        self._watch = None
+        if not self._waiting or not self.open:
+            return
+        due = self._waiting[0].due
+        assert due is not None
+        if due <= self._loop.time():
+            self.fail(redis_errors.TimeoutError(f"Timeout: nothing within {self.timeout} s"))
+            return
+        self._watch = self._loop.call_at(due, self._check)
+
+    def fail(self, error: Exception) -> None:
+        """Close the line; every batch still owed a reply gets ``error`` (a late reply must
+        never answer another batch)."""
+        self.open = False
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
+        waiting, self._waiting = self._waiting, deque()
+        for batch in waiting:
+            if not batch.future.done():
+                batch.future.set_exception(error)
+        self.transport.close()
+
+
+class PipelinedConnection:
+    """Batches written without waiting for each other on one connection, made (and remade
+    after a failure) from ``make``'s redis-py connection, retried as its ``retry`` allows."""
+
+    def __init__(self, make: Callable[[], AbstractConnection]) -> None:
+        self._make = make
+        self._line: _Line | None = None
+        self._retries = 0
+        self._connecting: asyncio.Lock | None = None
+
+    async def send(self, packed: bytes, count: int) -> list[Any]:
+        """The replies to ``count`` packed commands, in order (an error reply as its
+        exception); redis-py's ``ConnectionError`` or ``TimeoutError`` if the line broke."""
+        line = self._line
+        if line is None or not line.open:
+            line = await self._connected()
+        retries = self._retries
+        while True:
+            try:
+                return await line.exchange(packed, count)
+            except (redis_errors.ConnectionError, redis_errors.TimeoutError):
+                if retries <= 0:
+                    raise
+                retries -= 1
+                line = await self._connected()
+
+    async def _connected(self) -> _Line:
+        if self._connecting is None:
+            self._connecting = asyncio.Lock()
+        async with self._connecting:
+            line = self._line
+            if line is not None and line.open:
+                return line
+            connection = self._make()
+            self._retries = connection.retry.get_retries()
+            await connection.connect()  # redis-py's handshake: TLS, AUTH, SELECT, CLIENT SETNAME
+            line = _Line(connection.socket_timeout)
+            line.transport, line.holds = take_over(connection, line)
+            self._line = line
+            return line
+
+    async def aclose(self) -> None:
+        line, self._line = self._line, None
+        if line is not None and line.open:
+            line.fail(redis_errors.ConnectionError("the store is closing"))
