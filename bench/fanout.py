@@ -1,6 +1,7 @@
 """The fan-out ceiling: the least any server must do for bench.load's room shape.
 
-    python -m bench.fanout --port PORT --redis-url URL [--loop auto] [--host 127.0.0.1]
+    python -m bench.fanout --port PORT --redis-url URL [--append pool|line] [--loop auto]
+                           [--host 127.0.0.1]
 
 A move of a real race is appended durably, acked to its sender and forwarded to the room's
 other racers and spectators (about 12 frames a move at bench.load's paced shape). The bare echo
@@ -15,6 +16,11 @@ of a player is appended to the room's Redis stream (XADD; a loop turn's appends 
 pipelined write, as the server's group commit does), acked ``{"type": "ack", "id", "version"}``
 once Redis answered, and forwarded as one encoded ``game_event`` (shaped as the server's) to
 every other member of the room. Runs until SIGTERM or SIGINT.
+
+``--append pool`` (the default, the ceiling issue 28's goals were set against) sends each batch
+on a connection of redis-py's pool through its public API; ``--append line`` on the store's own
+pipelined connection (server.store.redis_pipeline), as the server does on one Redis: the ceiling
+with the server's cheaper append, to see how much of the server's gain on the ceiling is that.
 """
 
 from __future__ import annotations
@@ -34,16 +40,21 @@ from websockets.exceptions import ConnectionClosed
 
 from bench.common import raise_nofile
 from server.runtime.loops import loop_factory
+from server.store.redis_pipeline import PipelinedConnection
+from server.store.resp import Packer
 
 MAX_BATCH = 256  # appends in one pipelined write, as the server's group commit
 
 
 class Appender:
     """XADDs asked for in one loop turn go to Redis in one pipelined write; each caller gets
-    its own entry id. Batches may be in flight side by side, each on a pooled connection."""
+    its own entry id. Batches may be in flight side by side, each on a pooled connection, or
+    all on the pipelined one (``line``)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, line: bool = False) -> None:
         self.pool = ConnectionPool.from_url(url)
+        self.line = PipelinedConnection(self.pool.make_connection) if line else None
+        self.packer = Packer(self.pool.make_connection().encoder.encode)
         self._pending: list[tuple[bytes, bytes, asyncio.Future[bytes]]] = []
         self._draining = False
         self._tasks: set[asyncio.Task[None]] = set()
@@ -71,6 +82,9 @@ class Appender:
         await self._commit(pending[:MAX_BATCH])
 
     async def _commit(self, batch: list[tuple[bytes, bytes, asyncio.Future[bytes]]]) -> None:
+        if self.line is not None:
+            await self._commit_on_line(self.line, batch)
+            return
         connection = await self.pool.get_connection()
         try:
             commands = [(b"XADD", key, b"*", b"d", payload) for key, payload, _ in batch]
@@ -86,6 +100,27 @@ class Appender:
                     future.set_exception(exc)
         finally:
             await self.pool.release(connection)
+
+    async def _commit_on_line(
+        self, line: PipelinedConnection, batch: list[tuple[bytes, bytes, asyncio.Future[bytes]]]
+    ) -> None:
+        commands = [(b"XADD", key, b"*", b"d", payload) for key, payload, _ in batch]
+        try:
+            replies = await line.send(self.packer.pack(commands), len(commands))
+        except Exception as exc:
+            replies = [exc] * len(batch)
+        for (_, _, future), reply in zip(batch, replies, strict=True):
+            if future.done():
+                continue
+            if isinstance(reply, BaseException):
+                future.set_exception(reply)
+            else:
+                future.set_result(reply)
+
+    async def aclose(self) -> None:
+        if self.line is not None:
+            await self.line.aclose()
+        await self.pool.disconnect()
 
 
 @dataclass(eq=False)
@@ -142,18 +177,20 @@ class Fanout:
         broadcast([m for m in room.members if m is not ws], msgpack.packb(forward))
 
 
-async def run(host: str, port: int, redis_url: str, max_frame_bytes: int) -> None:
+async def run(
+    host: str, port: int, redis_url: str, max_frame_bytes: int, append: str = "pool"
+) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    fanout = Fanout(Appender(redis_url))
+    fanout = Fanout(Appender(redis_url, line=append == "line"))
     async with serve(
         fanout.handle, host, port, max_size=max_frame_bytes, compression=None, close_timeout=1
     ):
         print(f"fanout listening on {host}:{port}", flush=True)
         await stop.wait()
-    await fanout.appender.pool.disconnect()
+    await fanout.appender.aclose()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -162,11 +199,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--redis-url", required=True, help="a private Redis (never port 6379)")
     parser.add_argument("--max-frame-bytes", type=int, default=65536)
+    parser.add_argument(
+        "--append",
+        choices=["pool", "line"],
+        default="pool",
+        help="each batch on a pooled redis-py connection (the goals' ceiling), or on the "
+        "store's pipelined connection, as the server appends",
+    )
     parser.add_argument("--loop", choices=["auto", "uvloop", "asyncio"], default="auto")
     args = parser.parse_args(argv)
     raise_nofile()
     with asyncio.Runner(loop_factory=loop_factory(args.loop)) as runner:
-        runner.run(run(args.host, args.port, args.redis_url, args.max_frame_bytes))
+        runner.run(run(args.host, args.port, args.redis_url, args.max_frame_bytes, args.append))
     return 0
 
 

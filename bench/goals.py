@@ -172,6 +172,8 @@ def print_scenario(result: dict[str, Any]) -> None:
         f"{sc['name']}: {sc['racers']} racers in rooms of {sc['room_size']} ({rate}), "
         f"{sc['spectators']} spectators on {sc['spectator_rooms']} rooms, {sc['seconds']:g} s"
     )
+    if "fanout" in columns and result.get("ceiling_append", "pool") != "pool":
+        print("(the fan-out ceiling appends as the server does: --ceiling-append line)")
     header = f"{'':<32}" + "".join(f"{side:>12}" for side in columns)
     print(header)
     print("-" * len(header))

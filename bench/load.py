@@ -4,7 +4,8 @@ ceiling and the echo.
     python -m bench.load [--quick] [--racers N] [--room-size K] [--spectators M]
                          [--spectator-rooms R] [--rate MOVES_PER_S] [--seconds S]
                          [--scenario paced|saturated|both] [--sweep [N,N,...]]
-                         [--ceilings fanout,echo|none] [--fsync everysec|always|no]
+                         [--ceilings fanout,echo|none] [--ceiling-append pool|line]
+                         [--fsync everysec|always|no]
                          [--workers 1[,2]] [--load-processes P] [--redis-cluster]
                          [--profile DIR]
 
@@ -1003,12 +1004,15 @@ def server_complaints(log: Path | None, most: int = 20) -> str:
     return "the server's last warnings and errors:\n" + "\n".join(lines[-most:])
 
 
-def start_ceiling(target: str, loop: str, redis_url: str) -> tuple[subprocess.Popen[bytes], int]:
-    """bench/fanout.py (appending to ``redis_url``) or bench/echo.py in its own process."""
+def start_ceiling(
+    target: str, loop: str, redis_url: str, append: str = "pool"
+) -> tuple[subprocess.Popen[bytes], int]:
+    """bench/fanout.py (appending to ``redis_url``, ``append`` saying how) or bench/echo.py
+    in its own process."""
     port = free_port()
     command = [sys.executable, "-m", f"bench.{target}", "--port", str(port), "--loop", loop]
     if target == "fanout":
-        command += ["--redis-url", redis_url]
+        command += ["--redis-url", redis_url, "--append", append]
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL)
     if not wait_port(port, 15):
         proc.kill()
@@ -1030,6 +1034,7 @@ def run_scenario(
     parts: int = 1,
     ceilings: tuple[str, ...] = CEILINGS,
     profile: Path | None = None,
+    ceiling_append: str = "pool",
 ) -> dict[str, Any]:
     """The server under ``scenario``, then each of ``ceilings`` under the same clients."""
     from tests.support.server_process import ServerProcess
@@ -1064,7 +1069,7 @@ def run_scenario(
     try:
         for target in ceilings:
             store.flush()
-            ceiling, port = start_ceiling(target, loop, store.ceiling_url)
+            ceiling, port = start_ceiling(target, loop, store.ceiling_url, ceiling_append)
             sampler = ProcessSampler(ceiling.pid)
             try:
                 url = f"ws://127.0.0.1:{port}"
@@ -1197,6 +1202,13 @@ def main(argv: list[str] | None = None) -> int:
         help="ceilings measured after the server, of fanout,echo (the goals need fanout); "
         "'none' for the server alone",
     )
+    parser.add_argument(
+        "--ceiling-append",
+        choices=["pool", "line"],
+        default="pool",
+        help="how the fan-out ceiling appends: a pooled redis-py connection a batch (pool, "
+        "the goals' ceiling) or the store's pipelined connection, as the server does (line)",
+    )
     parser.add_argument("--variant", choices=["swiss", "quadrennial"], default="swiss")
     parser.add_argument("--fsync", choices=["everysec", "always", "no"], default="everysec")
     parser.add_argument("--out", default="load.json", help="report name in bench/results")
@@ -1259,6 +1271,7 @@ def main(argv: list[str] | None = None) -> int:
                             args.load_processes,
                             ceilings if count == counts[0] else (),
                             args.profile,
+                            args.ceiling_append,
                         )
                     except SystemExit as exc:
                         if args.sweep is None:
@@ -1267,6 +1280,7 @@ def main(argv: list[str] | None = None) -> int:
                         print(f"{key}: failed ({exc}); the sweep stops here", file=sys.stderr)
                         break
                     results[key]["workers"] = count
+                    results[key]["ceiling_append"] = args.ceiling_append
                     results[key]["load_average"] = load_average[0]
                     print(f"(load average before: {' '.join(f'{x:.2f}' for x in load_average)})")
                     print_scenario(results[key])

@@ -77,6 +77,7 @@ def test_load_reports_every_figure_for_server_and_both_ceilings(quick: Quick) ->
     report = quick("load")
     assert set(report["scenarios"]) == {"paced", "saturated"}
     for scenario in report["scenarios"].values():
+        assert scenario["ceiling_append"] == "pool"  # the ceiling the goals are set against
         for side in ("server", "fanout", "echo"):
             figures = scenario[side]
             assert figures["moves"] > 0
@@ -109,13 +110,25 @@ def test_load_reports_every_figure_for_server_and_both_ceilings(quick: Quick) ->
 
 
 def test_load_sweeps_the_paced_load_beside_the_fan_out_ceiling(quick: Quick) -> None:
-    report = quick("load", "--sweep", "--ceilings", "fanout", "--out", "load-sweep.json")
+    # The ceiling appends on the pipelined connection here, as the server does (the main quick
+    # run keeps the pooled one the goals are set against).
+    report = quick(
+        "load",
+        "--sweep",
+        "--ceilings",
+        "fanout",
+        "--ceiling-append",
+        "line",
+        "--out",
+        "load-sweep.json",
+    )
     scenarios = report["scenarios"]
     assert list(scenarios) == ["paced-8", "paced-16"]
     for racers, scenario in zip((8, 16), scenarios.values(), strict=True):
         assert scenario["scenario"]["racers"] == racers
         assert scenario["scenario"]["spectators"] == 2 * racers
         assert set(scenario) >= {"server", "fanout", "load_average"}
+        assert scenario["ceiling_append"] == "line"
         assert "echo" not in scenario
         for side in ("server", "fanout"):
             assert scenario[side]["connections"] == 3 * racers
