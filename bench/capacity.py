@@ -29,11 +29,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import msgpack
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from bench.common import (
+    Inbox,
     PrivateRedis,
     ProcessSampler,
     machine,
@@ -69,7 +69,7 @@ class Holder:
                 ws = await connect(self.url, compression=None, open_timeout=60)
                 await ws.send(p.encode_unchecked({"type": p.HELLO, "protocol": 1, "name": "idle"}))
                 async with asyncio.timeout(60):
-                    msgpack.unpackb(await ws.recv())
+                    await Inbox(ws).next()
             self.conns.append(ws)
         except Exception as exc:
             kind = type(exc).__name__
@@ -78,12 +78,13 @@ class Holder:
     async def beat(self, index: int, ws: ClientConnection, rng: random.Random) -> None:
         """Ping every heartbeat, first at a random phase; a pong marks the connection alive."""
         await asyncio.sleep(rng.random() * self.heartbeat)
+        inbox = Inbox(ws)
         while self.holding:
             sent = time.perf_counter_ns()
             try:
                 await ws.send(p.encode_unchecked({"type": p.PING, "ref": index}))
                 async with asyncio.timeout(max(10.0, self.heartbeat)):
-                    while msgpack.unpackb(await ws.recv())["type"] != p.PONG:
+                    while (await inbox.next())["type"] != p.PONG:
                         pass
             except (ConnectionClosed, TimeoutError):
                 self.answered.discard(index)

@@ -6,6 +6,7 @@ Benchmarks are programs, not tests: nothing here asserts a time.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import os
@@ -23,6 +24,8 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+import msgpack
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PACKAGES = ("websockets", "redis", "hiredis", "msgpack", "structlog", "psutil")
@@ -247,3 +250,19 @@ class ProcessSampler:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=2)
+
+
+class Inbox:
+    """A connection's messages one at a time: a frame may be a ``batch`` of several (a
+    tick's updates, and what the server sent on its own after them), and every client of
+    protocol 1 must read them in order as if each had come alone (docs/protocol.md)."""
+
+    def __init__(self, ws: Any) -> None:
+        self.ws = ws
+        self._messages: collections.deque[dict[str, Any]] = collections.deque()
+
+    async def next(self) -> dict[str, Any]:
+        while not self._messages:
+            msg = msgpack.unpackb(await self.ws.recv())
+            self._messages.extend(msg["messages"] if msg["type"] == "batch" else (msg,))
+        return self._messages.popleft()

@@ -35,11 +35,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import msgpack
 import redis
 from websockets.asyncio.client import ClientConnection, connect
 
 from bench.common import (
+    Inbox,
     PrivateRedis,
     machine,
     raise_nofile,
@@ -175,29 +175,30 @@ def healthy(port: int) -> bool:
         return False
 
 
-async def client(url: str, resume: str | None = None) -> ClientConnection:
+async def client(url: str, resume: str | None = None) -> tuple[ClientConnection, Inbox]:
     ws = await connect(url, compression=None, max_size=None, open_timeout=30)
     hello: dict[str, Any] = {"type": p.HELLO, "protocol": 1, "name": "timer"}
     if resume is not None:
         hello["resume"] = resume
     await ws.send(p.encode_unchecked(hello))
-    while msgpack.unpackb(await ws.recv())["type"] != p.WELCOME:
+    inbox = Inbox(ws)
+    while (await inbox.next())["type"] != p.WELCOME:
         pass
-    return ws
+    return ws, inbox
 
 
 async def first_move(url: str, session: str) -> bool:
     """A racer of a live room takes its seat back and moves; whether the move was acked."""
-    ws = await client(url, resume=token(session))
+    ws, inbox = await client(url, resume=token(session))
     try:
         while True:
-            msg = msgpack.unpackb(await ws.recv())
+            msg = await inbox.next()
             if msg["type"] == p.GAME and msg["player"] == session:
                 break
         move = sorted(public_legal_moves(public_fold(msg["events"])))[0]
         await ws.send(p.encode_unchecked({"type": p.MOVE, "id": "bench-first", "move": move}))
         while True:
-            msg = msgpack.unpackb(await ws.recv())
+            msg = await inbox.next()
             if msg["type"] in (p.ACK, p.REJECT) and msg.get("id") == "bench-first":
                 return bool(msg["type"] == p.ACK)
     finally:
@@ -215,11 +216,11 @@ def redis_connections(redis_url: str) -> int:
 
 async def all_listed(url: str, rooms: int) -> int:
     """list_rooms until every room is there; how many were listed."""
-    ws = await client(url)
+    ws, inbox = await client(url)
     try:
         while True:
             await ws.send(p.encode_unchecked({"type": p.LIST_ROOMS}))
-            msg = msgpack.unpackb(await ws.recv())
+            msg = await inbox.next()
             if msg["type"] == p.ROOMS and len(msg["rooms"]) >= rooms:
                 return len(msg["rooms"])
             await asyncio.sleep(0.005)
@@ -236,10 +237,10 @@ async def resume_all(url: str, sessions: list[str], length: int) -> int:
         async with gate:
             try:
                 async with asyncio.timeout(TIMEOUT):
-                    ws = await client(url, resume=token(session))
+                    ws, inbox = await client(url, resume=token(session))
                     try:
                         while True:
-                            msg = msgpack.unpackb(await ws.recv())
+                            msg = await inbox.next()
                             if msg["type"] == p.GAME and msg["player"] == session:
                                 return int(msg["version"] >= length)
                     finally:

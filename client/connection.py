@@ -31,7 +31,6 @@ from shared.protocol import (
     CLOSE_UNSUPPORTED,
     MAX_NAME_LEN,
     PROTOCOL_VERSION,
-    decode,
     decode_frame,
     encode,
     room_url,
@@ -271,12 +270,8 @@ class Connection:
         if self.key is not None:
             hello["key"] = self.key
         await ws.send(encode(hello))
-        while True:
-            msg = decode(await ws.recv())
-            if msg["type"] == "welcome":
-                break
-            if msg["type"] == "error":
-                raise ConnectionLost(f"the server refused the handshake: {msg['reason']}")
+        welcome, after = await _welcome(ws)
+        msg = welcome
         was_resuming = self._token is not None
         self.welcome = msg
         self.session = msg["session"]
@@ -302,6 +297,8 @@ class Connection:
             result = self._on_welcome(msg)
             if asyncio.iscoroutine(result):
                 asyncio.create_task(result)  # noqa: RUF006 - it only sends requests
+        for message in after:  # what came in the welcome's frame, after it
+            self._dispatch(message)
         async for frame in ws:
             try:
                 messages = decode_frame(frame)
@@ -442,3 +439,15 @@ __all__ = [
     "RequestFailed",
     "State",
 ]
+
+
+async def _welcome(ws: ClientConnection) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The server's ``welcome``, and what came after it in its frame: any server message
+    may come inside a ``batch`` (docs/protocol.md), the welcome too."""
+    while True:
+        messages = decode_frame(await ws.recv())
+        for index, msg in enumerate(messages):
+            if msg["type"] == "welcome":
+                return msg, messages[index + 1 :]
+            if msg["type"] == "error":
+                raise ConnectionLost(f"the server refused the handshake: {msg['reason']}")

@@ -45,20 +45,21 @@ class FakeServer:
                 self.hellos.append(msg)
                 self.targets.append(ws.request.path if ws.request is not None else "")
                 resumed = msg.get("resume") == "token-1"
-                await ws.send(
-                    encode(
-                        {
-                            "type": "welcome",
-                            "protocol": 1,
-                            "session": "p1",
-                            "token": "token-1",
-                            "resumed": resumed,
-                            "room": "r1" if resumed else None,
-                            "server": "fake",
-                            "limits": self.limits,
-                        }
-                    )
-                )
+                welcome = {
+                    "type": "welcome",
+                    "protocol": 1,
+                    "session": "p1",
+                    "token": "token-1",
+                    "resumed": resumed,
+                    "room": "r1" if resumed else None,
+                    "server": "fake",
+                    "limits": self.limits,
+                }
+                if self.batch:  # any message may come inside a batch, the welcome too
+                    inner = [welcome, {"type": "left", "room": "r0"}]
+                    await ws.send(msgpack.packb({"type": "batch", "messages": inner}))
+                else:
+                    await ws.send(encode(welcome))
             elif kind == "ping":
                 await ws.send(encode({"type": "pong", "at": 1_000, "ref": msg["ref"]}))
             elif kind == "list_rooms" and self.batch:
@@ -219,7 +220,7 @@ def test_backoff_grows_exponentially_with_jitter_and_a_cap() -> None:
     assert backoff.delay(1, lambda: 0.0) == 0.25
 
 
-async def test_a_batch_frame_is_handled_message_by_message_in_order(fake) -> None:
+async def test_batch_frames_are_handled_message_by_message_in_order_welcome_too(fake) -> None:
     server, url = fake
     server.batch = True
     messages: list[dict[str, Any]] = []
@@ -228,6 +229,8 @@ async def test_a_batch_frame_is_handled_message_by_message_in_order(fake) -> Non
         answer = await conn.request({"type": "list_rooms"}, expect="rooms")
         assert answer["rooms"] == []
         kinds = [m["type"] for m in messages]
+        assert kinds[0] == "left"  # what came in the welcome's own batch, handled after it
+        assert conn.session == "p1"
         assert kinds[-3:] == ["left", "rooms", "pong"]  # the unknown one skipped
     finally:
         await conn.close()
