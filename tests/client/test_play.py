@@ -14,6 +14,7 @@ from client.cli import Output
 from client.play import play_move
 from client.session import MESSAGE_LINES, Session
 from shared import deal_deck, new_game, public_view
+from shared.errors import ClientError
 
 
 class WaitingDriver:
@@ -29,10 +30,10 @@ class WaitingDriver:
         await self.answered.wait()
 
     async def resign(self) -> None:
-        raise NotImplementedError
+        self.sent.append("resign")
 
     def undo(self) -> None:
-        raise NotImplementedError
+        raise ClientError("undo is only possible offline (the server keeps every move)")
 
     def events(self) -> list[dict[str, Any]]:
         return []
