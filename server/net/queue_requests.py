@@ -73,7 +73,7 @@ class QueueRequests:
     async def gone(self) -> None:
         """The connection closed: out of the queue."""
         with contextlib.suppress(ArenaError):
-            await self.matchmaker.leave(self.s.session)
+            await self.matchmaker.gone(self.s.session)
 
     async def _placed(self, room_id: str) -> None:
         """A room was formed with this player: seat them, and start it if they are the last."""

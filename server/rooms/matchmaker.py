@@ -123,12 +123,24 @@ class Matchmaker:
         return self.status(ticket, now)
 
     async def leave(self, member: str) -> bool:
-        """Take ``member`` out of its queue; False if it was waiting in none here."""
-        ticket = self.tickets.pop(member, None)
+        """Take ``member`` out of its queue; False if it was waiting in none here, or if a room
+        was formed with it first: its ticket stays, so the placement seats it (answering
+        "left" then would leave the room it was taken into a seat short, and the player
+        believing they were out)."""
+        ticket = self.tickets.get(member)
         if ticket is None:
             return False
-        await self.store.queue_leave(ticket.key.name, member)
+        if not await self.store.queue_leave(ticket.key.name, member):
+            return False
+        self.tickets.pop(member, None)
         return True
+
+    async def gone(self, member: str) -> None:
+        """The member's connection closed: out of its queue, and never seated (a formed room
+        that was waiting for it starts without it, ``_start_late``)."""
+        ticket = self.tickets.pop(member, None)
+        if ticket is not None:
+            await self.store.queue_leave(ticket.key.name, member)
 
     def status(self, ticket: Ticket, now: int) -> dict[str, Any]:
         waited = now - ticket.joined_ms

@@ -14,6 +14,7 @@ import pytest
 from server.app import App
 from server.domain.errors import AlreadyQueued, DailyPlayed, NotAllowed
 from server.domain.matchmaking import queue_key
+from server.rooms.matchmaker import placed_index
 from server.rooms.presence import PROCESSES_INDEX
 from server.runtime.clock import FakeClock
 from server.store import MemoryEventStore
@@ -96,6 +97,32 @@ async def test_who_leaves_is_never_placed(app: App) -> None:
     assert a.placed == []
     assert b.placed == c.placed
     assert b.placed
+
+
+async def test_who_leaves_after_being_taken_into_a_room_is_seated_in_it(app: App) -> None:
+    # Another process took the group (a and b) a moment before a's leave reached the store.
+    a, b = await queue(app, "a", 1500), await queue(app, "b", 1500)
+    assert await app.store.queue_take(KEY.name, ["a", "b"])
+    assert not await app.matchmaker.leave("a")  # answered not_queued: matched first
+    room = await app.commands.create_room(
+        {"variant": "swiss", "capacity": 2, "rated": True}, creator="a", members=("a", "b")
+    )
+    for member in ("a", "b"):
+        await app.store.index_put(placed_index(app.process), member, 0, room.id.encode())
+    await settle(app)
+    assert a.placed == b.placed == [room.id]
+
+
+async def test_a_closed_connection_is_never_seated(app: App) -> None:
+    a, b = await queue(app, "a", 1500), await queue(app, "b", 1500)
+    assert await app.store.queue_take(KEY.name, ["a", "b"])
+    await app.matchmaker.gone("a")
+    for member in ("a", "b"):
+        await app.store.index_put(placed_index(app.process), member, 0, b"room1")
+    await settle(app)
+    assert a.placed == []
+    assert b.placed == ["room1"]
+    assert "a" not in app.matchmaker.tickets
 
 
 async def test_the_players_of_a_silent_process_are_dropped(app: App, clock: FakeClock) -> None:

@@ -103,7 +103,9 @@ async def run_bots(urls: list[str], store: EventStore) -> None:
         await plant_rating(store, name, rating)
         client = await Client(urls[i % 2], name).open()
         await client.send({"type": "hello", "protocol": 1, "name": name, "key": key})
-        assert (await client.expect("welcome"))["account"] == name
+        welcome = await client.expect("welcome")
+        assert welcome["account"] == name
+        client.session = welcome["session"]
         plan = "leave" if i % 7 == 3 else "close" if i % 11 == 5 else "stay"
         bots.append(Bot(name, rating, 3 if i % 4 == 0 else 2, client, plan))
 
@@ -147,6 +149,7 @@ async def run_bots(urls: list[str], store: EventStore) -> None:
             bot.matched = [(arrival, matched[0]["room"])]
 
     by_name = {b.name: b for b in bots}
+    by_session = {b.client.session: b for b in bots}
     rooms: dict[str, list[Bot]] = {}
     for bot in bots:
         for _, room in bot.matched:
@@ -160,11 +163,16 @@ async def run_bots(urls: list[str], store: EventStore) -> None:
         seated = [e.account for e in events if isinstance(e, PlayerJoined)]
         seated_anywhere += [s for s in seated if s is not None]
         assert created.rated
-        assert len(placed) == created.capacity, (room_id, [b.name for b in placed])
-        assert {b.players for b in placed} == {created.capacity}
-        assert len({b.name for b in placed}) == len(placed)
+        members = [by_session[m] for m in created.members]
+        assert len(members) == created.capacity
+        assert {b.players for b in members} == {created.capacity}
+        assert len({b.name for b in members}) == len(members)
+        # Every member is told, but one whose connection closed after the room took them.
+        assert {b.name for b in placed} <= {b.name for b in members}
+        missing = [b.name for b in members if b not in placed]
+        assert all(by_name[n].closed for n in missing), (room_id, missing)
         assert set(seated) <= {b.name for b in placed}
-        spread = max(b.rating for b in placed) - min(b.rating for b in placed)
+        spread = max(b.rating for b in members) - min(b.rating for b in members)
         for bot in placed:
             waited_ms = int((bot.matched[0][0] - bot.sent) * 1000)
             assert spread <= allowed_gap(waited_ms), (room_id, bot.name, spread, waited_ms)
