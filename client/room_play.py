@@ -107,10 +107,13 @@ async def play_room(client: RoomClient, app: App, *, race: bool, wait_for_result
         reader = asyncio.create_task(play_loop(app, driver, extra=extra))
         failed = asyncio.create_task(_until_failed(conn))
         stopped = asyncio.create_task(interrupted.wait())
+        closed = asyncio.create_task(client.view.closed_now.wait())
         try:
-            await asyncio.wait({reader, failed, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                {reader, failed, stopped, closed}, return_when=asyncio.FIRST_COMPLETED
+            )
         finally:
-            for task in (reader, failed, stopped):
+            for task in (reader, failed, stopped, closed):
                 if not task.done():
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
@@ -122,6 +125,8 @@ async def play_room(client: RoomClient, app: App, *, race: bool, wait_for_result
         raise reader.exception()  # type: ignore[misc]
     if failed.done() and conn.failure is not None:
         raise conn.failure
+    if client.view.closed is not None:
+        raise ClientError(closed_text(client.state.room_id, client.view.closed), code="room_closed")
     outcome = reader.result()
     view = client.my_view
     left = False
@@ -135,6 +140,16 @@ async def play_room(client: RoomClient, app: App, *, race: bool, wait_for_result
     if wait_for_results and app.scripted and client.my_view is not None and not left:
         await wait_results(client, conn)
     return outcome
+
+
+def closed_text(room: str | None, reason: str) -> str:
+    """What the player is told when the server closes their room before the race."""
+    if reason == "unfilled":
+        return (
+            f"room {room} closed: not everyone matched with you sat down in time "
+            "('solitaire race quick' searches again)"
+        )
+    return f"room {room} closed: nobody stayed in its lobby"
 
 
 async def server_hint(conn: Connection, app: App) -> bool:

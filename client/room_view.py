@@ -63,6 +63,8 @@ class RoomView:
         self.lobby_hint = ""
         self.started = asyncio.Event()
         self.finished = asyncio.Event()
+        self.closed: str | None = None  # why the room closed under us (its closed_reason)
+        self.closed_now = asyncio.Event()
         self.game_changed = asyncio.Event()
         self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             p.ROOM: self._on_room,
@@ -110,6 +112,9 @@ class RoomView:
         if status == "lobby":
             self.session.status = self.lobby_hint
             self._in_lobby()
+        elif status == "closed":
+            self.closed = str(room.get("closed_reason") or "idle")
+            self.closed_now.set()
 
     def _away(self, pid: str, player: dict[str, Any], now: int) -> None:
         """Whether a racer's connection is gone, and since when on this client's clock."""

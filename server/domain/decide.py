@@ -208,6 +208,14 @@ def decide_close_idle(room: Room, *, ttl_ms: int, now: int) -> Events:
     return [RoomClosed(now, "idle")]
 
 
+def decide_close_unfilled(room: Room, *, now: int) -> Events:
+    """Close a room formed by matchmaking that fewer than two of its members sat down in by
+    the time it should start: the one who did is not left in a lobby nobody else will join."""
+    if not room.settings.members or room.status is not RoomStatus.LOBBY or len(room.seats) >= 2:
+        return []
+    return [RoomClosed(now, "unfilled")]
+
+
 def abandoned(room: Room, player: str, *, grace_ms: int, now: int) -> bool:
     """The racer has been away longer than the grace: the server resigns them."""
     seat = room.seats.get(player)

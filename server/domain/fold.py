@@ -195,6 +195,7 @@ def _finished(room: Room, e: RaceFinished) -> None:
 
 def _closed(room: Room, e: RoomClosed) -> None:
     room.closed_at = e.at
+    room.closed_reason = e.reason
 
 
 _FOLDS: Mapping[type[RoomEvent], Callable[[Room, Any], None]] = {

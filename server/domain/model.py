@@ -102,6 +102,7 @@ class Room:
     ends_at: int | None = None
     finished: RaceFinished | None = None
     closed_at: int | None = None
+    closed_reason: str | None = None  # RoomClosed's: idle (nobody came back) or unfilled
     joined_count: int = 0
     idle_since: int | None = None  # since when no seated player is connected (None: someone is)
     fairness: FairnessKept | None = None  # kept by server.domain.fairness.common_cards

@@ -51,6 +51,7 @@ def room_state(
         "started_at": room.started_at,
         "ends_at": room.ends_at,
         "finished_at": room.finished.at if room.finished and not hide_end else None,
+        "closed_reason": room.closed_reason,
     }
 
 

@@ -264,6 +264,10 @@ class Commands:
         ttl_ms = int(self.config.lobby_ttl_s * 1000)
         await self.loop.run(room, lambda now: d.decide_close_idle(room, ttl_ms=ttl_ms, now=now))
 
+    async def close_unfilled(self, room: Room) -> None:
+        """Close a formed room that not enough of its members sat down in."""
+        await self.loop.run(room, lambda now: d.decide_close_unfilled(room, now=now))
+
     async def resume(self, token: str) -> tuple[Room, str] | None:
         """The room and player of a resume token's latest seat; None if it has none."""
         hashed = token_hash(token)

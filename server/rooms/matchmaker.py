@@ -236,10 +236,16 @@ class Matchmaker:
                 await self.commands.start(room, next(iter(room.seats)))
 
     async def _start_late(self, room_id: str, at: int) -> None:
-        """Members who never sat down (their connection closed meanwhile): the others race."""
+        """Members who never sat down (their connection closed meanwhile): the others race,
+        or, fewer than two, the room closes and whoever sat down may queue again."""
         await self.clock.sleep_until(at)
         with contextlib.suppress(ArenaError):
             room = await self.commands.room(room_id)
             await self.commands.hub.sync(room)
-            if room.status is RoomStatus.LOBBY and len(room.seats) >= 2:
+            if room.status is not RoomStatus.LOBBY:
+                return
+            if len(room.seats) >= 2:
                 await self.commands.start(room, next(iter(room.seats)))
+            else:
+                await self.commands.close_unfilled(room)
+                log.info("match_unfilled", room=room_id, seated=len(room.seats))

@@ -1,18 +1,24 @@
 """`solitaire race quick` through real pseudo-terminals at 80x24 against a real server on a
 real Redis: two logged-in players found by the queue, the waiting line, the race and the rating
-change; and Ctrl-C leaving the queue."""
+change; Ctrl-C leaving the queue; and a room closed as the other player never sat down in it."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgpack
 import pexpect
 import pytest
 
-from tests.client.pty_driver import finish, spawn, type_line
+from server.domain.matchmaking import queue_key
+from server.rooms.presence import PROCESSES_INDEX
+from server.store import RedisEventStore
+from tests.client.pty_driver import finish, spawn, type_line, words
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
 
@@ -21,11 +27,16 @@ RANGE = r"range (±|\+-)"
 
 
 @pytest.fixture
-def server(redis_server: RedisServer, tmp_path: Path) -> Iterator[ServerProcess]:
+def prefix() -> str:
+    return f"t{uuid.uuid4().hex[:8]}:"
+
+
+@pytest.fixture
+def server(redis_server: RedisServer, prefix: str, tmp_path: Path) -> Iterator[ServerProcess]:
     process = ServerProcess(
         redis_url=redis_server.url,
         log_path=tmp_path / "server.log",
-        extra_args=["--redis-prefix", f"t{uuid.uuid4().hex[:8]}:"],
+        extra_args=["--redis-prefix", prefix],
     )
     process.start()
     yield process
@@ -102,3 +113,30 @@ def test_ctrl_c_leaves_the_queue(server: ServerProcess, tmp_path: Path) -> None:
         other.expect(r"1 waiting, 0:0[2-9]")
     finally:
         other.close(force=True)
+
+
+def test_a_room_the_other_player_never_sits_down_in_closes_and_says_so(
+    server: ServerProcess, redis_server: RedisServer, prefix: str, tmp_path: Path
+) -> None:
+    ann = run(server, user(tmp_path, "ann"), "race", "quick")
+    try:
+        ann.expect(r"searching for a swiss race \(guests, unrated\): 1 waiting")
+        # A guest whose connection closes as the room is formed: queued, never seated.
+        asyncio.run(queue_a_ghost(redis_server, prefix))
+        ann.expect(words("the race starts when everyone is seated"), timeout=15)
+        # Ten seconds after the room was formed, ann is told why it closed, and the client ends.
+        ann.expect(words("not everyone matched with you sat down in time"), timeout=30)
+        assert finish(ann) == 2
+    finally:
+        ann.close(force=True)
+
+
+async def queue_a_ghost(redis: RedisServer, prefix: str) -> None:
+    store = RedisEventStore(redis.url, prefix=prefix)
+    try:
+        process = (await store.index_range(PROCESSES_INDEX))[0].member  # the server's, beating
+        info = {"j": int(time.time() * 1000), "p": process, "n": "ghost", "a": None}
+        key = queue_key("swiss", 2, rated=False)
+        assert await store.queue_join(key.name, "pghost", 0, msgpack.packb(info))
+    finally:
+        await store.aclose()

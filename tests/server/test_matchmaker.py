@@ -13,12 +13,13 @@ import pytest
 
 from server.app import App
 from server.domain.errors import AlreadyQueued, DailyPlayed, NotAllowed
+from server.domain.lifecycle import RoomStatus
 from server.domain.matchmaking import queue_key
-from server.rooms.matchmaker import placed_index
+from server.rooms.matchmaker import JOIN_WAIT_MS, placed_index
 from server.rooms.presence import PROCESSES_INDEX
 from server.runtime.clock import FakeClock
 from server.store import MemoryEventStore
-from tests.server.parts import open_app
+from tests.server.parts import Peer, join, open_app, until
 
 KEY = queue_key("swiss", 2, rated=True)
 
@@ -123,6 +124,26 @@ async def test_a_closed_connection_is_never_seated(app: App) -> None:
     assert a.placed == []
     assert b.placed == ["room1"]
     assert "a" not in app.matchmaker.tickets
+
+
+async def test_a_formed_room_only_one_sat_down_in_closes_and_frees_them(
+    app: App, clock: FakeClock
+) -> None:
+    a = await queue(app, "a", 1500)
+    await queue(app, "b", 1500)  # b's connection closes before it is seated
+    app.matchmaker.start()  # forms the room and times its start
+    await until(lambda: bool(a.placed))
+    peer = Peer("a")
+    room, _ = await join(app, peer, a.placed[0])
+    clock.advance(JOIN_WAIT_MS - 1)
+    await settle(app)
+    assert room.status is RoomStatus.LOBBY  # b may still come
+    clock.advance(1)
+    await until(lambda: room.status is RoomStatus.CLOSED)
+    assert room.closed_reason == "unfilled"
+    await until(lambda: app.delivery.member(peer) is None)  # out of it: may queue again
+    closed = [m for m in peer.messages if m["type"] == "room"][-1]["room"]
+    assert (closed["status"], closed["closed_reason"]) == ("closed", "unfilled")
 
 
 async def test_the_players_of_a_silent_process_are_dropped(app: App, clock: FakeClock) -> None:
