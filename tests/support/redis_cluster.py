@@ -17,7 +17,7 @@ import redis
 from redis.crc import key_slot
 
 from tests.support.ports import free_port
-from tests.support.redis_server import RedisServer
+from tests.support.redis_server import PortTaken, RedisServer
 
 SLOTS = 16384
 
@@ -58,21 +58,32 @@ class LocalRedisCluster:
         self.primaries = primaries
         self.replicas = replicas
         self.node_timeout_ms = node_timeout_ms
-        self.nodes: list[RedisServer] = []
-        for index in range(primaries * (1 + replicas)):
-            port, bus = free_port(), free_port()
-            while bus == port:
-                bus = free_port()
-            args = [
-                "--cluster-enabled", "yes",
-                "--cluster-config-file", f"nodes-{port}.conf",
-                "--cluster-node-timeout", str(node_timeout_ms),
-                "--cluster-port", str(bus),  # not port+10000, which may be taken or > 65535
-                # A replica may always take over: the tests kill primaries on purpose.
-                "--cluster-replica-validity-factor", "0",
-                "--appendfsync", "everysec",
-            ]  # fmt: skip
-            self.nodes.append(RedisServer(data_dir / f"node{index}", port=port, extra_args=args))
+        self.nodes = [self._node(index) for index in range(primaries * (1 + replicas))]
+
+    def _node(self, index: int) -> RedisServer:
+        port, bus = free_port(), free_port()
+        while bus == port:
+            bus = free_port()
+        args = [
+            "--cluster-enabled", "yes",
+            "--cluster-config-file", f"nodes-{port}.conf",
+            "--cluster-node-timeout", str(self.node_timeout_ms),
+            "--cluster-port", str(bus),  # not port+10000, which may be taken or > 65535
+            # A replica may always take over: the tests kill primaries on purpose.
+            "--cluster-replica-validity-factor", "0",
+            "--appendfsync", "everysec",
+        ]  # fmt: skip
+        return RedisServer(self.data_dir / f"node{index}", port=port, extra_args=args)
+
+    def _start_node(self, index: int) -> None:
+        """Start a node; one whose port or bus port was taken meanwhile gets new ones."""
+        for _ in range(5):
+            try:
+                self.nodes[index].start()
+                return
+            except PortTaken:
+                self.nodes[index] = self._node(index)
+        self.nodes[index].start()
 
     @property
     def url(self) -> str:
@@ -90,8 +101,8 @@ class LocalRedisCluster:
 
     def start(self, timeout: float = 30.0) -> None:
         try:
-            for node in self.nodes:
-                node.start()
+            for index in range(len(self.nodes)):
+                self._start_node(index)
             create = [self.cli, "--cluster", "create"]
             create += [f"127.0.0.1:{port}" for port in self.ports]
             create += ["--cluster-replicas", str(self.replicas), "--cluster-yes"]

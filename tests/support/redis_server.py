@@ -11,6 +11,11 @@ from pathlib import Path
 from tests.support.ports import free_port
 
 
+class PortTaken(RuntimeError):
+    """redis-server could not bind a port picked free a moment before: another socket (an
+    outgoing connection's, in the ephemeral range the picked ports come from) took it."""
+
+
 class RedisServer:
     """Starts, stops and kills a real redis-server; keeps its port and data dir across restarts."""
 
@@ -29,6 +34,7 @@ class RedisServer:
         self.data_dir = data_dir
         self.appendonly = appendonly
         self.port = port or free_port()
+        self._repick = port is None  # a port of our own choosing may be chosen again, once
         self.extra_args = list(extra_args or [])
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -37,6 +43,17 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self, timeout: float = 10.0) -> None:
+        for _ in range(5):
+            try:
+                self._start(timeout)
+                break
+            except PortTaken:
+                if not self._repick:
+                    raise
+                self.port = free_port()
+        self._repick = False  # restarts keep the port clients know
+
+    def _start(self, timeout: float) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         args = [
             self.binary,
@@ -55,7 +72,8 @@ class RedisServer:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 log = (self.data_dir / "redis.log").read_text(errors="replace")[-2000:]
-                raise RuntimeError(f"redis-server exited at start:\n{log}")
+                failure = PortTaken if "Address already in use" in log else RuntimeError
+                raise failure(f"redis-server exited at start:\n{log}")
             if self._answers_ping():
                 return
             time.sleep(0.02)
