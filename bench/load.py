@@ -217,6 +217,17 @@ class Racer:
     stopped_at: float | None = None  # monotonic, when its bot stopped moving
     gave_up: bool = False  # a move went unanswered: what it was due to send still counts
     _visible: dict[int, tuple[int, int] | None] = field(default_factory=dict)
+    _legal: tuple[int, list[str]] = (-1, [])  # (version, its legal moves)
+
+    def legal(self) -> list[str]:
+        """The legal moves of the folded view, sorted; worked out once a version: a watched
+        bot asked twice a move (is it over? which move next?), the bots' largest cost."""
+        version, moves = self._legal
+        if version != self.version:
+            assert self.view is not None
+            moves = sorted(public_legal_moves(self.view))
+            self._legal = (self.version, moves)
+        return moves
 
     def visible(self, version: int, racers: dict[str, Racer]) -> tuple[int, int] | None:
         """(sent, acked) of the move that let viewers have this game's ``version``: the latest
@@ -366,8 +377,8 @@ class Driver:
                 racer.version = msg["version"]
                 racer.reveals[racer.version] = msg["event"].get("revealed", [])
                 racer.started.set()
-                over = racer.version > 1 and not public_legal_moves(racer.view)
-                if racer.watched and racer.done_at is None and over:
+                watched = racer.watched and racer.done_at is None and racer.version > 1
+                if watched and not racer.legal():
                     racer.done_at = (now, now)  # over: it holds no viewer back from now on
         elif kind == p.ACK and msg["id"] == racer.pending:
             racer.acked_version = msg["version"]
@@ -403,8 +414,7 @@ class Driver:
                 elif self.stats.measuring:
                     self.stats.late_ticks += 1
                 tick = max(tick + interval, time.monotonic())
-            assert racer.view is not None
-            legal = sorted(public_legal_moves(racer.view))
+            legal = racer.legal()
             if not legal:
                 self.stats.finished_games += 1
                 now = time.perf_counter_ns()
