@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +52,8 @@ class Ticket:
     joined_ms: int
     on_placed: Callable[[str], Coroutine[Any, Any, None]]
     on_status: Callable[[dict[str, Any]], None]
+    value: bytes = b""  # its queue entry's value, to queue it again as it was
+    missing_since: int | None = None  # when its entry was first found gone from the queue
 
 
 class Matchmaker:
@@ -115,7 +117,7 @@ class Matchmaker:
         value = msgpack.packb({"j": now, "p": self.process, "n": name, "a": account})
         if not await self.store.queue_join(key.name, member, rating, value):
             raise AlreadyQueued("you are in this queue already")
-        ticket = Ticket(key, member, rating, now, on_placed, on_status)
+        ticket = Ticket(key, member, rating, now, on_placed, on_status, value)
         self.tickets[member] = ticket
         # The first status counts the queue as it is (a read), not this process's last look.
         self.waiting[key] = len(await self.store.queue_entries(key.name))
@@ -192,12 +194,32 @@ class Matchmaker:
             waiting.append(Waiting(entry.member, entry.score, info["j"], info.get("a")))
         self.waiting[key] = len(waiting)
         by_member = {e.member: e for e in entries}
+        await self._requeue_lost(key, by_member)
         groups = form_groups(waiting, key.players, self.clock.now_ms())
         taken = await asyncio.gather(*(self.store.queue_take(key.name, list(g)) for g in groups))
         made = [[by_member[m] for m in g] for g, ok in zip(groups, taken, strict=True) if ok]
         self.waiting[key] -= sum(len(g) for g in made)
         # The rooms are made side by side: each is a few round trips of its own.
         await asyncio.gather(*(self._make_room(key, group) for group in made))
+
+    async def _requeue_lost(self, key: QueueKey, queued: Mapping[str, QueueEntry]) -> None:
+        """A ticket of ours whose entry left the queue is normally being placed (taken into a
+        group, its room told to us within milliseconds). One gone for ``JOIN_WAIT_MS`` with no
+        placement was lost: its room was never made (the store failed after the take), or a
+        process that thought ours stopped dropped it. It is queued again, in its old place,
+        so nobody waits forever in a queue that no longer holds them."""
+        now = self.clock.now_ms()
+        for ticket in list(self.tickets.values()):
+            if ticket.key != key:
+                continue
+            if ticket.member in queued:
+                ticket.missing_since = None
+            elif ticket.missing_since is None:
+                ticket.missing_since = now
+            elif now - ticket.missing_since >= JOIN_WAIT_MS:
+                ticket.missing_since = None
+                await self.store.queue_join(key.name, ticket.member, ticket.rating, ticket.value)
+                log.warning("queue_entry_restored", queue=key.name, member=ticket.member)
 
     async def _make_room(self, key: QueueKey, group: list[QueueEntry]) -> None:
         msg = {"variant": key.variant, "capacity": key.players, "rated": key.rated}

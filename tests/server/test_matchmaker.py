@@ -146,6 +146,27 @@ async def test_a_formed_room_only_one_sat_down_in_closes_and_frees_them(
     assert (closed["status"], closed["closed_reason"]) == ("closed", "unfilled")
 
 
+async def test_a_ticket_whose_entry_was_lost_is_queued_again_in_its_place(
+    app: App, clock: FakeClock
+) -> None:
+    queued_at = clock.now_ms()
+    a = await queue(app, "a", 1500)
+    # Taken, and its room never made (the store failed after the take): no placement comes.
+    assert await app.store.queue_take(KEY.name, ["a"])
+    await settle(app)
+    clock.advance(JOIN_WAIT_MS - 1)
+    await settle(app)
+    assert await app.store.queue_entries(KEY.name) == []  # it may still be being placed
+    clock.advance(1)
+    await settle(app)
+    (entry,) = await app.store.queue_entries(KEY.name)
+    assert (entry.member, msgpack.unpackb(entry.value)["j"]) == ("a", queued_at)  # its place
+    b = await queue(app, "b", 1500)
+    await settle(app)
+    assert a.placed == b.placed
+    assert len(a.placed) == 1
+
+
 async def test_the_players_of_a_silent_process_are_dropped(app: App, clock: FakeClock) -> None:
     # Another process queued "ghost", then stopped beating.
     value = msgpack.packb({"j": clock.now_ms(), "p": "deadbeef", "n": "ghost"})
