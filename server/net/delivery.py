@@ -224,10 +224,10 @@ class Delivery:
             self._supersede(room, event.player, event.connection)
         if isinstance(event, _SEATING):
             send(audience, everyone, {"type": p.ROOM, "room": self.room_state(room)})
-        if isinstance(event, RoomClosed):
-            # Told, then out of it: a closed room holds nobody (they may join or queue again).
-            for peer in everyone:
-                self.detach(peer)
+            if isinstance(event, RoomClosed):
+                # Told, then out of it: a closed room holds nobody (they may join or queue again).
+                for peer in everyone:
+                    self.detach(peer)
         elif isinstance(event, CountdownStarted):
             send(audience, everyone, render.countdown_message(room, event.at))
         elif isinstance(event, RaceStarted):
