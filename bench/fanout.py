@@ -46,6 +46,13 @@ from server.store.resp import Packer
 MAX_BATCH = 256  # appends in one pipelined write, as the server's group commit
 
 
+def _decoded(frame: bytes | str) -> Any:
+    """A client's frame: msgpack in a binary frame, as the server's protocol has it."""
+    if not isinstance(frame, bytes):
+        raise TypeError(f"clients send binary frames, not {type(frame).__name__}")
+    return msgpack.unpackb(frame, raw=False)
+
+
 class Appender:
     """XADDs asked for in one loop turn go to Redis in one pipelined write; each caller gets
     its own entry id. Batches may be in flight side by side, each on a pooled connection, or
@@ -144,7 +151,7 @@ class Fanout:
     async def handle(self, ws: ServerConnection) -> None:
         room: Room | None = None
         try:
-            join = msgpack.unpackb(await ws.recv(), raw=False)
+            join = _decoded(await ws.recv())
             name = str(join["room"])
             room = self.rooms.get(name)
             if room is None:
@@ -156,7 +163,7 @@ class Fanout:
                 await ws.wait_closed()
                 return
             async for frame in ws:
-                await self.move(ws, room, session, msgpack.unpackb(frame, raw=False))
+                await self.move(ws, room, session, _decoded(frame))
         except ConnectionClosed:
             pass
         finally:

@@ -118,6 +118,8 @@ class Scenario:
 def unpack(frame: bytes | str) -> list[dict[str, Any]]:
     """The messages of one frame (a ``batch`` holds several). The load process trusts the
     server's frames: plain msgpack, no per-field checks."""
+    if not isinstance(frame, bytes):
+        raise TypeError(f"the server sends binary frames, not {type(frame).__name__}")
     msg = msgpack.unpackb(frame, raw=False)
     return msg["messages"] if msg["type"] == p.BATCH else [msg]
 

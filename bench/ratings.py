@@ -29,6 +29,7 @@ import os
 import random
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,11 @@ def race_events(races: int, accounts: int, seed: int = 24) -> list[dict[str, Any
             )
         )
     return events
+
+
+def _answers(ref: str, msg: dict[str, Any]) -> bool:
+    """Whether ``msg`` answers the request sent with ``ref``."""
+    return msg.get("ref") == ref
 
 
 async def rebuild(url: str, races: int, accounts: int) -> dict[str, Any]:
@@ -138,7 +144,7 @@ async def finishes(url: str, count: int, log: Path) -> dict[str, Any]:
             ref = f"create-{race}"
             create = {"type": "create_room", "variant": "swiss", "countdown_ms": 0, "ref": ref}
             await ann.send({**create, "rated": rated})
-            answer = await ann.expect("room", lambda m, ref=ref: m.get("ref") == ref)
+            answer = await ann.expect("room", partial(_answers, ref))
             room = answer["room"]["id"]
             for c in clients:
                 await c.send({"type": "join", "room": room})
