@@ -10,9 +10,12 @@ import server.app
 import server.net.connection
 import server.net.delivery
 from server.net.connection import _VISIBLE_SERVER_CODES
+from server.runtime.clock import FakeClock
 from server.runtime.config import build_parser
+from server.store import MemoryEventStore
 from shared import protocol as p
 from shared.errors import ArenaError, ClientError
+from tests.server.parts import Peer, join, open_app
 
 DOC = (Path(__file__).resolve().parents[1] / "docs" / "protocol.md").read_text()
 
@@ -100,3 +103,28 @@ def test_error_frames_always_carry_ref() -> None:
         "ref": None,
     }
     p.validate(p.error_message("bad_field", "x", ""))  # an empty ref is a ref
+
+
+def fields(cell: str) -> list[str]:
+    return re.findall(r"`([a-z_]+)`", cell)
+
+
+async def test_room_state_and_player_state_have_the_documented_fields() -> None:
+    store, clock = MemoryEventStore(), FakeClock()
+    app = open_app(store, clock)
+    try:
+        room = await app.commands.create_room({"variant": "swiss"}, creator="ann")
+        await join(app, Peer("ann"), room.id)
+        state = app.delivery.room_state(room)
+    finally:
+        await app.close_parts()
+        await store.aclose()
+    documented = {f for row in table("`room_state` is a map") for f in fields(row[0])}
+    assert set(state) == documented
+    paragraph = DOC[DOC.index("`player_state` is a map") :].split("\n\n")[0]
+    player_fields = set(re.findall(r"`([a-z_]+)(?::[^`]*)?`", paragraph)) - {
+        "player_state",
+        "progress",
+    }
+    (player,) = state["players"]
+    assert set(player) == player_fields
