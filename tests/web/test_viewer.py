@@ -287,7 +287,12 @@ async def test_watch_shows_the_live_race_fairly_and_follows_it_to_the_results(
         )
         # A room opened after its end shows its results, with the replays a click away.
         await driven(browser, browser.get, f"{web}/watch/{room}")
-        late = await until(browser, SCAN, lambda s: s["caption"] == "Results" and s["boards"])
+        # Each game's snapshot is its own message: wait for every board, not the first one.
+        late = await until(
+            browser,
+            SCAN,
+            lambda s: s["caption"] == "Results" and len(s["boards"]) == len(final["boards"]),
+        )
         assert [r["player"] for r in late["rows"]] == [r["player"] for r in finished["ranking"]]
         assert late["boards"] == final["boards"]
 
