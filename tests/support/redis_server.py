@@ -34,7 +34,7 @@ class RedisServer:
         self.data_dir = data_dir
         self.appendonly = appendonly
         self.port = port or free_port()
-        self._repick = port is None  # a port of our own choosing may be chosen again, once
+        self._repick = port is None  # a port of our own choosing may be chosen again
         self.extra_args = list(extra_args or [])
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -43,7 +43,7 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self, timeout: float = 10.0) -> None:
-        for _ in range(5):
+        for _ in range(4):
             try:
                 self._start(timeout)
                 break
@@ -51,6 +51,8 @@ class RedisServer:
                 if not self._repick:
                     raise
                 self.port = free_port()
+        else:
+            self._start(timeout)  # a fifth try, whose failure is raised
         self._repick = False  # restarts keep the port clients know
 
     def _start(self, timeout: float) -> None:
