@@ -252,6 +252,15 @@ class ProcessSampler:
         self._thread.join(timeout=2)
 
 
+def unpack(frame: bytes | str) -> list[dict[str, Any]]:
+    """The messages of one server frame (a ``batch`` holds several). Benchmark clients trust
+    the server's frames: plain msgpack, no per-field checks (shared.protocol.decode_frame's)."""
+    if not isinstance(frame, bytes):
+        raise TypeError(f"the server sends binary frames, not {type(frame).__name__}")
+    msg = msgpack.unpackb(frame, raw=False)
+    return msg["messages"] if msg["type"] == "batch" else [msg]
+
+
 class Inbox:
     """A connection's messages one at a time: a frame may be a ``batch`` of several (a
     tick's updates, and what the server sent on its own after them), and every client of
@@ -263,6 +272,5 @@ class Inbox:
 
     async def next(self) -> dict[str, Any]:
         while not self._messages:
-            msg = msgpack.unpackb(await self.ws.recv())
-            self._messages.extend(msg["messages"] if msg["type"] == "batch" else (msg,))
+            self._messages.extend(unpack(await self.ws.recv()))
         return self._messages.popleft()

@@ -62,7 +62,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgpack
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
@@ -73,6 +72,7 @@ from bench.common import (
     machine,
     quantiles_ms,
     raise_nofile,
+    unpack,
     versions,
     wait_port,
     write_json,
@@ -113,15 +113,6 @@ class Scenario:
     seconds: float
     warmup: float
     variant: str = "swiss"
-
-
-def unpack(frame: bytes | str) -> list[dict[str, Any]]:
-    """The messages of one frame (a ``batch`` holds several). The load process trusts the
-    server's frames: plain msgpack, no per-field checks."""
-    if not isinstance(frame, bytes):
-        raise TypeError(f"the server sends binary frames, not {type(frame).__name__}")
-    msg = msgpack.unpackb(frame, raw=False)
-    return msg["messages"] if msg["type"] == p.BATCH else [msg]
 
 
 class Stats:

@@ -270,8 +270,7 @@ class Connection:
         if self.key is not None:
             hello["key"] = self.key
         await ws.send(encode(hello))
-        welcome, after = await _welcome(ws)
-        msg = welcome
+        msg, after = await _welcome(ws)
         was_resuming = self._token is not None
         self.welcome = msg
         self.session = msg["session"]

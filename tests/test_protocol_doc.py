@@ -105,10 +105,6 @@ def test_error_frames_always_carry_ref() -> None:
     p.validate(p.error_message("bad_field", "x", ""))  # an empty ref is a ref
 
 
-def fields(cell: str) -> list[str]:
-    return re.findall(r"`([a-z_]+)`", cell)
-
-
 async def test_room_state_and_player_state_have_the_documented_fields() -> None:
     store, clock = MemoryEventStore(), FakeClock()
     app = open_app(store, clock)
@@ -119,7 +115,7 @@ async def test_room_state_and_player_state_have_the_documented_fields() -> None:
     finally:
         await app.close_parts()
         await store.aclose()
-    documented = {f for row in table("`room_state` is a map") for f in fields(row[0])}
+    documented = {f for row in table("`room_state` is a map") for f in codes(row[0])}
     assert set(state) == documented
     paragraph = DOC[DOC.index("`player_state` is a map") :].split("\n\n")[0]
     player_fields = set(re.findall(r"`([a-z_]+)(?::[^`]*)?`", paragraph)) - {

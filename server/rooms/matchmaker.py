@@ -52,7 +52,7 @@ class Ticket:
     joined_ms: int
     on_placed: Callable[[str], Coroutine[Any, Any, None]]
     on_status: Callable[[dict[str, Any]], None]
-    value: bytes = b""  # its queue entry's value, to queue it again as it was
+    value: bytes  # its queue entry's value, to queue it again as it was
     missing_since: int | None = None  # when its entry was first found gone from the queue
 
 
