@@ -1,11 +1,12 @@
 """Matchmaking benchmark: players arriving in the rated queue at a steady rate, the time from
 queuing to seated in a formed room, and the store's round trips per formed room.
 
-    python -m bench.matchmaking [--quick] [--players N] [--rate R] [--size K]
+    python -m bench.matchmaking [--quick] [--players N] [--rate R] [--size K] [--rating-sd SD]
 
 One server process's parts (``server.app.App``: the hub, the room commands, the matchmaker as
 the server runs them) on a private redis-server. N players (2,000; 200 with --quick) arrive at
-R per second (100), each with a rating drawn from a normal law (mean 1500, sd 150): each is
+R per second (100), each with a rating drawn from a normal law (mean 1500, sd 150; 50 with
+--quick, so that CI's run does not wait out the "anyone" minute for its last outlier): each is
 queued as a `quick` request queues it (``Matchmaker.enqueue``), and when placed is seated as the
 connection would seat it (``Commands.join``, then ``Matchmaker.seated``, which starts the
 countdown when the room is full). Timed per player from the enqueue call to their seat's
@@ -45,7 +46,9 @@ def _counted(counter: dict[str, int], name: str, call: Callable[..., Any]) -> Ca
     return counting
 
 
-async def run(url: str, players: int, rate: float, size: int, seed: int = 25) -> dict[str, Any]:
+async def run(
+    url: str, players: int, rate: float, size: int, rating_sd: float, seed: int = 25
+) -> dict[str, Any]:
     store = RedisEventStore(url, prefix=f"b{secrets.token_hex(4)}:")
     calls = {"send": 0, "pipelined": 0}
     topology: Any = store.topology
@@ -62,7 +65,7 @@ async def run(url: str, players: int, rate: float, size: int, seed: int = 25) ->
     async def arrive(i: int) -> None:
         member = f"p{i:05d}"
         started = time.perf_counter_ns()
-        rating = max(800, min(2300, round(rng.gauss(1500, 150))))
+        rating = max(800, min(2300, round(rng.gauss(1500, rating_sd))))
 
         async def placed(room_id: str) -> None:
             room = await app.commands.room(room_id)
@@ -100,6 +103,7 @@ async def run(url: str, players: int, rate: float, size: int, seed: int = 25) ->
         "players": players,
         "rate_per_s": rate,
         "room_size": size,
+        "rating_sd": rating_sd,
         "rooms_formed": formed,
         "seated": len(seated_ns),
         "still_waiting": waiting,
@@ -116,11 +120,13 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=None)
     parser.add_argument("--rate", type=float, default=100.0, help="arrivals per second")
     parser.add_argument("--size", type=int, default=2, choices=(2, 3, 4), help="room size")
+    parser.add_argument("--rating-sd", type=float, help="ratings' spread (150, quick 50)")
     args = parser.parse_args()
     players = args.players or (200 if args.quick else 2_000)
+    rating_sd = args.rating_sd or (50.0 if args.quick else 150.0)
     redis = PrivateRedis("everysec")
     try:
-        result = asyncio.run(run(redis.url, players, args.rate, args.size))
+        result = asyncio.run(run(redis.url, players, args.rate, args.size, rating_sd))
         report = {
             "machine": machine(),
             "versions": versions(redis.url),
@@ -133,7 +139,10 @@ def main() -> None:
     path = write_json("matchmaking.json", report)
     q = result["queue_to_seated"]
     rows = [
-        ("players, arrival rate, room size", f"{players}, {args.rate:g}/s, {args.size}"),
+        (
+            "players, arrival rate, room size, rating sd",
+            f"{players}, {args.rate:g}/s, {args.size}, {rating_sd:g}",
+        ),
         ("rooms formed", f"{result['rooms_formed']} ({result['seated']} seated)"),
         ("still waiting at the end", str(result["still_waiting"])),
         ("queue -> seated", f"p50 {q['p50_ms']} ms, p99 {q['p99_ms']} ms, max {q['max_ms']} ms"),

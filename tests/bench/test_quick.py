@@ -163,3 +163,10 @@ def test_ratings_rebuilds_every_race_and_times_both_kinds_of_finish(quick: Quick
     assert report["rebuild"]["races"] == 2_000
     assert report["finish"]["rated"]["ratings"]["n"] == 2
     assert report["finish"]["unrated"]["finished"]["n"] == 2
+
+
+def test_matchmaking_seats_every_player_in_a_room(quick: Quick) -> None:
+    result = quick("matchmaking")["result"]
+    assert result["still_waiting"] == 0
+    assert result["seated"] == result["players"] == 2 * result["rooms_formed"]
+    assert result["queue_to_seated"]["n"] == result["players"]
