@@ -8,6 +8,9 @@ bytes go straight to the socket and the replies are parsed where they arrive, by
 batch's in order: Redis answers a connection's commands in the order it read them, so batches
 need not wait for each other. A ``WAIT`` would hold every later batch behind it, so acks that
 wait for replicas keep the pooled path.
+
+A batch's replies reach its ``Answer`` from ``data_received`` itself (``send_now``): through a
+future, the task awaiting it took one loop turn more before it could answer anyone.
 """
 
 from __future__ import annotations
@@ -19,22 +22,49 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import hiredis
+import structlog
 from redis import exceptions as redis_errors
 from redis.asyncio.connection import AbstractConnection
 
 from server.store.redis_adapter import parse_error, take_over
 
 _NOT_ENOUGH = object()  # hiredis's answer while a reply is incomplete
+_log = structlog.get_logger("server.store")
+
+Answer = Callable[[list[Any] | BaseException], None]
+"""Told once, from the connection's callback, a batch's replies (an error reply as its
+exception) or why the line failed it."""
 
 
 @dataclass(eq=False, slots=True)
 class _Waiting:
-    """A batch written and not fully answered: how many replies it is owed, and by when."""
+    """A batch written and not fully answered: how many replies it is owed, who is told them,
+    and by when."""
 
     count: int
-    future: asyncio.Future[list[Any]]
+    answer: Answer
     due: float | None
     replies: list[Any] = field(default_factory=list)
+
+
+def _tell(answer: Answer, outcome: list[Any] | BaseException) -> None:
+    """An answer's own failure is logged: the line goes on parsing for the batches after it."""
+    try:
+        answer(outcome)
+    except Exception:
+        _log.exception("pipelined_answer_failed")
+
+
+def _settle(future: asyncio.Future[list[Any]]) -> Answer:
+    def answer(outcome: list[Any] | BaseException) -> None:
+        if future.done():  # its caller gave up (cancelled)
+            return
+        if isinstance(outcome, BaseException):
+            future.set_exception(outcome)
+        else:
+            future.set_result(outcome)
+
+    return answer
 
 
 class _Line(asyncio.Protocol):
@@ -59,14 +89,18 @@ class _Line(asyncio.Protocol):
         if not self.open:
             future.set_exception(redis_errors.ConnectionError("the connection is closed"))
             return future
+        self.write(packed, count, _settle(future))
+        return future
+
+    def write(self, packed: bytes, count: int, answer: Answer) -> None:
+        """Write ``count`` commands (``packed``) on the open line; ``answer`` is told."""
         due = None
         if self.timeout is not None:
             due = self._loop.time() + self.timeout
             if self._watch is None:
                 self._watch = self._loop.call_at(due, self._check)
-        self._waiting.append(_Waiting(count, future, due))
+        self._waiting.append(_Waiting(count, answer, due))
         self.transport.write(packed)
-        return future
 
     def data_received(self, data: bytes) -> None:
         reader = self._reader
@@ -87,8 +121,7 @@ class _Line(asyncio.Protocol):
             head.replies.append(reply)
             if len(head.replies) == head.count:
                 waiting.popleft()
-                if not head.future.done():  # its caller may have given up (cancelled)
-                    head.future.set_result(head.replies)
+                _tell(head.answer, head.replies)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.fail(redis_errors.ConnectionError(f"Connection lost: {exc or 'closed by the server'}"))
@@ -114,8 +147,7 @@ class _Line(asyncio.Protocol):
             self._watch = None
         waiting, self._waiting = self._waiting, deque()
         for batch in waiting:
-            if not batch.future.done():
-                batch.future.set_exception(error)
+            _tell(batch.answer, error)
         self.transport.close()
 
 
@@ -144,6 +176,21 @@ class PipelinedConnection:
                     raise
                 retries -= 1
                 line = await self._connected()
+
+    @property
+    def open(self) -> bool:
+        """Whether a batch would be written at once (``send_now``)."""
+        return self._line is not None and self._line.open
+
+    def send_now(self, packed: bytes, count: int, answer: Answer) -> bool:
+        """Write the batch now if the line is open, ``answer`` told from the line's callback
+        (a broken line tells it the error, and nothing is retried: the caller decides); False,
+        nothing written, when the line is not open (``send`` connects)."""
+        line = self._line
+        if line is None or not line.open:
+            return False
+        line.write(packed, count, answer)
+        return True
 
     async def _connected(self) -> _Line:
         if self._connecting is None:

@@ -4,12 +4,12 @@ a restarted or promoted Redis answers NOSCRIPT (its script cache starts empty)."
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from redis.exceptions import NoScriptError
 
-from server.store.redis_topology import Answer, Command, RedisTopology, Wait
+from server.store.redis_topology import UNREACHABLE, Answer, Command, RedisTopology, Wait
 
 # KEYS[1]: the stream key; KEYS[2]: the wake-up channel of its group (same slot).
 # ARGV[1]: the expected version; ARGV[2]: "<origin> <stream name>", for the wake-up (origin
@@ -148,12 +148,51 @@ async def with_scripts(
     topology: RedisTopology, commands: Sequence[Command], *, wait: Wait | None = None
 ) -> list[Answer]:
     """Script calls sent through ``topology``, and those a Redis without the script cache
-    refused (NOSCRIPT) sent again once their scripts are loaded (on every primary): the one
-    place scripts are reloaded."""
+    refused (NOSCRIPT) sent again once their scripts are loaded (on every primary)."""
     answers = await topology.send(commands, wait=wait)
-    missing = [i for i, (reply, _) in enumerate(answers) if isinstance(reply, NoScriptError)]
+    missing = _refused(answers)
     if not missing:
         return answers
+    return await _loaded_again(topology, commands, answers, missing, wait)
+
+
+Told = Callable[[list[Answer] | BaseException | Coroutine[Any, Any, list[Answer]]], None]
+"""Told the answers, the batch's failure, or the coroutine that works the answers out (its
+caller runs it)."""
+
+
+def with_scripts_now(topology: RedisTopology, commands: Sequence[Command], told: Told) -> bool:
+    """``with_scripts`` written at once where the topology can (``send_now``): ``told`` hears
+    from the connection's own callback, a loop turn sooner than a task awaiting the reply.
+    What needs more round trips (a NOSCRIPT's reload, the retry of a broken line, as ``send``
+    retries) it is told as a coroutine. False: nothing was written (``with_scripts``, then)."""
+
+    def replied(outcome: list[Any] | BaseException) -> None:
+        if isinstance(outcome, UNREACHABLE):
+            told(with_scripts(topology, commands))
+        elif isinstance(outcome, BaseException):
+            told(outcome)
+        else:
+            answers: list[Answer] = [(reply, None) for reply in outcome]
+            missing = _refused(answers)
+            told(_loaded_again(topology, commands, answers, missing, None) if missing else answers)
+
+    return topology.send_now(commands, replied)
+
+
+def _refused(answers: Sequence[Answer]) -> list[int]:
+    return [i for i, (reply, _) in enumerate(answers) if isinstance(reply, NoScriptError)]
+
+
+async def _loaded_again(
+    topology: RedisTopology,
+    commands: Sequence[Command],
+    answers: list[Answer],
+    missing: list[int],
+    wait: Wait | None,
+) -> list[Answer]:
+    """The refused commands sent again once their scripts are loaded: the one place scripts
+    are reloaded."""
     for sha in dict.fromkeys(commands[i][1] for i in missing):
         await topology.client.script_load(_BY_SHA[sha])
     again = await topology.send([commands[i] for i in missing], wait=wait)

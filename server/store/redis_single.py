@@ -62,6 +62,15 @@ class SingleNode(RedisTopology):
             replicas = waited if isinstance(waited, int) else 0
         return [(reply, replicas) for reply in replies]
 
+    def send_now(
+        self, commands: Sequence[Command], answer: Callable[[list[Any] | BaseException], None]
+    ) -> bool:
+        """On the pipelined line, when it is open."""
+        line = self._line
+        if line is None or not line.open:
+            return False
+        return line.send_now(self._packer.pack(commands), len(commands), answer)
+
     async def _in_one_write(self, commands: Sequence[Command]) -> list[Any]:
         """The commands in one write on one pooled connection, and their replies in order,
         an error reply as its exception: a non-transactional pipeline, retried as redis-py

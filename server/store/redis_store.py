@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import math
 import secrets
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from typing import Any
 
 import redis.exceptions as redis_errors
@@ -19,14 +19,14 @@ import redis.exceptions as redis_errors
 from server.store import codec, redis_scripts
 from server.store.base import EventStore
 from server.store.errors import CorruptEntry, NotReplicated
-from server.store.group_commit import GroupCommit
+from server.store.group_commit import GroupCommit, Outcome
 from server.store.indexes import IndexEntry
 from server.store.queues import QueueEntry
 from server.store.redis_cluster import ClusterNodes
 from server.store.redis_indexes import RedisIndexes
 from server.store.redis_queues import RedisQueues
 from server.store.redis_single import SingleNode
-from server.store.redis_topology import Command, RedisTopology, edge
+from server.store.redis_topology import Answer, Command, RedisTopology, edge
 from server.store.redis_wakeups import RedisSubscription
 from server.store.streams import (
     Row,
@@ -99,7 +99,7 @@ class RedisEventStore(EventStore):
         self.indexes = RedisIndexes(topology, prefix)
         self.queues = RedisQueues(topology, prefix)
         self._commits: GroupCommit[Command, AppendResult] = GroupCommit(
-            self._send_appends, max_batch=APPEND_BATCH
+            self._send_appends, send_now=self._send_appends_now, max_batch=APPEND_BATCH
         )
         self._subscriptions = LocalSubscriptions()
         self._append_heads: dict[str, tuple[Command, str, str]] = {}
@@ -178,11 +178,29 @@ class RedisEventStore(EventStore):
         that hold them when acks wait for replicas."""
         acks = self.ack_after_replicas
         wait = (acks, self.ack_timeout_ms) if acks else None
-        answers = await redis_scripts.with_scripts(self.topology, commands, wait=wait)
-        return [
-            reply if isinstance(reply, BaseException) else (int(reply[0]), int(reply[1]), n)
-            for reply, n in answers
-        ]
+        return _append_results(await redis_scripts.with_scripts(self.topology, commands, wait=wait))
+
+    def _send_appends_now(
+        self,
+        commands: Sequence[Command],
+        told: Callable[[Outcome[AppendResult]], None],
+    ) -> bool:
+        """The batch written at once, where acks do not wait for replicas and the topology
+        can (its callers answered from the connection's callback: one loop turn sooner)."""
+        if self.ack_after_replicas:
+            return False
+
+        def answered(
+            outcome: list[Answer] | BaseException | Coroutine[Any, Any, list[Answer]],
+        ) -> None:
+            if isinstance(outcome, list):
+                told(_append_results(outcome))
+            elif isinstance(outcome, BaseException):
+                told(outcome)
+            else:
+                told(_append_results_of(outcome))
+
+        return redis_scripts.with_scripts_now(self.topology, commands, answered)
 
     async def read(
         self, stream: str, *, after: int = 0, limit: int | None = None
@@ -324,6 +342,20 @@ class RedisEventStore(EventStore):
         await self.indexes.aclose()
         await self._subscriptions.aclose()
         await self.topology.aclose()
+
+
+def _append_results(answers: Sequence[Answer]) -> list[AppendResult | BaseException]:
+    """The append script's replies as (ok, version, replicas), an error as itself."""
+    return [
+        reply if isinstance(reply, BaseException) else (int(reply[0]), int(reply[1]), n)
+        for reply, n in answers
+    ]
+
+
+async def _append_results_of(
+    answers: Coroutine[Any, Any, list[Answer]],
+) -> list[AppendResult | BaseException]:
+    return _append_results(await answers)
 
 
 def _rows(reply: Any) -> Iterator[Row]:

@@ -102,6 +102,15 @@ class RedisTopology(abc.ABC):
         error reply as its exception; with ``wait``, each answer says how many replicas hold
         its write. Raises when the connection fails."""
 
+    def send_now(
+        self, commands: Sequence[Command], answer: Callable[[list[Any] | BaseException], None]
+    ) -> bool:
+        """Write the commands now, where the topology has a connection for it that answers
+        from its own callback (``answer`` is told their replies, an error reply as its
+        exception, or why the connection failed them; nothing is retried); False, nothing
+        written, where it has none: ``send`` then. None here."""
+        return False
+
     @abc.abstractmethod
     async def pipelined(self, fill: Callable[[Any], object], *, raw: bool = False) -> list[Any]:
         """Commands queued by ``fill`` on a pipeline in one round trip (per node), replies in

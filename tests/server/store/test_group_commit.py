@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 
-from server.store.group_commit import GroupCommit
+from server.store.group_commit import GroupCommit, Outcome
 
 
 class Recorder:
@@ -129,3 +129,86 @@ async def test_a_sender_with_the_wrong_count_is_an_error_not_a_hang() -> None:
 def test_max_batch_is_at_least_one() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         GroupCommit(Recorder().send, max_batch=0)
+
+
+class NowRecorder:
+    """A sender that writes at once: keeps each batch's callback, for the test to tell."""
+
+    def __init__(self, takes: bool = True) -> None:
+        self.takes = takes
+        self.batches: list[list[int]] = []
+        self.told: list[Callable[[Outcome[int]], None]] = []
+
+    def send_now(self, items: Sequence[int], told: Callable[[Outcome[int]], None]) -> bool:
+        if not self.takes:
+            return False
+        if any(item == 13 for item in items):
+            raise TypeError("13 cannot be written")
+        self.batches.append(list(items))
+        self.told.append(told)
+        return True
+
+
+async def test_a_batch_sent_now_answers_its_callers_as_it_is_told() -> None:
+    """No task awaits the reply: the callers' futures are done the moment the reply is read,
+    so they wake in the next loop turn, not the one after."""
+    now, later = NowRecorder(), Recorder()
+    commits: GroupCommit[int, int] = GroupCommit(later.send, send_now=now.send_now)
+    answers = [commits.submit(1), commits.submit(-1), commits.submit(2)]
+    await asyncio.sleep(0)
+    assert now.batches == [[1, -1, 2]]
+    assert later.batches == []
+    assert not any(a.done() for a in answers)
+    [told] = now.told
+    told([10, ValueError(-1), 20])
+    assert all(a.done() for a in answers)  # at once, in the telling's own callback
+    assert answers[0].result() == 10
+    assert isinstance(answers[1].exception(), ValueError)
+    assert answers[2].result() == 20
+    told([0, 0, 0])  # told twice (a sender's bug): the first answer stands
+    assert answers[0].result() == 10
+    await commits.aclose()
+
+
+async def test_a_batch_not_sent_now_goes_through_send() -> None:
+    now, later = NowRecorder(takes=False), Recorder()
+    commits: GroupCommit[int, int] = GroupCommit(later.send, send_now=now.send_now)
+    assert list(await asyncio.gather(commits.submit(1), commits.submit(2))) == [10, 20]
+    assert later.batches == [[1, 2]]
+
+
+async def test_a_batch_told_a_failure_or_a_coroutine_or_refused_answers_every_caller() -> None:
+    now = NowRecorder()
+    commits: GroupCommit[int, int] = GroupCommit(Recorder().send, send_now=now.send_now)
+    failed = [commits.submit(1), commits.submit(2)]
+    await asyncio.sleep(0)
+    now.told[0](ConnectionError("gone"))
+    assert all(isinstance(f.exception(), ConnectionError) for f in failed)
+
+    async def retried() -> list[int | BaseException]:
+        await asyncio.sleep(0)
+        return [30, 40]
+
+    finished = [commits.submit(3), commits.submit(4)]
+    await asyncio.sleep(0)
+    now.told[1](retried())  # more round trips: a task finishes the batch
+    assert await asyncio.gather(*finished) == [30, 40]
+
+    refused = [commits.submit(5), commits.submit(13)]
+    assert all(
+        isinstance(a, TypeError) for a in await asyncio.gather(*refused, return_exceptions=True)
+    )
+    await commits.aclose()
+
+
+async def test_close_waits_for_a_batch_sent_now_and_not_yet_told() -> None:
+    now = NowRecorder()
+    commits: GroupCommit[int, int] = GroupCommit(Recorder().send, send_now=now.send_now)
+    answer = commits.submit(1)
+    await asyncio.sleep(0)
+    closing = asyncio.ensure_future(commits.aclose())
+    await asyncio.sleep(0.01)
+    assert not closing.done()
+    now.told[0]([10])
+    await closing
+    assert answer.result() == 10

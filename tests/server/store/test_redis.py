@@ -22,6 +22,7 @@ from server.store import (
     Wakeup,
     codec,
 )
+from server.store.redis_pipeline import _Line
 from shared.errors import WrongExpectedVersion
 from tests.server.store.conftest import unique_prefix
 from tests.server.store.test_wakeups import until
@@ -389,6 +390,36 @@ async def test_an_append_makes_no_task_but_its_batchs(store: RedisEventStore) ->
     with tasks_made() as made:
         assert await store.append("g-tasks-1", [ev(2)], expected_version=1) == 2
     assert made == ["GroupCommit._drain"]
+
+
+async def test_an_append_is_answered_in_the_loop_turn_after_its_reply_is_read(
+    store: RedisEventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The caller wakes in the turn after the one whose callback read Redis's reply: a task
+    that awaited the reply, then answered the callers, cost every ack one turn more."""
+    await store.append("g-turns-1", [ev(1)], expected_version=0)  # connected, script loaded
+    loop = asyncio.get_running_loop()
+    turns, done = 0, False
+    read_in: list[int] = []
+
+    def turn() -> None:  # runs once a loop turn, first in it
+        nonlocal turns
+        turns += 1
+        if not done:
+            loop.call_soon(turn)
+
+    def reading(line: _Line, data: bytes) -> None:
+        read_in.append(turns)
+        data_received(line, data)
+
+    data_received = _Line.data_received
+    monkeypatch.setattr(_Line, "data_received", reading)
+    loop.call_soon(turn)
+    await asyncio.sleep(0)
+    assert await store.append("g-turns-1", [ev(2)], expected_version=1) == 2
+    done = True
+    assert read_in
+    assert turns == read_in[-1] + 1
 
 
 async def test_an_append_batch_survives_a_dropped_connection(

@@ -103,6 +103,27 @@ async def test_a_batch_past_the_socket_timeout_fails_and_its_late_reply_answers_
         await pool.aclose()
 
 
+async def test_a_batch_sent_now_is_answered_from_the_lines_callback(
+    line: PipelinedConnection, redis_server: RedisServer
+) -> None:
+    told: asyncio.Queue[list[Any] | BaseException] = asyncio.Queue()
+    assert not line.open
+    assert not line.send_now(packed(("PING",)), 1, told.put_nowait)  # not connected: not written
+    [client_id] = await line.send(packed(("CLIENT", "ID")), 1)
+    assert line.open
+    assert line.send_now(packed(("SET", "pipe:now", "1"), ("INCR", "pipe:now")), 2, told.put_nowait)
+    assert line.send_now(packed(("BLPOP", "pipe:never", "5")), 1, told.put_nowait)
+    assert await asyncio.wait_for(told.get(), 2) == [b"OK", 2]
+    admin = aioredis.Redis.from_url(redis_server.url)
+    try:
+        assert await admin.client_kill_filter(_id=client_id) == 1
+    finally:
+        await admin.aclose()
+    broken = await asyncio.wait_for(told.get(), 2)
+    assert isinstance(broken, redis_errors.ConnectionError)  # told, not retried
+    assert not line.open
+
+
 def test_the_line_takes_over_a_uvloop_socket(redis_server: RedisServer) -> None:
     """The server runs on uvloop, whose transports are not asyncio's classes."""
 
