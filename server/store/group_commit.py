@@ -115,8 +115,8 @@ class GroupCommit(Generic[Item, Result]):
             answered.set_result(None)
             self._unanswered.discard(answered)
             if isinstance(outcome, Coroutine):  # more round trips: a task finishes the batch
-                task = asyncio.get_running_loop().create_task(self._finish(batch, outcome))
-                self._track(task)
+                loop = asyncio.get_running_loop()
+                self._track(loop.create_task(self._finish(batch, outcome), name="group-commit"))
             else:
                 self._settle(batch, outcome)
 
