@@ -123,7 +123,7 @@ def main() -> None:
     parser.add_argument("--rating-sd", type=float, help="ratings' spread (150, quick 50)")
     args = parser.parse_args()
     players = args.players or (200 if args.quick else 2_000)
-    rating_sd = args.rating_sd or (50.0 if args.quick else 150.0)
+    rating_sd = args.rating_sd if args.rating_sd is not None else 50.0 if args.quick else 150.0
     redis = PrivateRedis("everysec")
     try:
         result = asyncio.run(run(redis.url, players, args.rate, args.size, rating_sd))
