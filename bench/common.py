@@ -252,12 +252,17 @@ class ProcessSampler:
         self._thread.join(timeout=2)
 
 
-def unpack(frame: bytes | str) -> list[dict[str, Any]]:
-    """The messages of one server frame (a ``batch`` holds several). Benchmark clients trust
-    the server's frames: plain msgpack, no per-field checks (shared.protocol.decode_frame's)."""
+def decoded(frame: bytes | str) -> Any:
+    """One frame's message: msgpack in a binary frame, as the protocol has it both ways.
+    Benchmarks trust the other side: no per-field checks (shared.protocol.decode_frame's)."""
     if not isinstance(frame, bytes):
-        raise TypeError(f"the server sends binary frames, not {type(frame).__name__}")
-    msg = msgpack.unpackb(frame, raw=False)
+        raise TypeError(f"the protocol's frames are binary, not {type(frame).__name__}")
+    return msgpack.unpackb(frame, raw=False)
+
+
+def unpack(frame: bytes | str) -> list[dict[str, Any]]:
+    """The messages of one server frame (a ``batch`` holds several)."""
+    msg = decoded(frame)
     return msg["messages"] if msg["type"] == "batch" else [msg]
 
 

@@ -38,19 +38,12 @@ from redis.asyncio import ConnectionPool
 from websockets.asyncio.server import ServerConnection, broadcast, serve
 from websockets.exceptions import ConnectionClosed
 
-from bench.common import raise_nofile
+from bench.common import decoded, raise_nofile
 from server.runtime.loops import loop_factory
 from server.store.redis_pipeline import PipelinedConnection
 from server.store.resp import Packer
 
 MAX_BATCH = 256  # appends in one pipelined write, as the server's group commit
-
-
-def _decoded(frame: bytes | str) -> Any:
-    """A client's frame: msgpack in a binary frame, as the server's protocol has it."""
-    if not isinstance(frame, bytes):
-        raise TypeError(f"clients send binary frames, not {type(frame).__name__}")
-    return msgpack.unpackb(frame, raw=False)
 
 
 class Appender:
@@ -151,7 +144,7 @@ class Fanout:
     async def handle(self, ws: ServerConnection) -> None:
         room: Room | None = None
         try:
-            join = _decoded(await ws.recv())
+            join = decoded(await ws.recv())
             name = str(join["room"])
             room = self.rooms.get(name)
             if room is None:
@@ -163,7 +156,7 @@ class Fanout:
                 await ws.wait_closed()
                 return
             async for frame in ws:
-                await self.move(ws, room, session, _decoded(frame))
+                await self.move(ws, room, session, decoded(frame))
         except ConnectionClosed:
             pass
         finally:
