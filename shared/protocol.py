@@ -77,6 +77,11 @@ LEFT_QUEUE = "left_queue"
 DAILY_STARTED = "daily_started"
 DAILY_STANDINGS = "daily_standings"
 
+# Why a `closed` room closed (its `closed_reason`): a lobby nobody stayed in, or a room formed
+# for a quick race that fewer than two of its players sat down, or stayed, in.
+CLOSED_IDLE = "idle"
+CLOSED_UNFILLED = "unfilled"
+
 VARIANTS = ("swiss", "quadrennial")
 ROLES = ("player", "spectator")
 ROOM_STATUSES = ("lobby", "countdown", "racing", "finished", "closed")

@@ -49,7 +49,7 @@ from shared import (
     start_event,
     validate_deck,
 )
-from shared.protocol import BadField, commitment, deck_secret
+from shared.protocol import CLOSED_IDLE, CLOSED_UNFILLED, BadField, commitment, deck_secret
 
 Events = list[RoomEvent]
 
@@ -190,12 +190,20 @@ def decide_away(room: Room, player: str, *, connection: str, at: int) -> Events:
 
 
 def decide_leave(room: Room, player: str, *, now: int) -> Events:
-    """Free a seat before the race (a racing player resigns instead: ``decide_resign``)."""
+    """Free a seat before the race (a racing player resigns instead: ``decide_resign``).
+
+    The last to leave a countdown cancels it. A room formed by matchmaking is a race or
+    nothing: one left alone in its countdown is not raced solo (and unrated) by surprise; the
+    room closes ``unfilled``, as when a member never sat down, and they may queue again."""
     if player not in room.seats or not allows(room.status, PlayerLeft):
         return []
     events: Events = [PlayerLeft(now, player)]
-    if room.status is RoomStatus.COUNTDOWN and len(room.seats) == 1:
-        events.append(CountdownCancelled(now))
+    if room.status is RoomStatus.COUNTDOWN:
+        left = len(room.seats) - 1
+        if left == 0:
+            events.append(CountdownCancelled(now))
+        elif left < 2 and room.settings.members:
+            events += [CountdownCancelled(now), RoomClosed(now, CLOSED_UNFILLED)]
     return events
 
 
@@ -205,7 +213,7 @@ def decide_close_idle(room: Room, *, ttl_ms: int, now: int) -> Events:
         return []
     if now < room.idle_since + ttl_ms:
         return []
-    return [RoomClosed(now, "idle")]
+    return [RoomClosed(now, CLOSED_IDLE)]
 
 
 def decide_close_unfilled(room: Room, *, now: int) -> Events:
@@ -213,7 +221,7 @@ def decide_close_unfilled(room: Room, *, now: int) -> Events:
     the time it should start: the one who did is not left in a lobby nobody else will join."""
     if not room.settings.members or room.status is not RoomStatus.LOBBY or len(room.seats) >= 2:
         return []
-    return [RoomClosed(now, "unfilled")]
+    return [RoomClosed(now, CLOSED_UNFILLED)]
 
 
 def abandoned(room: Room, player: str, *, grace_ms: int, now: int) -> bool:

@@ -117,7 +117,8 @@ class RaceFinished(RoomEvent):
 
 @dataclass(frozen=True, slots=True)
 class RoomClosed(RoomEvent):
-    """A lobby nobody was connected to for the lobby TTL (``reason`` ``idle``)."""
+    """A room closed before its race (``reason``: ``shared.protocol.CLOSED_IDLE`` or
+    ``CLOSED_UNFILLED``)."""
 
     TYPE: ClassVar[str] = "room_closed"
     reason: str

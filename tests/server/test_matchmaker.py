@@ -146,6 +146,24 @@ async def test_a_formed_room_only_one_sat_down_in_closes_and_frees_them(
     assert (closed["status"], closed["closed_reason"]) == ("closed", "unfilled")
 
 
+async def test_a_matched_race_left_by_the_other_in_its_countdown_closes_and_frees_them(
+    app: App,
+) -> None:
+    a, b = await queue(app, "a", 1500), await queue(app, "b", 1500)
+    await settle(app)
+    peers = {name: Peer(name) for name in ("a", "b")}
+    for name in peers:
+        room, _ = await join(app, peers[name], a.placed[0])
+        await app.matchmaker.seated(room.id)
+    assert room.status is RoomStatus.COUNTDOWN  # the last to sit down started it
+    await app.commands.leave(room, "b")
+    assert (room.status, room.closed_reason) == (RoomStatus.CLOSED, "unfilled")
+    await until(lambda: app.delivery.member(peers["a"]) is None)  # may queue again
+    closed = [m for m in peers["a"].messages if m["type"] == "room"][-1]["room"]
+    assert (closed["status"], closed["closed_reason"]) == ("closed", "unfilled")
+    assert b.placed == a.placed
+
+
 async def test_a_ticket_whose_entry_was_lost_is_queued_again_in_its_place(
     app: App, clock: FakeClock
 ) -> None:

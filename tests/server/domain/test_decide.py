@@ -52,7 +52,7 @@ def apply(room: Room, events: list[RoomEvent]) -> Room:
     return room
 
 
-def lobby(capacity: int = 2, **opts: Any) -> Room:
+def lobby(capacity: int = 2, members: tuple[str, ...] = (), **opts: Any) -> Room:
     created = d.decide_create(
         {"variant": "quadrennial", "seed": "s", "countdown_ms": 1000, **opts},
         capacity=capacity,
@@ -62,6 +62,7 @@ def lobby(capacity: int = 2, **opts: Any) -> Room:
         time_limit_ms=60_000,
         creator="c",
         now=0,
+        members=members,
     )
     return apply(Room("r1"), [created])
 
@@ -137,6 +138,24 @@ def test_the_last_to_leave_during_the_countdown_cancels_it() -> None:
     apply(room, d.decide_start(room, "ann", now=10))
     assert d.decide_leave(room, "ann", now=11) == [PlayerLeft(11, "ann"), CountdownCancelled(11)]
     assert d.decide_leave(room, "nobody", now=11) == []
+
+
+def test_a_lobby_race_goes_on_with_one_left_in_its_countdown() -> None:
+    room = joined(lobby(), "ann", "bob")
+    apply(room, d.decide_start(room, "ann", now=10))
+    assert d.decide_leave(room, "bob", now=11) == [PlayerLeft(11, "bob")]
+
+
+def test_a_matched_room_left_with_one_in_its_countdown_closes_unfilled() -> None:
+    room = joined(lobby(capacity=3, members=("ann", "bob", "cy")), "ann", "bob", "cy")
+    apply(room, d.decide_start(room, "ann", now=10))
+    apply(room, d.decide_leave(room, "cy", now=11))  # two still race
+    assert room.status is RoomStatus.COUNTDOWN
+    events = d.decide_leave(room, "bob", now=12)
+    assert events == [PlayerLeft(12, "bob"), CountdownCancelled(12), RoomClosed(12, "unfilled")]
+    apply(room, events)
+    assert (room.status, room.closed_reason) == (RoomStatus.CLOSED, "unfilled")
+    assert d.decide_go(room, now=1010) == []  # the countdown's timer finds nothing to start
 
 
 def test_start_needs_a_seat_and_a_lobby() -> None:
