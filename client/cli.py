@@ -178,7 +178,8 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         help="race players of your level, found by the server",
         description="Wait in the server's queue until it finds players with a rating close to "
         "yours (the range widens as you wait; guests race guests, unrated), then race them. "
-        "Ctrl-C leaves the queue.",
+        "A match that falls through before the start (someone never sat down, or left) "
+        "searches again. Ctrl-C leaves the queue.",
     )
     quick.add_argument(
         "--players",

@@ -22,11 +22,12 @@ from client.quick import find_match
 from client.race_panel import OPEN_SEED
 from client.room_client import RoomClient
 from client.room_entry import connected, resumed, room_error
-from client.room_play import play_room
+from client.room_play import UNFILLED_TEXT, play_room
 from client.rooms import rooms_online
 from client.seats import RACE, SOLO, Seat, SeatStore, state_dir
 from client.terminal import write_lines
 from client.watching import replay_online, watch_online
+from shared import protocol as p
 from shared.errors import ArenaError, ClientError
 
 WINNABLE = "a winnable deal: the server has solved it"
@@ -184,6 +185,66 @@ async def _new_solo_game(client: RoomClient, app: App, args: Any, store: SeatSto
     update_status(app, client.my_view)
 
 
+def _matched_hint(code: str) -> str:
+    return f"Room {code}: the race starts when everyone is seated..."
+
+
+async def _enter_room(
+    client: RoomClient,
+    app: App,
+    args: Any,
+    store: SeatStore,
+    seat: Seat | None,
+    code: str,
+    *,
+    back: bool,
+    join: bool,
+) -> None:
+    """Into room ``code`` as a racer, its seat kept on disk and its lobby shown: a seat taken
+    back (``back``) is there already, a quick race's room seats its players itself, and any
+    other room is joined (``join``)."""
+    conn = client.conn
+    assert conn is not None
+    client.state.room_id = code
+    app.session.title = _title("race", client.state.room.get("variant", args.variant), code)
+    if not back:
+        app.session.status = client.view.lobby_hint
+        app.log(f"room {code}")
+        try:
+            if join:
+                await conn.request({"type": "join", "room": code}, expect="joined")
+        except RequestFailed as error:
+            if seat is not None and error.code == "wrong_status":
+                store.forget(args.server, code, args.name)
+                raise ClientError(
+                    f"your seat in room {code} is gone: you were away longer than the "
+                    f"server's grace and were resigned ('solitaire watch {code}' "
+                    "watches the race)",
+                    code="seat_gone",
+                ) from None
+            raise room_error(code, error) from None
+        await client.wait_for(lambda: bool(client.state.room), 15.0)
+    _keep_seat(client, store, args, RACE)
+    variant = client.state.room.get("variant", args.variant)
+    app.variant = variant
+    notes = []
+    if client.state.open_seed and OPEN_SEED not in client.view.lobby_hint:
+        notes.append(f" ({OPEN_SEED}.)")
+    if client.state.room.get("winnable") and WINNABLE not in client.view.lobby_hint:
+        notes.append(f" ({WINNABLE}.)")
+    if client.state.room.get("rated") and RATED not in client.view.lobby_hint:
+        notes.append(f" ({RATED}.)")
+    shown = app.session.status == client.view.lobby_hint
+    client.view.lobby_hint += "".join(notes)
+    # Only while the lobby's hint is what the status line shows: the race may have
+    # started while this waited for the room (no `room` message says so, `started` does).
+    if notes and shown:
+        app.session.status = client.view.lobby_hint
+    app.session.title = _title("race", variant, code, open_seed=client.state.open_seed)
+    client.view.refresh_panel()
+    app.refresh()
+
+
 async def race_online(args: Any, output: Output, script: list[str] | None) -> int:
     """`solitaire race create` / `race join CODE`: the lobby, the countdown, the race, results.
     `race join CODE` again after a crash or Ctrl-C takes the seat back."""
@@ -246,51 +307,33 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
                     client.interrupted = True
                     return 130
                 code = found
-                client.view.lobby_hint = f"Room {code}: the race starts when everyone is seated..."
+                client.view.lobby_hint = _matched_hint(code)
             elif not back:
                 code = args.code
                 client.view.lobby_hint = f"Room {code}: waiting for the race to start..."
             if client.state.open_seed or (creating and args.seed is not None):
                 client.view.lobby_hint += f" ({OPEN_SEED}.)"
-            client.state.room_id = code
-            app.session.title = _title("race", client.state.room.get("variant", args.variant), code)
-            if not back:
-                app.session.status = client.view.lobby_hint
-                app.log(f"room {code}")
+            await _enter_room(client, app, args, store, seat, code, back=back, join=not quick)
+            while True:
                 try:
-                    if not quick:  # a quick race's room seats its players itself
-                        await conn.request({"type": "join", "room": code}, expect="joined")
-                except RequestFailed as error:
-                    if seat is not None and error.code == "wrong_status":
-                        store.forget(args.server, code, args.name)
-                        raise ClientError(
-                            f"your seat in room {code} is gone: you were away longer than the "
-                            f"server's grace and were resigned ('solitaire watch {code}' "
-                            "watches the race)",
-                            code="seat_gone",
-                        ) from None
-                    raise room_error(code, error) from None
-                await client.wait_for(lambda: bool(client.state.room), 15.0)
-            _keep_seat(client, store, args, RACE)
-            variant = client.state.room.get("variant", args.variant)
-            app.variant = variant
-            notes = []
-            if client.state.open_seed and OPEN_SEED not in client.view.lobby_hint:
-                notes.append(f" ({OPEN_SEED}.)")
-            if client.state.room.get("winnable") and WINNABLE not in client.view.lobby_hint:
-                notes.append(f" ({WINNABLE}.)")
-            if client.state.room.get("rated") and RATED not in client.view.lobby_hint:
-                notes.append(f" ({RATED}.)")
-            shown = app.session.status == client.view.lobby_hint
-            client.view.lobby_hint += "".join(notes)
-            # Only while the lobby's hint is what the status line shows: the race may have
-            # started while this waited for the room (no `room` message says so, `started` does).
-            if notes and shown:
-                app.session.status = client.view.lobby_hint
-            app.session.title = _title("race", variant, code, open_seed=client.state.open_seed)
-            client.view.refresh_panel()
-            app.refresh()
-            await play_room(client, app, race=True, wait_for_results=True)
+                    await play_room(client, app, race=True, wait_for_results=True)
+                    break
+                except ClientError as error:
+                    closed = client.view.closed if error.code == "room_closed" else None
+                    if not quick or closed != p.CLOSED_UNFILLED:
+                        raise
+                # Matched players who did not sit down, or left before the start: the player
+                # asked for a race, so the search goes on instead of ending with an error.
+                store.forget(args.server, code, args.name)
+                client.forget_room()
+                app.session.say(f"Room {code} closed: {UNFILLED_TEXT}. Searching again...")
+                found = await find_match(client, app, args)
+                if found is None:
+                    client.interrupted = True
+                    return 130
+                code = found
+                client.view.lobby_hint = _matched_hint(code)
+                await _enter_room(client, app, args, store, seat, code, back=False, join=False)
     finally:
         await conn.close()
         if quick and client.interrupted and client.state.room_id is None:

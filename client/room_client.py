@@ -59,6 +59,12 @@ class RoomClient:
         if msg["type"] == p.FINISHED and self.state.room.get("rated") and self._logged_in():
             self._spawn(self._rating_changes(msg["room"]))
 
+    def forget_room(self) -> None:
+        """Out of a room that closed before its race: ready to be seated in another."""
+        self.state.forget_room()
+        self.view.forget_room()
+        self._start_sent = False
+
     def _logged_in(self) -> bool:
         return self.conn is not None and bool(self.conn.welcome.get("account"))
 

@@ -18,6 +18,7 @@ from client.hint import suggestion_text
 from client.play import Outcome, play_loop
 from client.room_client import RoomClient
 from client.room_state import DONE
+from shared import protocol as p
 from shared.errors import ArenaError, ClientError
 
 
@@ -137,18 +138,30 @@ async def play_room(client: RoomClient, app: App, *, race: bool, wait_for_result
         with contextlib.suppress(ArenaError, TimeoutError):
             await conn.request({"type": "leave"}, expect="left", wait=5.0)
         app.log("left the game: resigned")
+    elif (
+        view is None
+        and outcome is Outcome.QUIT
+        and client.state.me is not None
+        and client.state.room.get("status") in ("lobby", "countdown")
+        and not client.lost
+    ):
+        # Quitting before the start frees the seat at once, instead of holding it until the
+        # server's grace (a matched rival then searches again instead of racing alone).
+        with contextlib.suppress(ArenaError, TimeoutError):
+            await conn.request({"type": "leave"}, expect="left", wait=5.0)
+        app.log("left the room before the start")
     if wait_for_results and app.scripted and client.my_view is not None and not left:
         await wait_results(client, conn)
     return outcome
 
 
+UNFILLED_TEXT = "not enough of the players matched with you sat down, or stayed, for the start"
+
+
 def closed_text(room: str | None, reason: str) -> str:
     """What the player is told when the server closes their room before the race."""
-    if reason == "unfilled":
-        return (
-            f"room {room} closed: not everyone matched with you sat down in time "
-            "('solitaire race quick' searches again)"
-        )
+    if reason == p.CLOSED_UNFILLED:
+        return f"room {room} closed: {UNFILLED_TEXT} ('solitaire race quick' searches again)"
     return f"room {room} closed: nobody stayed in its lobby"
 
 

@@ -80,6 +80,16 @@ class RoomView:
             p.MATCHED: lambda msg: self.on_queue(msg),
         }
 
+    def forget_room(self) -> None:
+        """What this view knew of a room that closed before its race."""
+        self.closed = None
+        self.closed_now.clear()
+        self.started.clear()
+        self.finished.clear()
+        self.focus = None
+        self.watching_others = False
+        self.session.countdown_to_ms = None
+
     def on_message(self, msg: dict[str, Any]) -> None:
         """Fold one server message into the session and schedule a redraw."""
         if msg["type"] != p.PONG:
@@ -110,6 +120,7 @@ class RoomView:
         elif status == "finished":
             self.session.clock_end_ms = self.local(room.get("finished_at"))
         if status == "lobby":
+            self.session.countdown_to_ms = None  # a countdown cancelled
             self.session.status = self.lobby_hint
             self._in_lobby()
         elif status == "closed":

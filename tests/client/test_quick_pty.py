@@ -1,6 +1,7 @@
 """`solitaire race quick` through real pseudo-terminals at 80x24 against a real server on a
 real Redis: two logged-in players found by the queue, the waiting line, the race and the rating
-change; Ctrl-C leaving the queue; and a room closed as the other player never sat down in it."""
+change; Ctrl-C leaving the queue; and a match that falls through (a player never sat down, or
+left in the countdown) searching again until a race."""
 
 from __future__ import annotations
 
@@ -115,20 +116,33 @@ def test_ctrl_c_leaves_the_queue(server: ServerProcess, tmp_path: Path) -> None:
         other.close(force=True)
 
 
-def test_a_room_the_other_player_never_sits_down_in_closes_and_says_so(
+def test_a_match_that_falls_through_searches_again_until_a_race(
     server: ServerProcess, redis_server: RedisServer, prefix: str, tmp_path: Path
 ) -> None:
     ann = run(server, user(tmp_path, "ann"), "race", "quick")
+    bob = cy = None
     try:
         ann.expect(r"searching for a swiss race \(guests, unrated\): 1 waiting")
         # A guest whose connection closes as the room is formed: queued, never seated.
         asyncio.run(queue_a_ghost(redis_server, prefix))
         ann.expect(words("the race starts when everyone is seated"), timeout=15)
-        # Ten seconds after the room was formed, ann is told why it closed, and the client ends.
-        ann.expect(words("not everyone matched with you sat down in time"), timeout=30)
-        assert finish(ann) == 2
+        # Ten seconds after the room was formed, ann is told why it closed and searches again.
+        ann.expect(words("sat down, or stayed, for the start. Searching again"), timeout=30)
+        ann.expect(r"searching for a swiss race \(guests, unrated\): 1 waiting")
+        # Bob is matched with her and quits in the countdown: his seat is freed at once, and
+        # ann does not race alone (and unrated) by surprise: she searches again.
+        bob = run(server, user(tmp_path, "bob"), "race", "quick")
+        bob.expect(words("The race starts in"), timeout=15)
+        type_line(bob, "quit")
+        assert finish(bob) == 0
+        ann.expect(words("Searching again"), timeout=15)
+        cy = run(server, user(tmp_path, "cy"), "race", "quick")
+        for racer in (ann, cy):
+            racer.expect("Go! The race has started", timeout=30)
     finally:
-        ann.close(force=True)
+        for child in (ann, bob, cy):
+            if child is not None:
+                child.close(force=True)
 
 
 async def queue_a_ghost(redis: RedisServer, prefix: str) -> None:
