@@ -35,8 +35,10 @@ RATED = "rated: counts for the racers who are logged in"
 GRACE_TEXT = "the server's grace (a minute by default)"
 
 
-def _title(kind: str, variant: str, room: str | None, *, open_seed: bool = False) -> str:
-    where = f"room {room}" if room else "connecting"
+def _title(
+    kind: str, variant: str, room: str | None, *, open_seed: bool = False, searching: bool = False
+) -> str:
+    where = f"room {room}" if room else "searching" if searching else "connecting"
     return f"Solitaire Arena - {variant.capitalize()} - {kind} - {where}" + (
         " - open seed" if open_seed else ""
     )
@@ -302,6 +304,7 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
                     )
                 )
             elif quick:
+                app.session.title = _title("race", args.variant, None, searching=True)
                 found = await find_match(client, app, args)
                 if found is None:
                     client.interrupted = True
@@ -326,6 +329,7 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
                 # asked for a race, so the search goes on instead of ending with an error.
                 store.forget(args.server, code, args.name)
                 client.forget_room()
+                app.session.title = _title("race", args.variant, None, searching=True)
                 app.session.say(f"Room {code} closed: {UNFILLED_TEXT}. Searching again...")
                 found = await find_match(client, app, args)
                 if found is None:
