@@ -28,8 +28,11 @@ def _clock(ms: int) -> str:
 
 def standings_lines(answer: Mapping[str, Any], *, color: bool) -> list[str]:
     """The day's standings; the seed, its check and the rooms to replay once it is over."""
-    state = "over" if answer["revealed"] else "on (results only until midnight UTC)"
-    lines = [f"Daily {answer['variant']} {answer['date']} (UTC): the day is {state}."]
+    day = f"Daily {answer['variant']} {answer['date']}"
+    if answer["revealed"]:
+        lines = [f"{day} (UTC): the day is over."]
+    else:
+        lines = [f"{day}: the day is on; seed and replays at midnight UTC."]
     if answer["commitment"]:
         lines.append(f"  commitment {answer['commitment']}")
     if answer["revealed"] and answer["seed"] is not None:

@@ -59,7 +59,7 @@ def test_daily_once_then_results(server: ServerProcess, tmp_path: Path) -> None:
     assert finish(child) != 0
 
     child = run(server, env, "daily", "results")
-    child.expect(r"Daily swiss \d{4}-\d\d-\d\d \(UTC\): the day is on")
+    child.expect(r"Daily swiss \d{4}-\d\d-\d\d: the day is on; seed and replays at midnight UTC")
     child.expect(r"commitment [0-9a-f]{64}")
     child.expect(r">\s+1\s+ann\s+resigned\s+\d+:\d\d\s+\d+")
     assert finish(child) == 0
