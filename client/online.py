@@ -187,8 +187,16 @@ async def _new_solo_game(client: RoomClient, app: App, args: Any, store: SeatSto
     update_status(app, client.my_view)
 
 
-def _matched_hint(code: str) -> str:
-    return f"Room {code}: the race starts when everyone is seated..."
+async def _search(client: RoomClient, app: App, args: Any) -> str | None:
+    """Wait in the queue until the server forms a room; its code, or None after Ctrl-C (the
+    queue left)."""
+    app.session.title = _title("race", args.variant, None, searching=True)
+    found = await find_match(client, app, args)
+    if found is None:
+        client.interrupted = True
+        return None
+    client.view.lobby_hint = f"Room {found}: the race starts when everyone is seated..."
+    return found
 
 
 async def _enter_room(
@@ -304,13 +312,10 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
                     )
                 )
             elif quick:
-                app.session.title = _title("race", args.variant, None, searching=True)
-                found = await find_match(client, app, args)
+                found = await _search(client, app, args)
                 if found is None:
-                    client.interrupted = True
                     return 130
                 code = found
-                client.view.lobby_hint = _matched_hint(code)
             elif not back:
                 code = args.code
                 client.view.lobby_hint = f"Room {code}: waiting for the race to start..."
@@ -329,14 +334,11 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
                 # asked for a race, so the search goes on instead of ending with an error.
                 store.forget(args.server, code, args.name)
                 client.forget_room()
-                app.session.title = _title("race", args.variant, None, searching=True)
                 app.session.say(f"Room {code} closed: {UNFILLED_TEXT}. Searching again...")
-                found = await find_match(client, app, args)
+                found = await _search(client, app, args)
                 if found is None:
-                    client.interrupted = True
                     return 130
                 code = found
-                client.view.lobby_hint = _matched_hint(code)
                 await _enter_room(client, app, args, store, seat, code, back=False, join=False)
     finally:
         await conn.close()
