@@ -17,7 +17,15 @@ from client.cli import parse_args, resolve_output
 from client.terminal import read_script
 from shared.errors import ArenaError, ServerError
 
-_ACCOUNT_COMMANDS = ("register", "login", "logout", "whoami", "leaderboard", "profile")
+_ACCOUNT_COMMANDS = (
+    "register",
+    "login",
+    "logout",
+    "password",
+    "whoami",
+    "leaderboard",
+    "profile",
+)
 
 
 async def _run(args: Any, output: Any, script: list[str] | None) -> int:

@@ -1,4 +1,5 @@
-"""`solitaire register|login|logout|whoami|leaderboard|profile`, and the account key on disk.
+"""`solitaire register|login|logout|password|whoami|leaderboard|profile`, and the account key
+on disk.
 
 The key a login gives is kept per server in the XDG state directory (the directory 0700, the
 file 0600, written whole and renamed, as the seat files are: client/seats.py) and sent in the
@@ -76,6 +77,18 @@ def read_password(args: Any, *, confirm: bool) -> str:
     if confirm and getpass.getpass("Password again: ") != password:
         raise ClientError("the two passwords differ", code="bad_password")
     return password
+
+
+def read_new_password(args: Any) -> tuple[str, str]:
+    """The current password and the new one: two lines of standard input with
+    --password-stdin, else the terminal without echo, the new one twice."""
+    if args.password_stdin:
+        return sys.stdin.readline().rstrip("\r\n"), sys.stdin.readline().rstrip("\r\n")
+    current = getpass.getpass("Current password: ")
+    new = getpass.getpass("New password: ")
+    if getpass.getpass("New password again: ") != new:
+        raise ClientError("the two new passwords differ", code="bad_password")
+    return current, new
 
 
 async def _open(args: Any, key: str | None) -> Connection:
@@ -192,6 +205,25 @@ async def account_command(args: Any, output: Output, out: TextIO | None = None) 
                     await conn.request({"type": "logout"}, expect="logged_out")
             store.forget(args.server)
             _print(out, ["Logged out." if account else "You were not logged in."])
+            return 0
+        if command == "password":
+            if account is None:
+                raise ClientError(
+                    "not logged in: 'solitaire login NAME' first", code="not_logged_in"
+                )
+            current, new = read_new_password(args)
+            answer = await conn.request(
+                {"type": "change_password", "password": current, "new_password": new},
+                expect="password_changed",
+                retry_rate_limited=False,
+            )
+            lines = [f"Password changed for {account}."]
+            if answer["revoked"]:
+                lines.append(
+                    f"{plural(answer['revoked'], 'other login')} ended: log in again there "
+                    "with the new password."
+                )
+            _print(out, lines)
             return 0
         if command == "whoami":
             if account is None and key is not None:

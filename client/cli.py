@@ -264,6 +264,20 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         help="log out (the key is revoked)",
         description="Log out: the server revokes the key, and it is removed from disk.",
     )
+    password = sub.add_parser(
+        "password",
+        parents=[common],
+        help="change your password (your other devices are logged out)",
+        description="Change the password of the account you are logged in as: asks for the "
+        "current one and the new one twice, without echo. Every other key of the account is "
+        "revoked, so each other device must log in again; this one stays logged in.",
+    )
+    password.add_argument(
+        "--password-stdin",
+        action="store_true",
+        help="read the current password, then the new one, from the first two lines of "
+        "standard input (for scripts)",
+    )
     sub.add_parser(
         "whoami",
         parents=[common],

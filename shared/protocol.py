@@ -36,6 +36,7 @@ HINT = "hint"
 REGISTER = "register"
 LOGIN = "login"
 LOGOUT = "logout"
+CHANGE_PASSWORD = "change_password"
 LEADERBOARD = "leaderboard"
 PROFILE = "profile"
 RACE_RATINGS = "race_ratings"
@@ -66,6 +67,7 @@ SUGGESTION = "suggestion"
 # Answers of the account requests (docs/protocol.md, "Accounts and ratings").
 ACCOUNT = "account"
 LOGGED_OUT = "logged_out"
+PASSWORD_CHANGED = "password_changed"
 STANDINGS = "standings"
 PLAYER_CARD = "player_card"
 RATING_CHANGES = "rating_changes"
@@ -296,6 +298,10 @@ CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("password", "str", max_len=MAX_PASSWORD_LEN, allow_empty=True),
     ),
     LOGOUT: (),
+    CHANGE_PASSWORD: (
+        _f("password", "str", max_len=MAX_PASSWORD_LEN, allow_empty=True),
+        _f("new_password", "str", max_len=MAX_PASSWORD_LEN, allow_empty=True),
+    ),
     LEADERBOARD: (
         _opt("variant", "str", choices=VARIANTS),
         _opt("top", "int", min=1, max=MAX_TOP),
@@ -376,6 +382,7 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
     ),
     ACCOUNT: (_f("name", "str"), _f("key", "str")),
     LOGGED_OUT: (),
+    PASSWORD_CHANGED: (_f("revoked", "int", min=0),),
     STANDINGS: (
         _f("variant", "str", choices=VARIANTS),
         _f("rows", "list", items="map"),

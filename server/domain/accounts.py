@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from server.domain.errors import BadCredentials, NameTaken
+from server.domain.errors import BadCredentials, NameTaken, NotLoggedIn
 from server.domain.names import DEFAULT_NAME, clean_name
 from server.domain.schema import Schema
 from shared.protocol import BadField
@@ -125,11 +125,10 @@ def check_name(raw: str) -> tuple[str, str]:
     return name, fold_name(name)
 
 
-def check_password(password: str) -> None:
+def check_password(password: str, field: str = "password") -> None:
     if not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
         raise BadField(
-            f"field 'password' must be {MIN_PASSWORD}..{MAX_PASSWORD} characters",
-            field="password",
+            f"field {field!r} must be {MIN_PASSWORD}..{MAX_PASSWORD} characters", field=field
         )
 
 
@@ -166,3 +165,17 @@ def decide_logout(account: Account | None, *, key_hash: str, now: int) -> list[A
     if account is None or key_hash not in account.keys:
         return []
     return [KeyRevoked(now, key_hash)]
+
+
+def decide_change_password(
+    account: Account | None, *, verified: bool, key_hash: str, password_hash: str, now: int
+) -> list[AccountEvent]:
+    """The new password's hash, and every key but the one asking revoked: whoever held the old
+    password (or a key it gave) is logged out everywhere else. bad_credentials for a wrong
+    current password, not_logged_in when the asking key is no longer live."""
+    if account is None or key_hash not in account.keys:
+        raise NotLoggedIn("this connection is not logged in")
+    if not verified:
+        raise BadCredentials("the current password is wrong")
+    others = sorted(account.keys - {key_hash})
+    return [PasswordChanged(now, password_hash), *(KeyRevoked(now, k) for k in others)]

@@ -94,7 +94,8 @@ class NameTaken(ClientError):
 
 
 class BadCredentials(ClientError):
-    """``login`` with an unknown name or a wrong password: one answer for both, on purpose."""
+    """``login`` with an unknown name or a wrong password (one answer for both, on purpose), or
+    ``change_password`` with a wrong current one."""
 
     code = "bad_credentials"
 

@@ -1,6 +1,6 @@
-"""A connection's account requests: register, login, logout, leaderboard, profile and a race's
-rating changes. Kept apart from ``Connection`` (which hands them their messages) so the room
-path stays as it is; the I/O behind them is ``server.accounts``."""
+"""A connection's account requests: register, login, logout, a new password, leaderboard,
+profile and a race's rating changes. Kept apart from ``Connection`` (which hands them their
+messages) so the room path stays as it is; the I/O behind them is ``server.accounts``."""
 
 from __future__ import annotations
 
@@ -54,6 +54,7 @@ class AccountRequests:
             p.REGISTER: self.on_register,
             p.LOGIN: self.on_login,
             p.LOGOUT: self.on_logout,
+            p.CHANGE_PASSWORD: self.on_change_password,
             p.LEADERBOARD: self.on_leaderboard,
             p.PROFILE: self.on_profile,
             p.RACE_RATINGS: self.on_race_ratings,
@@ -86,6 +87,14 @@ class AccountRequests:
             raise NotLoggedIn("this connection is not logged in")
         self.account = self.key = None
         self.reply(msg, {"type": p.LOGGED_OUT})
+
+    async def on_change_password(self, msg: dict[str, Any]) -> None:
+        if self.key is None:
+            raise NotLoggedIn("this connection is not logged in")
+        revoked = await self.accounts.change_password(
+            self.key, msg["password"], msg["new_password"], address=self.address
+        )
+        self.reply(msg, {"type": p.PASSWORD_CHANGED, "revoked": revoked})
 
     async def on_leaderboard(self, msg: dict[str, Any]) -> None:
         variant = msg.get("variant", VARIANTS[0])

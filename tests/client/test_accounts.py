@@ -29,6 +29,8 @@ def test_the_account_commands_parse() -> None:
     assert (args.variant, args.top) == ("quadrennial", 3)
     assert parse_args(["profile"], env={}).player is None
     assert parse_args(["profile", "bob"], env={}).player == "bob"
+    args = parse_args(["password", "--password-stdin"], env={})
+    assert (args.command, args.password_stdin) == ("password", True)
 
 
 def _row(rank: int, name: str, rating: int) -> dict[str, object]:

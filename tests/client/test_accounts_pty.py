@@ -1,5 +1,5 @@
-"""Accounts, a rated race, the leaderboard and a profile, through real pseudo-terminals at
-80x24 against a real server on a real Redis."""
+"""Accounts (a new password included), a rated race, the leaderboard and a profile, through
+real pseudo-terminals at 80x24 against a real server on a real Redis."""
 
 from __future__ import annotations
 
@@ -42,6 +42,14 @@ def run(server: ServerProcess, env: dict[str, str], *args: str) -> pexpect.spawn
     return spawn(*args, "--server", server.url, "--no-color", env_extra=env, **SIZE)
 
 
+def login(server: ServerProcess, env: dict[str, str], name: str, password: str) -> pexpect.spawn:
+    """``solitaire login NAME`` with the password typed at its prompt."""
+    child = run(server, env, "login", name)
+    child.expect("Password: ")
+    type_line(child, password)
+    return child
+
+
 def test_register_login_a_rated_race_then_leaderboard_and_profile(
     server: ServerProcess, tmp_path: Path
 ) -> None:
@@ -73,17 +81,46 @@ def test_register_login_a_rated_race_then_leaderboard_and_profile(
     child = run(server, bob_env, "whoami")
     child.expect(r"Not logged in \(guest\)\.")
     assert finish(child) == 0
-    child = run(server, bob_env, "login", "BOB")
-    child.expect("Password: ")
-    type_line(child, "wrong password")
+    child = login(server, bob_env, "BOB", "wrong password")
     child.expect("unknown name or wrong password")
     assert finish(child) == 2
-    child = run(server, bob_env, "login", "BOB")
-    child.expect("Password: ")
-    type_line(child, "bob's long secret")
+    child = login(server, bob_env, "BOB", "bob's long secret")
     child.expect("Logged in as bob.")
     assert finish(child) == 0
     child = run(server, bob_env, "whoami")
+    child.expect("Logged in as bob.")
+    assert finish(child) == 0
+
+    # bob logs in on his laptop too, then changes his password here: the laptop's login ends,
+    # this one stays.
+    laptop_env = user(tmp_path, "laptop")
+    child = run(server, laptop_env, "login", "bob", "--password-stdin")
+    type_line(child, "bob's long secret")
+    child.expect("Logged in as bob.")
+    assert finish(child) == 0
+    for again, status in (("bob's new secreT", 2), ("bob's new secret", 0)):
+        child = run(server, bob_env, "password")
+        child.expect("Current password: ")
+        type_line(child, "bob's long secret")
+        child.expect("New password: ")
+        type_line(child, "bob's new secret")
+        child.expect("New password again: ")
+        type_line(child, again)
+        if status:
+            child.expect("the two new passwords differ")
+        else:
+            child.expect("Password changed for bob.")
+            child.expect(words("1 other login ended: log in again there with the new password."))
+        assert "secret" not in (child.before or "")
+        assert finish(child) == status
+    child = run(server, laptop_env, "whoami")
+    child.expect(words("Not logged in (the server no longer knows your key): log in."))
+    assert finish(child) == 0
+    child = login(server, laptop_env, "bob", "bob's long secret")
+    child.expect("unknown name or wrong password")
+    assert finish(child) == 2
+    child = run(server, laptop_env, "login", "bob", "--password-stdin")
+    type_line(child, "bob's new secret")
     child.expect("Logged in as bob.")
     assert finish(child) == 0
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import time
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,25 @@ def server(cluster: LocalRedisCluster, log: Path, prefix: str, *extra: str) -> S
         log_path=log,
         extra_args=[*FAST, "--redis-cluster", "--redis-prefix", prefix, *extra],
     )
+
+
+@contextlib.asynccontextmanager
+async def processes(
+    cluster: LocalRedisCluster, tmp_path: Path, prefix: str, count: int, *extra: str
+) -> AsyncIterator[tuple[list[ServerProcess], list[Client]]]:
+    """``count`` server processes on one key prefix, and a list for the test's clients: all
+    closed and stopped at the end, however the test ends."""
+    started = [server(cluster, tmp_path / f"{i}.log", prefix, *extra) for i in range(count)]
+    clients: list[Client] = []
+    try:
+        for process in started:
+            process.start()
+        yield started, clients
+    finally:
+        for client in clients:
+            await client.close()
+        for process in started:
+            process.stop()
 
 
 async def hello(url: str, name: str = "guest", key: str | None = None) -> tuple[Client, Any]:
@@ -80,13 +101,9 @@ async def test_register_login_logout_across_processes_and_no_secret_stored(
     redis_cluster: LocalRedisCluster, tmp_path: Path
 ) -> None:
     prefix = f"t{uuid.uuid4().hex[:8]}:"
-    one = server(redis_cluster, tmp_path / "one.log", prefix, "--auth-attempts-per-name", "4")
-    two = server(redis_cluster, tmp_path / "two.log", prefix, "--auth-attempts-per-name", "4")
-    one.start()
-    two.start()
-    clients: list[Client] = []
     password = "correct horse battery"
-    try:
+    limit = ("--auth-attempts-per-name", "4")
+    async with processes(redis_cluster, tmp_path, prefix, 2, *limit) as ((one, two), clients):
         a, _ = await hello(one.url)
         b, _ = await hello(two.url)
         clients += [a, b]
@@ -134,11 +151,43 @@ async def test_register_login_logout_across_processes_and_no_secret_stored(
         assert b"argon2id" in stored  # the scan does see the accounts
         for secret in (password, first["key"], second["key"]):
             assert secret.encode() not in stored
-    finally:
-        for client in clients:
-            await client.close()
-        one.stop()
-        two.stop()
+
+
+async def test_a_new_password_on_one_process_ends_the_other_logins_on_every_process(
+    redis_cluster: LocalRedisCluster, tmp_path: Path
+) -> None:
+    prefix = f"t{uuid.uuid4().hex[:8]}:"
+    old, new = "old horse battery", "new staple battery"
+    async with processes(redis_cluster, tmp_path, prefix, 2) as ((one, two), clients):
+        a, _ = await hello(one.url)
+        b, _ = await hello(two.url)
+        clients += [a, b]
+        await ask(a, {"type": "register", "name": "Ann", "password": old}, "account")
+        elsewhere = await ask(b, {"type": "login", "name": "ann", "password": old}, "account")
+        change = {"type": "change_password", "password": old, "new_password": new}
+
+        guest, _ = await hello(one.url)
+        clients.append(guest)
+        assert (await error_of(guest, change))["code"] == "not_logged_in"
+        wrong = await error_of(a, {**change, "password": "not the password"})
+        assert wrong["code"] == "bad_credentials"
+        short = await error_of(a, {**change, "new_password": "short"})
+        assert short["code"] == "bad_field"
+        assert "new_password" in short["reason"]
+
+        assert (await ask(a, change, "password_changed"))["revoked"] == 1
+        c, welcome = await hello(two.url, key=elsewhere["key"])
+        clients.append(c)
+        assert welcome["account"] is None  # the other login ended, on the other process too
+        refused = await error_of(c, {"type": "login", "name": "ann", "password": old})
+        assert refused["code"] == "bad_credentials"
+        await ask(c, {"type": "login", "name": "ann", "password": new}, "account")
+        await ask(a, {"type": "logout"}, "logged_out")  # the key that changed it stayed good
+
+        stored = await scan(redis_cluster, prefix)
+        assert b"password_changed" in stored
+        for secret in (old, new, elsewhere["key"]):
+            assert secret.encode() not in stored
 
 
 async def register(url: str, name: str) -> tuple[Client, str]:
@@ -194,16 +243,11 @@ async def test_a_rated_race_on_two_processes_is_rated_once_and_rebuilds_the_same
     redis_cluster: LocalRedisCluster, tmp_path: Path
 ) -> None:
     prefix = f"t{uuid.uuid4().hex[:8]}:"
-    one = server(redis_cluster, tmp_path / "one.log", prefix)
-    two = server(redis_cluster, tmp_path / "two.log", prefix)
-    one.start()
-    two.start()
-    clients: list[Client] = []
-    try:
+    async with processes(redis_cluster, tmp_path, prefix, 2) as ((one, two), clients):
         ann, _ = await register(one.url, "ann")
         bob, _ = await register(two.url, "bob")
         cy, _ = await register(one.url, "cy")
-        clients = [ann, bob, cy]
+        clients += [ann, bob, cy]
         room = await race(ann, clients)
         answers = [
             await ask(c, {"type": "race_ratings", "room": room}, "rating_changes") for c in clients
@@ -243,11 +287,6 @@ async def test_a_rated_race_on_two_processes_is_rated_once_and_rebuilds_the_same
         assert rebuild.returncode == 0
         assert "swiss: 1 rated races folded" in out.decode()
         assert await leaderboard_rows(redis_cluster, prefix) == live
-    finally:
-        for client in clients:
-            await client.close()
-        one.stop()
-        two.stop()
 
 
 async def test_a_process_killed_right_after_the_finish_rates_the_race_once_on_restart(
@@ -311,12 +350,7 @@ async def test_a_finish_nobody_rated_is_rated_once_by_the_processes_that_start_n
         await store.index_put(PENDING_INDEX, "left1", events[0].at)
     finally:
         await store.aclose()
-    one = server(redis_cluster, tmp_path / "one.log", prefix)
-    two = server(redis_cluster, tmp_path / "two.log", prefix)
-    one.start()
-    two.start()
-    clients: list[Client] = []
-    try:
+    async with processes(redis_cluster, tmp_path, prefix, 2) as ((one, two), clients):
         for _ in range(100):
             if await rated_events(redis_cluster, prefix):
                 break
@@ -335,24 +369,16 @@ async def test_a_finish_nobody_rated_is_rated_once_by_the_processes_that_start_n
             ("Cy", 4),
         ]
         assert [e["room"] for e in await rated_events(redis_cluster, prefix)] == ["left1"]
-    finally:
-        for client in clients:
-            await client.close()
-        one.stop()
-        two.stop()
 
 
 async def test_a_race_ended_by_the_time_limit_is_rated(
     redis_cluster: LocalRedisCluster, tmp_path: Path
 ) -> None:
     prefix = f"t{uuid.uuid4().hex[:8]}:"
-    one = server(redis_cluster, tmp_path / "one.log", prefix)
-    one.start()
-    clients: list[Client] = []
-    try:
+    async with processes(redis_cluster, tmp_path, prefix, 1) as ((one,), clients):
         ann, _ = await register(one.url, "ann")
         bob, _ = await register(one.url, "bob")
-        clients = [ann, bob]
+        clients += [ann, bob]
         create = {"type": "create_room", "variant": "swiss", "countdown_ms": 0}
         room = (await ask(ann, {**create, "time_limit_ms": 1500}, "room"))["room"]["id"]
         for racer in clients:
@@ -363,7 +389,3 @@ async def test_a_race_ended_by_the_time_limit_is_rated(
         answer = await ask(bob, {"type": "race_ratings", "room": room}, "rating_changes")
         assert [c["name"] for c in answer["changes"]] == ["ann", "bob"]
         assert answer["changes"][0]["delta"] > 0 > answer["changes"][1]["delta"]
-    finally:
-        for client in clients:
-            await client.close()
-        one.stop()

@@ -1,5 +1,5 @@
 """The accounts service on the store contract (memory here; the Cluster in test_accounts_e2e):
-register, login, keys, rehash and the attempt limits."""
+register, login, keys, rehash, a new password and the attempt limits."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from argon2 import PasswordHasher
 
 from server.accounts.passwords import Passwords
 from server.accounts.service import Accounts
-from server.domain.accounts import account_stream
-from server.domain.errors import BadCredentials, NameTaken, RateLimited
+from server.domain.accounts import account_stream, key_hash
+from server.domain.errors import BadCredentials, NameTaken, NotLoggedIn, RateLimited
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
 from server.store import MemoryEventStore
+from shared.protocol import BadField
 
 # Real Argon2id, with small parameters so the tests run quickly on a loaded machine.
 CHEAP = PasswordHasher(time_cost=1, memory_cost=8192, parallelism=1)
@@ -89,6 +90,42 @@ async def test_attempts_are_limited_per_name_and_per_address(store: MemoryEventS
     clock.advance(600_000)  # the next window
     with pytest.raises(BadCredentials):
         await service.login("zed", "password", address="z")
+
+
+async def test_a_new_password_ends_every_other_login(store: MemoryEventStore) -> None:
+    service = accounts(store, FakeClock())
+    first = await service.register("Ann", "password one", address="a")
+    here = await service.login("ann", "password one", address="b")
+    third = await service.login("ann", "password one", address="c")
+    revoked = await service.change_password(here.key, "password one", "password two", address="b")
+    assert revoked == 2
+    assert await service.authenticate(first.key) is None
+    assert await service.authenticate(third.key) is None
+    assert await service.authenticate(here.key) is not None
+    assert await store.index_get("account-keys", key_hash(first.key)) is None  # none stale
+    with pytest.raises(BadCredentials):
+        await service.login("ann", "password one", address="a")
+    await service.login("ann", "password two", address="a")
+    # The same password again: only ends the other logins (the one just made).
+    assert await service.change_password(here.key, "password two", "password two", address="b") == 1
+    with pytest.raises(NotLoggedIn):  # a revoked key cannot set a password
+        await service.change_password(first.key, "password two", "password 3", address="a")
+
+
+async def test_a_new_password_is_refused_without_the_current_one(store: MemoryEventStore) -> None:
+    clock = FakeClock()
+    service = accounts(store, clock, auth_attempts_per_name=3)
+    login = await service.register("Ann", "password one", address="a")
+    with pytest.raises(BadField, match="new_password"):
+        await service.change_password(login.key, "password one", "short", address="a")
+    for _ in range(2):
+        with pytest.raises(BadCredentials):
+            await service.change_password(login.key, "guess", "password two", address="a")
+    with pytest.raises(RateLimited):  # guessing with a stolen key counts as logins do
+        await service.change_password(login.key, "password one", "password two", address="a")
+    account = await service.account("ann")
+    assert account is not None
+    assert await Passwords(CHEAP).verify(account.password_hash, "password one") == (True, None)
 
 
 class _ThreadRecording(PasswordHasher):

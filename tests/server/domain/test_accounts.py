@@ -14,6 +14,7 @@ from server.domain.accounts import (
     account_stream,
     check_name,
     check_password,
+    decide_change_password,
     decide_login,
     decide_logout,
     decide_register,
@@ -22,7 +23,7 @@ from server.domain.accounts import (
     fold_account,
     fold_name,
 )
-from server.domain.errors import BadCredentials, NameTaken
+from server.domain.errors import BadCredentials, NameTaken, NotLoggedIn
 from shared.errors import CorruptEvent
 from shared.protocol import BadField
 
@@ -77,6 +78,27 @@ def test_logout_revokes_only_a_live_key() -> None:
     assert decide_logout(after, key_hash="k", now=3) == []
 
 
+def test_a_new_password_revokes_every_key_but_the_asking_one() -> None:
+    events = [AccountCreated(1, "ann", "old"), *(KeyIssued(1, k) for k in ("b", "a", "c"))]
+    account = fold_account(encode(e) for e in events)
+    changed = decide_change_password(
+        account, verified=True, key_hash="a", password_hash="new", now=5
+    )
+    assert changed == [PasswordChanged(5, "new"), KeyRevoked(5, "b"), KeyRevoked(5, "c")]
+    after = fold_account(encode(e) for e in [*events, *changed])
+    assert after is not None
+    assert (after.password_hash, after.keys) == ("new", frozenset({"a"}))
+
+
+def test_a_new_password_needs_the_current_one_and_a_live_key() -> None:
+    account = fold_account([encode(AccountCreated(1, "ann", "h")), encode(KeyIssued(1, "k"))])
+    with pytest.raises(BadCredentials):
+        decide_change_password(account, verified=False, key_hash="k", password_hash="n", now=2)
+    for stale, key in ((account, "revoked"), (None, "k")):
+        with pytest.raises(NotLoggedIn):
+            decide_change_password(stale, verified=True, key_hash=key, password_hash="n", now=2)
+
+
 def test_names_are_cleaned_and_folded() -> None:
     assert check_name("  Ann\x1b[31m  Lee ") == ("Ann Lee", "ann lee")
     assert fold_name("STRASSE") == fold_name("straße")
@@ -89,6 +111,8 @@ def test_names_are_cleaned_and_folded() -> None:
 def test_password_lengths_outside_the_limits_are_bad_field(password: str) -> None:
     with pytest.raises(BadField):
         check_password(password)
+    with pytest.raises(BadField, match="new_password"):
+        check_password(password, "new_password")
 
 
 def test_the_account_stream_is_named_after_the_folded_name() -> None:
