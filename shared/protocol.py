@@ -33,6 +33,7 @@ MOVE = "move"
 RESIGN = "resign"
 WATCH = "watch"
 HINT = "hint"
+REMATCH = "rematch"
 REGISTER = "register"
 LOGIN = "login"
 LOGOUT = "logout"
@@ -289,6 +290,7 @@ CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
         _opt("player", "str", max_len=MAX_ID_LEN),
     ),
     HINT: (),
+    REMATCH: (),
     REGISTER: (
         _f("name", "str", max_len=MAX_NAME_LEN),
         _f("password", "str", max_len=MAX_PASSWORD_LEN, allow_empty=True),

@@ -32,6 +32,7 @@ from server.domain.events import (
     PlayerLeft,
     RaceFinished,
     RaceStarted,
+    RematchOffered,
     RoomClosed,
     RoomCreated,
     RoomEvent,
@@ -205,6 +206,41 @@ def decide_leave(room: Room, player: str, *, now: int) -> Events:
         elif left < 2 and room.settings.members:
             events += [CountdownCancelled(now), RoomClosed(now, CLOSED_UNFILLED)]
     return events
+
+
+def check_rematch(room: Room, player: str) -> None:
+    """Who may ask for a rematch: a racer of this race, once it is over (a daily challenge's
+    deal is played once a day: it has none)."""
+    if player not in room.seats:
+        raise NotAPlayer("only a racer of this race can ask for a rematch")
+    if room.settings.daily:
+        raise NotAllowed("the daily challenge is played once a day: no rematch")
+    if room.status is not RoomStatus.FINISHED:
+        raise WrongStatus("a rematch comes once the race is over")
+
+
+def rematch_request(room: Room) -> dict[str, Any]:
+    """The ``create_room`` of a rematch: the room's settings on a new secret deal (the seed,
+    or deck, a creator chose is not dealt again: everyone has seen it played)."""
+    meta = room.settings
+    return {
+        "variant": meta.variant,
+        "capacity": meta.capacity,
+        "countdown_ms": meta.countdown_ms,
+        "time_limit_ms": meta.time_limit_ms,
+        "spectator_delay_ms": meta.spectator_delay_ms,
+        "rated": meta.rated,
+        "winnable": meta.winnable,
+    }
+
+
+def decide_rematch(room: Room, player: str, *, rematch: str, now: int) -> Events:
+    """Offer ``rematch`` as this race's rematch; nothing if one is offered already (the
+    racers who ask next are seated in that one)."""
+    check_rematch(room, player)
+    if room.rematch is not None:
+        return []
+    return [RematchOffered(now, rematch, player)]
 
 
 def decide_close_idle(room: Room, *, ttl_ms: int, now: int) -> Events:

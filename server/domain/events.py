@@ -124,6 +124,16 @@ class RoomClosed(RoomEvent):
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class RematchOffered(RoomEvent):
+    """A racer asked to race again once the race was over: ``room`` is the new room, made like
+    this one on a new secret deal, where every racer of this one may take a seat."""
+
+    TYPE: ClassVar[str] = "rematch_offered"
+    room: str
+    player: str
+
+
 EVENT_TYPES: Mapping[str, type[RoomEvent]] = {
     cls.TYPE: cls
     for cls in (
@@ -137,6 +147,7 @@ EVENT_TYPES: Mapping[str, type[RoomEvent]] = {
         RaceStarted,
         RaceFinished,
         RoomClosed,
+        RematchOffered,
     )
 }
 

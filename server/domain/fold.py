@@ -24,6 +24,7 @@ from server.domain.events import (
     PlayerLeft,
     RaceFinished,
     RaceStarted,
+    RematchOffered,
     RoomClosed,
     RoomCreated,
     RoomEvent,
@@ -198,6 +199,10 @@ def _closed(room: Room, e: RoomClosed) -> None:
     room.closed_reason = e.reason
 
 
+def _rematch(room: Room, e: RematchOffered) -> None:
+    room.rematch = e.room
+
+
 _FOLDS: Mapping[type[RoomEvent], Callable[[Room, Any], None]] = {
     RoomCreated: _created,
     PlayerJoined: _joined,
@@ -209,6 +214,7 @@ _FOLDS: Mapping[type[RoomEvent], Callable[[Room, Any], None]] = {
     RaceStarted: _started,
     RaceFinished: _finished,
     RoomClosed: _closed,
+    RematchOffered: _rematch,
 }
 
 

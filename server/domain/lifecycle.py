@@ -19,6 +19,7 @@ from server.domain.events import (
     PlayerLeft,
     RaceFinished,
     RaceStarted,
+    RematchOffered,
     RoomClosed,
     RoomCreated,
     RoomEvent,
@@ -51,6 +52,7 @@ TRANSITIONS: Mapping[tuple[RoomStatus, type[RoomEvent]], RoomStatus] = {
     (_S.COUNTDOWN, CountdownCancelled): _S.LOBBY,
     (_S.COUNTDOWN, RaceStarted): _S.RACING,
     (_S.RACING, RaceFinished): _S.FINISHED,
+    (_S.FINISHED, RematchOffered): _S.FINISHED,
     (_S.LOBBY, RoomClosed): _S.CLOSED,
 }
 ENDED = frozenset({RoomStatus.FINISHED, RoomStatus.CLOSED})

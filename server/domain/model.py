@@ -103,6 +103,7 @@ class Room:
     finished: RaceFinished | None = None
     closed_at: int | None = None
     closed_reason: str | None = None  # RoomClosed's: idle (nobody came back) or unfilled
+    rematch: str | None = None  # the room of this race's rematch, once a racer asked for one
     joined_count: int = 0
     idle_since: int | None = None  # since when no seated player is connected (None: someone is)
     fairness: FairnessKept | None = None  # kept by server.domain.fairness.common_cards

@@ -24,6 +24,7 @@ from server.domain.events import (
     PlayerLeft,
     RaceFinished,
     RaceStarted,
+    RematchOffered,
     RoomClosed,
 )
 from server.domain.fairness import common_cards, viewable
@@ -242,6 +243,15 @@ class Delivery:
                 send(audience, audience.of(SPECTATORS), message)
 
             self._later(room, audience, release_end)
+        elif isinstance(event, RematchOffered):
+            # The racers are told at once; spectators once the delay has shown them the end.
+            send(audience, audience.of(PLAYERS), {"type": p.ROOM, "room": self.room_state(room)})
+
+            def release_rematch() -> None:
+                state = self.room_state(room, delayed=True)
+                send(audience, audience.of(SPECTATORS), {"type": p.ROOM, "room": state})
+
+            self._later(room, audience, release_rematch)
 
     def _supersede(self, room: Room, player: str, connection: str) -> None:
         """The seat is held by another connection now (this process or another): close ours."""

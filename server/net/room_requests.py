@@ -1,5 +1,5 @@
 """The room requests of a connection: list, create, join, leave, start, move, resign, hint,
-watch. Each checks who the connection is in the room, calls a command, and answers.
+watch, rematch. Each checks who the connection is in the room, calls a command, and answers.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ def room_requests(session: Session) -> dict[str, Handler]:
         p.RESIGN: r.on_resign,
         p.WATCH: r.on_watch,
         p.HINT: r.on_hint,
+        p.REMATCH: r.on_rematch,
     }
 
 
@@ -120,13 +121,29 @@ class RoomRequests:
         found = self.s.delivery.member(self.s)
         if found is None:
             raise NotInRoom("you are in no room")
-        room, member = found
+        room = await self._leave(*found)
+        self.s.reply(msg, {"type": p.LEFT, "room": room.id})
+
+    async def _leave(self, room: Room, member: Member) -> Room:
         if member.role == Role.PLAYER and member.player is not None:
             await self.s.commands.leave(room, member.player)
             await self.s.commands.away(room, member.player, self.s.connection_id)
         self.s.delivery.detach(self.s)
         bind(room=None, game=None)
-        self.s.reply(msg, {"type": p.LEFT, "room": room.id})
+        return room
+
+    async def on_rematch(self, msg: dict[str, Any]) -> None:
+        """From a finished race into its rematch's room, seated, in one request: the finished
+        room is left only once the rematch's room exists."""
+        found = self.s.delivery.member(self.s)
+        if found is None:
+            raise NotInRoom("you are in no room")
+        room, member = found
+        if member.role != Role.PLAYER or member.player is None:
+            raise NotAPlayer("only a racer can ask for a rematch: watch its room instead")
+        rematch = await self.s.commands.rematch(room, member.player, creator=self.s.session)
+        await self._leave(room, member)
+        await self.join(rematch, Role.PLAYER, ref=msg.get("ref"))
 
     async def on_start(self, msg: dict[str, Any]) -> None:
         room, _, player = self._seated()

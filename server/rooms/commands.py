@@ -292,6 +292,22 @@ class Commands:
             return
         await self.loop.run(room, lambda now: d.decide_leave(room, player, now=now))
 
+    async def rematch(self, room: Room, player: str, *, creator: str) -> str:
+        """The room of ``room``'s rematch: the one offered already, or a new one like it that
+        this request offers. Two racers asking at once on two processes may both make one;
+        the one offered first is everyone's, and the other, a lobby nobody joins, closes idle
+        after the lobby TTL."""
+        await self.hub.sync(room)
+        d.check_rematch(room, player)
+        if room.rematch is None:
+            made = await self.create_room(d.rematch_request(room), creator=creator)
+            await self.loop.run(
+                room, lambda now: d.decide_rematch(room, player, rematch=made.id, now=now)
+            )
+            log.info("rematch_offered", room=room.id, rematch=room.rematch, player=player)
+        assert room.rematch is not None  # offered: by this request or one before it
+        return room.rematch
+
     async def start(self, room: Room, player: str) -> None:
         await self.loop.run(room, lambda now: d.decide_start(room, player, now=now))
 

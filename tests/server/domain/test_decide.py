@@ -26,6 +26,7 @@ from server.domain.events import (
     PlayerLeft,
     RaceFinished,
     RaceStarted,
+    RematchOffered,
     RoomClosed,
     RoomEvent,
     encode,
@@ -182,6 +183,38 @@ def test_go_and_finish_happen_once_whoever_asks() -> None:
     assert finished.ranking[0]["player"] == "ann"
     apply(room, [finished])
     assert d.decide_finish(room, "time_limit", now=61_011) == []
+
+
+def test_a_rematch_is_offered_once_by_a_racer_of_a_race_that_is_over() -> None:
+    room = racing("ann", "bob")
+    with pytest.raises(WrongStatus):
+        d.decide_rematch(room, "ann", rematch="r2", now=2000)
+    apply(room, d.decide_finish(room, "time_limit", now=61_010))
+    with pytest.raises(NotAPlayer):
+        d.decide_rematch(room, "watcher", rematch="r2", now=61_020)
+    [offered] = d.decide_rematch(room, "bob", rematch="r2", now=61_020)
+    assert offered == RematchOffered(61_020, "r2", "bob")
+    apply(room, [offered])
+    assert (room.status, room.rematch) == (RoomStatus.FINISHED, "r2")
+    assert d.decide_rematch(room, "ann", rematch="r3", now=61_030) == []  # r2 is everyone's
+
+
+def test_a_rematch_is_made_like_its_room_on_a_new_secret_deal() -> None:
+    room = lobby(capacity=3, spectator_delay_ms=5000, rated=False, time_limit_ms=60_000)
+    asked = d.rematch_request(room)
+    assert asked == {
+        "variant": "quadrennial",
+        "capacity": 3,
+        "countdown_ms": 1000,
+        "time_limit_ms": 60_000,
+        "spectator_delay_ms": 5000,
+        "rated": False,
+        "winnable": False,
+    }
+    assert "seed" not in asked and "deck" not in asked  # the chosen seed "s" is not dealt again
+    daily = joined(lobby(capacity=1, daily="swiss:2026-12-03"), "ann")
+    with pytest.raises(NotAllowed):
+        d.check_rematch(daily, "ann")
 
 
 def test_an_idle_lobby_closes_after_its_ttl_only() -> None:

@@ -14,6 +14,7 @@ from server.domain.events import (
     PlayerJoined,
     RaceFinished,
     RaceStarted,
+    RematchOffered,
     RoomCreated,
 )
 from server.domain.lifecycle import ENDED, TRANSITIONS, RoomStatus, allows, next_status
@@ -37,8 +38,9 @@ def test_every_pair_outside_the_table_is_refused() -> None:
         assert info.value.code == "wrong_status"
 
 
-def test_ended_rooms_take_no_event_and_every_event_type_has_a_row() -> None:
-    assert not any(status in ENDED for status, _ in TRANSITIONS)
+def test_ended_rooms_take_no_event_but_a_rematch_and_every_event_type_has_a_row() -> None:
+    after_the_end = {pair: to for pair, to in TRANSITIONS.items() if pair[0] in ENDED}
+    assert after_the_end == {(RoomStatus.FINISHED, RematchOffered): RoomStatus.FINISHED}
     assert {kind for _, kind in TRANSITIONS} == set(EVENT_TYPES.values())
 
 
