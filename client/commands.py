@@ -30,6 +30,7 @@ class Kind(enum.Enum):
     REPLAY = "replay"
     YES = "yes"
     HINT = "hint"
+    REMATCH = "rematch"
 
 
 _KEYWORDS: dict[str, Kind] = {
@@ -58,6 +59,7 @@ _KEYWORDS: dict[str, Kind] = {
     "new": Kind.NEW,
     "replay": Kind.REPLAY,
     "hint": Kind.HINT,
+    "rematch": Kind.REMATCH,
     "h": Kind.HINT,
     "y": Kind.YES,
     "yes": Kind.YES,
@@ -96,7 +98,8 @@ _HELP_COMMANDS = (
     "Commands: moves (the legal moves now), hint (one worth trying), help rules (how to play), "
     "resign, quit; "
     "start (in a race lobby); undo (offline); in a race once your game is done: watch (every "
-    "racer), watch NAME or watch N (one racer, by name or panel number), back or me (your board)."
+    "racer), watch NAME or watch N (one racer, by name or panel number), back or me (your board); "
+    "once the race is over: rematch (race the same players again, on a new deal)."
 )
 HELP_TEXTS = {
     "swiss": (

@@ -199,6 +199,28 @@ async def _search(client: RoomClient, app: App, args: Any) -> str | None:
     return found
 
 
+async def _rematch(client: RoomClient, app: App, args: Any, store: SeatStore, code: str) -> str:
+    """Out of room ``code``, whose race is over, into its rematch: the room a rival offered
+    already, or a new one like it (docs/protocol.md, "Rematch"). Its code."""
+    conn = client.conn
+    assert conn is not None
+    store.forget(args.server, code, args.name)
+    client.forget_room()
+    try:
+        joined = await conn.request({"type": "rematch"}, expect="joined")
+    except RequestFailed as error:
+        raise room_error(code, error) from None
+    rematch = str(joined["room"])
+    client.view.lobby_hint = (
+        f"Room {rematch}: the rematch. Type 'start' to start; the others type 'rematch', or "
+        f"'solitaire race join {rematch}'."
+    )
+    app.session.clear_messages()  # the last race's lines: its room is behind us
+    app.session.say(f"Rematch of room {code}: you are in room {rematch}.")
+    app.log(f"rematch in room {rematch}")
+    return rematch
+
+
 async def _enter_room(
     client: RoomClient,
     app: App,
@@ -274,8 +296,7 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
     assert conn is not None
     app.confirm_texts = confirm_texts(online=True, race=True)
     app.next_steps = (
-        "Next: 'replay' to see your game again, 'quit' to leave "
-        "('solitaire race create' starts another race)."
+        "Next: 'rematch' to race them again, 'replay' to see your game again, 'quit' to leave."
     )
     try:
         async with app:
@@ -324,22 +345,25 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
             await _enter_room(client, app, args, store, seat, code, back=back, join=not quick)
             while True:
                 try:
-                    await play_room(client, app, race=True, wait_for_results=True)
-                    break
+                    outcome = await play_room(client, app, race=True, wait_for_results=True)
                 except ClientError as error:
                     closed = client.view.closed if error.code == "room_closed" else None
                     if not quick or closed != p.CLOSED_UNFILLED:
                         raise
-                # Matched players who did not sit down, or left before the start: the player
-                # asked for a race, so the search goes on instead of ending with an error.
-                store.forget(args.server, code, args.name)
-                client.forget_room()
-                app.session.say(f"Room {code} closed: {UNFILLED_TEXT}. Searching again...")
-                found = await _search(client, app, args)
-                if found is None:
-                    return 130
-                code = found
-                await _enter_room(client, app, args, store, seat, code, back=False, join=False)
+                    # Matched players who did not sit down, or left before the start: the
+                    # player asked for a race, so the search goes on instead of an error.
+                    store.forget(args.server, code, args.name)
+                    client.forget_room()
+                    app.session.say(f"Room {code} closed: {UNFILLED_TEXT}. Searching again...")
+                    found = await _search(client, app, args)
+                    if found is None:
+                        return 130
+                    code = found
+                else:
+                    if outcome is not Outcome.REMATCH:
+                        break
+                    code = await _rematch(client, app, args, store, code)
+                await _enter_room(client, app, args, store, None, code, back=False, join=False)
     finally:
         await conn.close()
         if quick and client.interrupted and client.state.room_id is None:

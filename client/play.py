@@ -21,11 +21,13 @@ PLAYING_HINT = prompt_hint("swiss")
 
 
 class Outcome(enum.Enum):
-    """How a play loop ended: input over, the player quit, or asked for a new deal."""
+    """How a play loop ended: input over, the player quit, asked for a new deal, or for a
+    rematch of the race that is over."""
 
     END = "end"
     QUIT = "quit"
     NEW = "new"
+    REMATCH = "rematch"
 
 
 class Driver(Protocol):
@@ -63,7 +65,8 @@ def update_status(app: App, view: Any, *, playing_hint: str | None = None) -> No
         app.session.status = playing_hint or prompt_hint(getattr(view, "variant", None))
 
 
-Extra = Callable[[Command], Awaitable[bool]]
+Extra = Callable[[Command], Awaitable[bool | Outcome]]
+"""A mode's own commands: True when it took the command, an Outcome to end the loop with."""
 _PREFIX = re.compile(r"^'?([a-z0-9 ]{1,16})'?: ")
 
 
@@ -85,8 +88,8 @@ async def play_loop(app: App, driver: Driver, *, extra: Extra | None = None) -> 
     """Read lines until quit or end of input, playing moves through ``driver``.
 
     ``extra`` handles commands particular to a mode (e.g. `start` in a race); it returns
-    True when it took the command. `quit` and `resign` of a live game ask first (interactive
-    only: a script means what it says).
+    True when it took the command, or the Outcome to end the loop with. `quit` and `resign`
+    of a live game ask first (interactive only: a script means what it says).
     """
     session = app.session
     confirming: Kind | None = None
@@ -116,7 +119,10 @@ async def play_loop(app: App, driver: Driver, *, extra: Extra | None = None) -> 
             session.say(app.confirm_texts[command.kind])
             app.refresh()
             continue
-        if extra is not None and await extra(command):
+        took = await extra(command) if extra is not None else False
+        if isinstance(took, Outcome):
+            return took
+        if took:
             app.refresh()
             continue
         if command.kind is Kind.QUIT:
@@ -192,6 +198,9 @@ async def _handle(app: App, driver: Driver, command: Command) -> None:
         return
     if command.kind is Kind.YES:
         _reject(app, command.text, ClientError("there is nothing to confirm"))
+        return
+    if command.kind is Kind.REMATCH:
+        _reject(app, "rematch", ClientError("a rematch is for a race, once it is over"))
         return
     await play_move(app, driver, command.text)
 

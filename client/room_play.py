@@ -70,12 +70,13 @@ LOST = "this game was lost when the server restarted: type 'quit', then start a 
 
 async def play_room(client: RoomClient, app: App, *, race: bool, wait_for_results: bool) -> Outcome:
     """The player's loop in a room: moves once the race starts, `start` in the lobby. Ctrl-C
-    leaves without resigning (the seat waits for the server's grace); `quit` resigns."""
+    leaves without resigning (the seat waits for the server's grace); `quit` resigns;
+    `rematch` once the race is over ends it with Outcome.REMATCH (the caller moves rooms)."""
     driver = ServerDriver(client)
     assert client.conn is not None
     conn = client.conn
 
-    async def extra(command: Command) -> bool:
+    async def extra(command: Command) -> bool | Outcome:
         if command.kind is Kind.START:
             try:
                 await conn.send({"type": "start"})
@@ -88,8 +89,16 @@ async def play_room(client: RoomClient, app: App, *, race: bool, wait_for_result
         if command.kind is Kind.HINT and client.my_view is not None:
             return await server_hint(conn, app)
         if command.kind is Kind.NEW and race:
-            app.session.error = "new: start another race with 'solitaire race create'"
+            app.session.error = (
+                "new: 'rematch' races the same players again once the race is over; "
+                "'solitaire race create' starts another race"
+            )
             return True
+        if command.kind is Kind.REMATCH and race:
+            if not client.view.finished.is_set():
+                app.session.error = "rematch: once the race is over"
+                return True
+            return Outcome.REMATCH
         if command.kind in (Kind.MOVE, Kind.MOVES, Kind.RESIGN) and client.my_view is None:
             if app.scripted:
                 # A script plays as soon as it can: wait for the start instead of failing.

@@ -48,10 +48,12 @@ class RoomState:
     ranking: list[dict[str, Any]] | None = None
     finish_reason: str = ""
     open_seed: bool = False
+    left: str | None = None  # the room this client moved out of: its messages are not folded
 
     def fold_room(self, room: dict[str, Any]) -> bool:
         """A `room` message's state; False (nothing folded) when it is another room's."""
-        if self.room_id is not None and str(room.get("id", "")).lower() != self.room_id.lower():
+        room_id = str(room.get("id", "")).lower()
+        if room_id == self.left or (self.room_id is not None and room_id != self.room_id.lower()):
             return False
         self.room = room
         self.open_seed = bool(room.get("open_seed", self.open_seed))
@@ -112,11 +114,16 @@ class RoomState:
         self.ranking = None
 
     def forget_room(self) -> None:
-        """No seat and no room (the seat kept on disk was not given back)."""
+        """No seat and no room (the seat kept on disk was not given back, the room closed, or
+        its race is over and a rematch follows): a late message of it is not folded."""
+        self.left = self.room_id.lower() if self.room_id else None
         self.me = self.room_id = None
         self.games.clear()
         self.progress.clear()
+        self.names.clear()
         self.room = {}
+        self.ranking = None
+        self.finish_reason = ""
 
     # -- derived -------------------------------------------------------------------------------
 

@@ -65,6 +65,7 @@ class RoomView:
         self.finished = asyncio.Event()
         self.closed: str | None = None  # why the room closed under us (its closed_reason)
         self.closed_now = asyncio.Event()
+        self.rematch: str | None = None  # the room of this race's rematch, once told of one
         self.game_changed = asyncio.Event()
         self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             p.ROOM: self._on_room,
@@ -81,14 +82,22 @@ class RoomView:
         }
 
     def forget_room(self) -> None:
-        """What this view knew of a room that closed before its race."""
+        """What this view knew of a room that closed before its race, or whose race is over
+        (a rematch follows): the next room's race starts from nothing."""
         self.closed = None
         self.closed_now.clear()
         self.started.clear()
         self.finished.clear()
+        self.rematch = None
         self.focus = None
         self.watching_others = False
-        self.session.countdown_to_ms = None
+        session = self.session
+        session.countdown_to_ms = session.clock_start_ms = session.clock_end_ms = None
+        session.time_limit_ms = None
+        session.view = None
+        session.boards = ()
+        session.racers.clear()
+        session.away_since.clear()
 
     def on_message(self, msg: dict[str, Any]) -> None:
         """Fold one server message into the session and schedule a redraw."""
@@ -119,6 +128,7 @@ class RoomView:
             self._start(room["started_at"], room.get("ends_at"))
         elif status == "finished":
             self.session.clock_end_ms = self.local(room.get("finished_at"))
+            self._rematch(room.get("rematch"))
         if status == "lobby":
             self.session.countdown_to_ms = None  # a countdown cancelled
             self.session.status = self.lobby_hint
@@ -126,6 +136,16 @@ class RoomView:
         elif status == "closed":
             self.closed = str(room.get("closed_reason") or "idle")
             self.closed_now.set()
+
+    def _rematch(self, room: str | None) -> None:
+        """A racer asked for a rematch: where it is, and how to get there, said once."""
+        if room is None or self.rematch is not None:
+            return
+        self.rematch = room
+        if self.spectator:
+            self.session.say(f"A rematch is on in room {room}: 'solitaire watch {room}'.")
+        else:
+            self.session.say(f"A rematch is on in room {room}: type 'rematch' to race again.")
 
     def _away(self, pid: str, player: dict[str, Any], now: int) -> None:
         """Whether a racer's connection is gone, and since when on this client's clock."""

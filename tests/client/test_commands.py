@@ -25,6 +25,7 @@ from client.commands import HELP_TEXT, Kind, parse_command
         (" ME ", Kind.BACK),
         ("watch", Kind.WATCH),
         ("watch bob", Kind.WATCH),
+        ("Rematch", Kind.REMATCH),
         ("", Kind.EMPTY),
         ("   ", Kind.EMPTY),
     ],

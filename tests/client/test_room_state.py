@@ -66,6 +66,22 @@ def test_an_event_that_does_not_fold_changes_nothing() -> None:
     assert state.my_version() == 1
 
 
+def test_a_room_left_for_its_rematch_is_forgotten_and_not_folded_again() -> None:
+    state = RoomState(room_id="abc")
+    state.fold_joined({"room": "abc", "player": "pa"})
+    state.fold_room({"id": "abc", "status": "finished", "players": [seat("pa", "ann", "won")]})
+    state.fold_finished({"ranking": [{"place": 1, **seat("pa", "ann", "won")}], "reason": "x"})
+    state.forget_room()
+    assert (state.room_id, state.me, state.room, state.ranking) == (None, None, {}, None)
+    assert not state.names
+    assert not state.progress
+    # The finished room's state, sent as the rematch was offered, comes after the move.
+    assert not state.fold_room({"id": "ABC", "status": "finished", "rematch": "xyz"})
+    state.fold_joined({"room": "xyz", "player": "pa"})
+    assert state.fold_room({"id": "xyz", "status": "lobby", "players": [seat("pa", "ann")]})
+    assert state.room["status"] == "lobby"
+
+
 def test_finished_ranks_and_names_everyone() -> None:
     state = RoomState()
     ranking = [{"place": 1, **seat("pb", "bob", "won")}]
