@@ -428,3 +428,40 @@ async def test_the_page_waits_out_the_rooms_spectator_delay(
         await play
     finally:
         await asyncio.gather(*(c.close() for c in clients))
+
+
+async def test_a_finished_race_links_to_its_rematch(
+    arena: ServerProcess, browser: webdriver.Chrome
+) -> None:
+    """Someone watching a race from a link follows its racers to their rematch in one click."""
+    clients = [await Client(arena.url, n).open() for n in ("fay", "gus")]
+    try:
+        for client in clients:
+            await client.hello()
+        fay, gus = clients
+        room = await room_with(fay, clients, "swiss", "web-rematch", countdown_ms=0)
+        await fay.send({"type": "start"})
+        for racer in clients:
+            await racer.expect("started")
+            await racer.send({"type": "resign"})
+        await fay.expect("finished")
+        await driven(browser, browser.get, f"http://127.0.0.1:{arena.port}/watch/{room}")
+        await until(browser, "return document.querySelector('caption')?.textContent", bool)
+        assert await dom(browser, "return document.querySelector('p.rematch')") is None
+
+        await gus.send({"type": "rematch", "ref": "again"})
+        rematch = (await gus.expect("joined", lambda m: m.get("ref") == "again"))["room"]
+        link = await until(
+            browser, "return document.querySelector('p.rematch a')?.getAttribute('href')", bool
+        )
+        assert link == f"/watch/{rematch}"
+        await driven(browser, browser.find_element(By.CSS_SELECTOR, "p.rematch a").click)
+        title = "return document.querySelector('h1')?.firstChild?.textContent"
+        assert (await until(browser, title, lambda t: t and rematch in t)).strip() == (
+            f"Room {rematch}"
+        )
+        players = "return [...document.querySelectorAll('table.ranking tbody tr')].length"
+        assert await until(browser, players, lambda n: n == 1) == 1  # gus, in its lobby
+        assert severe_console_messages(browser) == []
+    finally:
+        await asyncio.gather(*(c.close() for c in clients))

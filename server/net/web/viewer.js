@@ -235,6 +235,11 @@
           `Finished (${f.reason === "time_limit" ? "time limit" : "every game done"}). `,
           f.seed !== null ? `Seed ${f.seed}, ` : "", `commitment ${f.commitment.slice(0, 12)}…`));
       }
+      if (r.rematch) {
+        // Its racers asked to race again: the new room is a click away.
+        parts.push(h("p", { class: "rematch" }, "The racers are racing again: ",
+          h("a", { href: `/watch/${r.rematch}` }, `watch the rematch in room ${r.rematch}`), "."));
+      }
       return parts;
     }
 
