@@ -77,6 +77,7 @@ class RoomView:
             p.GAME_EVENT: self._on_game_event,
             p.FINISHED: self._on_finished,
             p.ERROR: self._on_error,
+            p.LOGGED_OUT: self._on_logged_out,
             p.QUEUED: lambda msg: self.on_queue(msg),
             p.MATCHED: lambda msg: self.on_queue(msg),
         }
@@ -146,6 +147,13 @@ class RoomView:
             self.session.say(f"A rematch is on in room {room}: 'solitaire watch {room}'.")
         else:
             self.session.say(f"A rematch is on in room {room}: type 'rematch' to race again.")
+
+    def _on_logged_out(self, msg: dict[str, Any]) -> None:
+        """The key was revoked elsewhere (a new password, a logout): said, the game goes on."""
+        self.session.say(
+            "Logged out: this account's password was changed, or this login ended, elsewhere. "
+            "'solitaire login NAME' logs in again."
+        )
 
     def _away(self, pid: str, player: dict[str, Any], now: int) -> None:
         """Whether a racer's connection is gone, and since when on this client's clock."""

@@ -15,6 +15,7 @@ import structlog
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
+from server.accounts.logins import Logins
 from server.accounts.ratings import Ratings
 from server.accounts.service import Accounts
 from server.domain.lifecycle import RoomStatus
@@ -76,6 +77,7 @@ class App:
         self.hub.listen(self.delivery.on_change)
         self.hub.listen(self.race_clock.on_change)
         self.accounts = Accounts(store, clock, config)
+        self.logins = Logins(store, self.accounts)
         self.ratings = Ratings(store, clock)
         self.hub.listen(self.ratings.on_change)
         self.unloader = Unloader(
@@ -161,6 +163,7 @@ class App:
             ratings=self.ratings,
             matchmaker=self.matchmaker,
             daily=self.daily,
+            logins=self.logins,
         )
         self.connections.add(connection)
         try:
@@ -312,6 +315,7 @@ class App:
         await self.unloader.aclose()
         await self.race_clock.aclose()
         await self.ratings.aclose()
+        await self.logins.aclose()
         await self.hub.aclose()
         await self.delivery.aclose()
         if self._solver is not None:

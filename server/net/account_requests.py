@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from server.accounts.logins import Login, Logins
 from server.accounts.ratings import Ratings
 from server.accounts.service import Accounts
-from server.domain.accounts import Account, fold_name
+from server.domain.accounts import Account, fold_name, key_hash
 from server.domain.daily import Streaks
 from server.domain.errors import NoSuchAccount, NotLoggedIn, NotRated
 from server.domain.names import clean_name
@@ -34,6 +35,7 @@ class AccountRequests:
         *,
         on_account: Callable[[Account | None], None],
         streaks: Callable[[str], Awaitable[Streaks]] | None = None,
+        logins: Logins | None = None,
     ) -> None:
         self.accounts = accounts
         self.ratings = ratings
@@ -42,8 +44,10 @@ class AccountRequests:
         self.address = address
         self.on_account = on_account
         self.streaks = streaks  # the daily challenge's, for profiles
+        self.logins = logins  # told when this connection's key is revoked elsewhere
         self.account: Account | None = None
         self.key: str | None = None
+        self._login: Login | None = None
 
     @property
     def account_id(self) -> str | None:
@@ -63,11 +67,27 @@ class AccountRequests:
     async def authenticate(self, key: str) -> None:
         """``hello.key``: log in with an account key; an unknown or revoked one leaves the
         connection a guest (``welcome.account`` nil)."""
+        await self.release()
         self.account = await self.accounts.authenticate(key)
         self.key = key if self.account is not None else None
         if self.account is not None:
             bind(account=self.account.id)
+            if self.logins is not None:
+                self._login = await self.logins.hold(self.account.id, key_hash(key), self._revoked)
         self.on_account(self.account)
+
+    async def release(self) -> None:
+        """This connection's login is no longer followed (a logout, the connection closed)."""
+        login, self._login = self._login, None
+        if login is not None and self.logins is not None:
+            await self.logins.release(login)
+
+    def _revoked(self) -> None:
+        """The key was revoked elsewhere: a guest from now on, and told so."""
+        self._login = None
+        self.account = self.key = None
+        self.on_account(None)
+        self.reply({}, {"type": p.LOGGED_OUT})
 
     async def _logged_in(self, key: str) -> None:
         await self.authenticate(key)
@@ -83,7 +103,11 @@ class AccountRequests:
         self.reply(msg, {"type": p.ACCOUNT, "name": login.name, "key": login.key})
 
     async def on_logout(self, msg: dict[str, Any]) -> None:
-        if self.key is None or not await self.accounts.logout(self.key):
+        if self.key is None:
+            raise NotLoggedIn("this connection is not logged in")
+        await self.release()  # its own revocation is answered here, not told as news
+        if not await self.accounts.logout(self.key):
+            self.account = self.key = None
             raise NotLoggedIn("this connection is not logged in")
         self.account = self.key = None
         self.reply(msg, {"type": p.LOGGED_OUT})

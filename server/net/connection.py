@@ -18,6 +18,7 @@ import msgpack
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
+from server.accounts.logins import Logins
 from server.accounts.ratings import Ratings
 from server.accounts.service import Accounts
 from server.domain.accounts import Account
@@ -206,6 +207,7 @@ class Connection:
         ratings: Ratings,
         matchmaker: Matchmaker,
         daily: DailyChallenge,
+        logins: Logins | None = None,
     ) -> None:
         self.metrics = metrics
         self.ws = ws
@@ -235,6 +237,7 @@ class Connection:
             address,
             on_account=self._logged_in,
             streaks=daily.streaks,
+            logins=logins,
         )
         self.handlers.update(self.login.handlers())
         self.queue = QueueRequests(
@@ -304,6 +307,7 @@ class Connection:
         """The connection ended: a seat it held is marked away (the grace starts), for all to
         see; a seat resumed elsewhere meanwhile is left as it is."""
         await self.queue.gone()
+        await self.login.release()
         room = None
         found = self.delivery.member(self)
         self.delivery.detach(self)

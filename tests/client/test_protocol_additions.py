@@ -83,6 +83,31 @@ def test_a_racer_resigned_for_being_away_is_said_so() -> None:
     assert "bob was away too long: resigned by the server." in screen_text(app)
 
 
+def test_a_key_revoked_elsewhere_is_said_and_the_race_goes_on() -> None:
+    client, app, _conn, _, _ = racing_pair()
+    client.on_message({"type": "logged_out"})
+    text = " ".join(screen_text(app).split())
+    assert "Logged out: this account's password was changed, or this login ended" in text
+
+
+def test_a_rematch_is_said_once_to_racers_and_spectators_with_what_to_type() -> None:
+    ranking = [{"place": 1, **player("pa", "ann", "resigned")}]
+    for spectator, said in (
+        (False, "A rematch is on in room r2: type 'rematch' to race again."),
+        (True, "A rematch is on in room r2: 'solitaire watch r2'."),
+    ):
+        client, app, _ = make_client(spectator=spectator)
+        client.on_message({"type": "joined", "room": ROOM, "role": "player", "player": "pa"})
+        client.on_message(room("finished", [player("pa", "ann", "resigned")], finished_at=9))
+        client.on_message(finished("all_done", ranking))
+        for _ in range(2):
+            client.on_message(
+                room("finished", [player("pa", "ann", "resigned")], finished_at=9, rematch="r2")
+            )
+        text = " ".join(screen_text(app).split())
+        assert text.count(said) == 1
+
+
 def test_open_seed_rooms_say_so_in_the_lobby_title_and_results() -> None:
     client, app, _ = make_client()
     client.on_message({"type": "joined", "room": ROOM, "role": "player", "player": "pa"})

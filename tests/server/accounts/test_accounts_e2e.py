@@ -176,13 +176,31 @@ async def test_a_new_password_on_one_process_ends_the_other_logins_on_every_proc
         assert "new_password" in short["reason"]
 
         assert (await ask(a, change, "password_changed"))["revoked"] == 1
+        # The other login ended, on the other process too: its open connection is told at once
+        # and is a guest from then on; the key logs nobody in any more.
+        told = await b.expect("logged_out")
+        assert "ref" not in told  # news, not an answer
+        assert (await error_of(b, {"type": "profile"}))["code"] == "not_logged_in"
         c, welcome = await hello(two.url, key=elsewhere["key"])
         clients.append(c)
-        assert welcome["account"] is None  # the other login ended, on the other process too
+        assert welcome["account"] is None
         refused = await error_of(c, {"type": "login", "name": "ann", "password": old})
         assert refused["code"] == "bad_credentials"
-        await ask(c, {"type": "login", "name": "ann", "password": new}, "account")
+        fresh = await ask(c, {"type": "login", "name": "ann", "password": new}, "account")
+
+        # A logout ends the same key's other connections too, and only its own answer reaches
+        # the connection that sent it.
+        d, welcome = await hello(one.url, key=fresh["key"])
+        clients.append(d)
+        assert welcome["account"] == "Ann"
+        await ask(c, {"type": "logout"}, "logged_out")
+        await d.expect("logged_out")
         await ask(a, {"type": "logout"}, "logged_out")  # the key that changed it stayed good
+        await asyncio.sleep(0.3)
+        await ask(c, {"type": "ping"}, "pong")
+        await ask(a, {"type": "ping"}, "pong")
+        for client in (a, c):
+            assert [m["type"] for m in client.messages].count("logged_out") == 1
 
         stored = await scan(redis_cluster, prefix)
         assert b"password_changed" in stored
