@@ -243,6 +243,14 @@ def decide_rematch(room: Room, player: str, *, rematch: str, now: int) -> Events
     return [RematchOffered(now, rematch, player)]
 
 
+def decide_close_unused(room: Room, *, now: int) -> Events:
+    """Close a lobby nobody has ever sat in, at once: a rematch's room another racer's offer
+    beat (it would otherwise wait out the lobby TTL, listed and counted as its creator's)."""
+    if room.status is not RoomStatus.LOBBY or room.joined_count:
+        return []
+    return [RoomClosed(now, CLOSED_IDLE)]
+
+
 def decide_close_idle(room: Room, *, ttl_ms: int, now: int) -> Events:
     """Close a lobby nobody has been connected to for the lobby TTL."""
     if not allows(room.status, RoomClosed) or room.idle_since is None or ttl_ms <= 0:

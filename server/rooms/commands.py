@@ -294,9 +294,8 @@ class Commands:
 
     async def rematch(self, room: Room, player: str, *, creator: str) -> str:
         """The room of ``room``'s rematch: the one offered already, or a new one like it that
-        this request offers. Two racers asking at once on two processes may both make one;
-        the one offered first is everyone's, and the other, a lobby nobody joins, closes idle
-        after the lobby TTL."""
+        this request offers. Two racers asking at once may both make one: the one offered
+        first is everyone's, and the other, which nobody has sat in, is closed."""
         await self.hub.sync(room)
         d.check_rematch(room, player)
         if room.rematch is None:
@@ -304,6 +303,8 @@ class Commands:
             await self.loop.run(
                 room, lambda now: d.decide_rematch(room, player, rematch=made.id, now=now)
             )
+            if room.rematch != made.id:
+                await self.loop.run(made, lambda now: d.decide_close_unused(made, now=now))
             log.info("rematch_offered", room=room.id, rematch=room.rematch, player=player)
         assert room.rematch is not None  # offered: by this request or one before it
         return room.rematch

@@ -135,3 +135,24 @@ async def test_a_token_resumes_the_latest_seat_also_after_a_restart(
     finally:
         await again.close_parts()
     assert await app.commands.resume("no such token") is None
+
+
+async def test_racers_asking_for_a_rematch_at_once_share_one_room(
+    app: App, clock: FakeClock
+) -> None:
+    ann, bob, cy = Peer("ann"), Peer("bob"), Peer("cy")
+    room = await racing(app, clock, [ann, bob, cy])
+    for player in ("ann", "bob", "cy"):
+        await app.commands.games.resign(room, player)
+    await until(lambda: room.status is RoomStatus.FINISHED)
+    asked = await asyncio.gather(
+        *(app.commands.rematch(room, p, creator=p) for p in ("ann", "bob", "cy"))
+    )
+    assert asked[0] == asked[1] == asked[2] == room.rematch
+    rooms = {r["id"]: r for r in await app.commands.list_rooms()}
+    lobbies = [r for r in rooms.values() if r["status"] == "lobby"]
+    assert [r["id"] for r in lobbies] == [room.rematch]  # the others' rooms closed at once
+    assert len(rooms) == 2  # the race and its rematch; closed rooms leave the list
+    made = [r for r in app.hub.rooms.values() if r.meta and r.meta.creator != "test"]
+    assert len(made) == 3  # all three asked before any offer was folded: two were closed
+    assert sorted(r.status.value for r in made) == ["closed", "closed", "lobby"]

@@ -202,7 +202,7 @@ def test_a_rematch_is_offered_once_by_a_racer_of_a_race_that_is_over() -> None:
 def test_a_rematch_is_made_like_its_room_on_a_new_secret_deal() -> None:
     room = lobby(capacity=3, spectator_delay_ms=5000, rated=False, time_limit_ms=60_000)
     asked = d.rematch_request(room)
-    assert asked == {
+    assert asked == {  # no seed: the chosen seed "s" is not dealt again
         "variant": "quadrennial",
         "capacity": 3,
         "countdown_ms": 1000,
@@ -211,10 +211,17 @@ def test_a_rematch_is_made_like_its_room_on_a_new_secret_deal() -> None:
         "rated": False,
         "winnable": False,
     }
-    assert "seed" not in asked and "deck" not in asked  # the chosen seed "s" is not dealt again
     daily = joined(lobby(capacity=1, daily="swiss:2026-12-03"), "ann")
     with pytest.raises(NotAllowed):
         d.check_rematch(daily, "ann")
+
+
+def test_only_a_lobby_nobody_ever_sat_in_closes_unused() -> None:
+    room = lobby()
+    assert d.decide_close_unused(room, now=5) == [RoomClosed(5, "idle")]
+    joined(room, "ann")
+    apply(room, d.decide_leave(room, "ann", now=6))
+    assert d.decide_close_unused(room, now=7) == []  # someone sat down once: the TTL decides
 
 
 def test_an_idle_lobby_closes_after_its_ttl_only() -> None:
