@@ -204,12 +204,21 @@ async def _rematch(client: RoomClient, app: App, args: Any, store: SeatStore, co
     already, or a new one like it (docs/protocol.md, "Rematch"). Its code."""
     conn = client.conn
     assert conn is not None
+    offered = client.view.rematch  # a rival's, if one was told
     store.forget(args.server, code, args.name)
     client.forget_room()
     try:
         joined = await conn.request({"type": "rematch"}, expect="joined")
     except RequestFailed as error:
-        raise room_error(code, error) from None
+        if offered is not None and error.code in ("wrong_status", "room_full"):
+            started = error.code == "wrong_status"
+            raise ClientError(
+                f"the rematch in room {offered} "
+                + ("has already started" if started else "is full")
+                + f": 'solitaire watch {offered}' watches it",
+                code=error.code,
+            ) from None
+        raise
     rematch = str(joined["room"])
     client.view.lobby_hint = (
         f"Room {rematch}: the rematch. Type 'start' to start; the others type 'rematch', or "

@@ -1,6 +1,6 @@
-"""A rematch as two racers and a spectator see it, through real pseudo-terminals at 80x24
-against a real server on a real Redis: the race ends, one asks, the other follows, they race
-again in one new room."""
+"""A rematch as three racers and a spectator see it, through real pseudo-terminals at 80x24
+against a real server on a real Redis: the race ends, one asks, another follows, they race
+again in one new room, and the one who asks too late is told where to watch it."""
 
 from __future__ import annotations
 
@@ -43,20 +43,22 @@ def test_a_finished_race_is_raced_again_by_rematch(server: ServerProcess) -> Non
         ann.expect(r"Room ([a-z0-9]+): join with")
         code = ann.match.group(1)
         bob = run(server, "bob", "race", "join", code)
-        watcher = run(server, "cy", "watch", code)
-        children += [bob, watcher]
-        bob.expect("waiting for the race to start")
-        ann.expect("bob")
+        cy = run(server, "cy", "race", "join", code)
+        watcher = run(server, "dee", "watch", code)
+        children += [bob, cy, watcher]
+        for racer in (bob, cy):
+            racer.expect("waiting for the race to start")
+        ann.expect("cy")
         type_line(ann, "rematch")
         ann.expect("rematch: once the race is over")
         type_line(ann, "start")
-        for racer in (ann, bob):
+        racers = (ann, bob, cy)
+        for racer in racers:
             racer.expect("Go! The race has started")
-        type_line(ann, "resign")
-        type_line(ann, "y")
-        type_line(bob, "resign")
-        type_line(bob, "y")
-        for racer in (ann, bob):
+        for racer in racers:
+            type_line(racer, "resign")
+            type_line(racer, "y")
+        for racer in racers:
             racer.expect("Race over: every game is done")
             racer.expect(words("Next: 'rematch' to race them again"))
 
@@ -64,7 +66,8 @@ def test_a_finished_race_is_raced_again_by_rematch(server: ServerProcess) -> Non
         ann.expect(rf"Rematch of room {code}: you are in room ([a-z0-9]+)\.")
         rematch = ann.match.group(1)
         assert rematch != code
-        bob.expect(words(f"A rematch is on in room {rematch}: type 'rematch' to race again."))
+        for racer in (bob, cy):
+            racer.expect(words(f"A rematch is on in room {rematch}: type 'rematch' to race again."))
         watcher.expect(words(f"A rematch is on in room {rematch}: 'solitaire watch {rematch}'."))
         type_line(bob, "rematch")
         bob.expect(words(f"Rematch of room {code}: you are in room {rematch}."))
@@ -72,6 +75,10 @@ def test_a_finished_race_is_raced_again_by_rematch(server: ServerProcess) -> Non
         type_line(ann, "start")
         for racer in (ann, bob):
             racer.expect("Go! The race has started")
+        # cy was too slow: the rematch is on without them, and they are told where to watch it.
+        type_line(cy, "rematch")
+        cy.expect(words(f"the rematch in room {rematch} has already started: 'solitaire watch"))
+        assert finish(cy) == 2
         type_line(bob, "quit")
         type_line(bob, "y")
         assert finish(bob) == 0
