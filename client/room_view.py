@@ -144,7 +144,7 @@ class RoomView:
             return
         self.rematch = room
         if self.spectator:
-            self.session.say(f"A rematch is on in room {room}: 'solitaire watch {room}'.")
+            self.session.say(f"A rematch is on in room {room}: type 'rematch' to watch it.")
         else:
             self.session.say(f"A rematch is on in room {room}: type 'rematch' to race again.")
 

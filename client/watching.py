@@ -78,6 +78,9 @@ async def watch_loop(client: RoomClient, app: App) -> None:
             app.session.say(WATCH_HELP)
             app.refresh()
             continue
+        if command.kind is Kind.REMATCH:
+            await follow_rematch(client, app)
+            continue
         if command.kind is Kind.RULES:
             from client.rules import plain, rules_for
 
@@ -97,6 +100,29 @@ async def watch_loop(client: RoomClient, app: App) -> None:
         watch_title(client, app)
         await client.send_watch()
         app.refresh()
+
+
+async def follow_rematch(client: RoomClient, app: App) -> None:
+    """`rematch` while watching: from the finished race to its rematch's room, still watching
+    (everyone, as the new race has its own numbering)."""
+    rematch = client.view.rematch
+    if rematch is None:
+        app.session.error = "no rematch yet: the racers ask for one once the race is over"
+        app.refresh()
+        return
+    assert client.conn is not None
+    await client.conn.request({"type": "leave"}, expect="left")
+    client.forget_room()
+    await join_as_spectator(client, rematch)
+    client.view.focus = None
+    watch_title(client, app)
+    app.session.clear_messages()
+    app.session.say(f"Watching the rematch in room {rematch}.")
+    app.session.status = (
+        "Watching live." if client.view.started.is_set() else "Waiting for the race to start..."
+    )
+    await client.send_watch()
+    app.refresh()
 
 
 def watch_title(client: RoomClient, app: App) -> None:

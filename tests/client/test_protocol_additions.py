@@ -94,7 +94,7 @@ def test_a_rematch_is_said_once_to_racers_and_spectators_with_what_to_type() -> 
     ranking = [{"place": 1, **player("pa", "ann", "resigned")}]
     for spectator, said in (
         (False, "A rematch is on in room r2: type 'rematch' to race again."),
-        (True, "A rematch is on in room r2: 'solitaire watch r2'."),
+        (True, "A rematch is on in room r2: type 'rematch' to watch it."),
     ):
         client, app, _ = make_client(spectator=spectator)
         client.on_message({"type": "joined", "room": ROOM, "role": "player", "player": "pa"})

@@ -68,13 +68,17 @@ def test_a_finished_race_is_raced_again_by_rematch(server: ServerProcess) -> Non
         assert rematch != code
         for racer in (bob, cy):
             racer.expect(words(f"A rematch is on in room {rematch}: type 'rematch' to race again."))
-        watcher.expect(words(f"A rematch is on in room {rematch}: 'solitaire watch {rematch}'."))
+        watcher.expect(words(f"A rematch is on in room {rematch}: type 'rematch' to watch it."))
         type_line(bob, "rematch")
         bob.expect(words(f"Rematch of room {code}: you are in room {rematch}."))
         ann.expect("bob")  # seated beside ann in the rematch's lobby
+        type_line(watcher, "rematch")  # the spectator follows them
+        watcher.expect(r"bob\s+0\s+0\s+waiting")  # the panel, drawn above the message
+        watcher.expect(words(f"Watching the rematch in room {rematch}."))
         type_line(ann, "start")
         for racer in (ann, bob):
             racer.expect("Go! The race has started")
+        watcher.expect("Watching live.")
         # cy was too slow: the rematch is on without them, and they are told where to watch it.
         type_line(cy, "rematch")
         cy.expect(words(f"the rematch in room {rematch} has already started: 'solitaire watch"))
