@@ -23,7 +23,7 @@ from shared.errors import ArenaError
 log = get_logger("server.accounts.logins")
 
 
-class Login:
+class LiveLogin:
     """One connection's login: told (``revoked``) once its key is no longer live."""
 
     def __init__(self, account: str, key_hash: str, revoked: Callable[[], None]) -> None:
@@ -38,7 +38,7 @@ class Logins:
     def __init__(self, store: EventStore, accounts: Accounts) -> None:
         self.store = store
         self.accounts = accounts
-        self._held: dict[str, set[Login]] = {}
+        self._held: dict[str, set[LiveLogin]] = {}
         self._accounts: dict[str, str] = {}  # group -> account, for the wake-ups
         self._subscription: Subscription | None = None
         self._checks: set[asyncio.Task[None]] = set()
@@ -48,17 +48,17 @@ class Logins:
         self._accounts[group] = account
         return group
 
-    async def hold(self, account: str, key_hash: str, revoked: Callable[[], None]) -> Login:
+    async def hold(self, account: str, key_hash: str, revoked: Callable[[], None]) -> LiveLogin:
         """Follow a login from now on; ``revoked`` is called once if its key stops being live."""
         if self._subscription is None:
             self._subscription = self.store.subscribe(self._woken, on_gap=self._gap)
-        login = Login(account, key_hash, revoked)
+        login = LiveLogin(account, key_hash, revoked)
         self._held.setdefault(account, set()).add(login)
         await self._subscription.subscribe([self._group(account)])
         await self._check(account)
         return login
 
-    async def release(self, login: Login) -> None:
+    async def release(self, login: LiveLogin) -> None:
         """Stop following a login (its connection logged out or closed)."""
         held = self._held.get(login.account)
         if held is None or login not in held:

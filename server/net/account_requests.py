@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from server.accounts.logins import Login, Logins
+from server.accounts.logins import LiveLogin, Logins
 from server.accounts.ratings import Ratings
 from server.accounts.service import Accounts
 from server.domain.accounts import Account, fold_name, key_hash
@@ -47,7 +47,7 @@ class AccountRequests:
         self.logins = logins  # told when this connection's key is revoked elsewhere
         self.account: Account | None = None
         self.key: str | None = None
-        self._login: Login | None = None
+        self._login: LiveLogin | None = None
 
     @property
     def account_id(self) -> str | None:
