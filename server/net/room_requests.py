@@ -117,11 +117,14 @@ class RoomRequests:
         bind(room=room.id, game=game_stream(room.id, player) if player else None)
         return room, member
 
-    async def on_leave(self, msg: dict[str, Any]) -> None:
+    def _in_room(self) -> tuple[Room, Member]:
         found = self.s.delivery.member(self.s)
         if found is None:
             raise NotInRoom("you are in no room")
-        room = await self._leave(*found)
+        return found
+
+    async def on_leave(self, msg: dict[str, Any]) -> None:
+        room = await self._leave(*self._in_room())
         self.s.reply(msg, {"type": p.LEFT, "room": room.id})
 
     async def _leave(self, room: Room, member: Member) -> Room:
@@ -135,10 +138,7 @@ class RoomRequests:
     async def on_rematch(self, msg: dict[str, Any]) -> None:
         """From a finished race into its rematch's room, seated, in one request: the finished
         room is left only once the rematch's room exists."""
-        found = self.s.delivery.member(self.s)
-        if found is None:
-            raise NotInRoom("you are in no room")
-        room, member = found
+        room, member = self._in_room()
         if member.role != Role.PLAYER or member.player is None:
             raise NotAPlayer("only a racer can ask for a rematch: watch its room instead")
         rematch = await self.s.commands.rematch(room, member.player, creator=self.s.session)

@@ -6,30 +6,14 @@ from __future__ import annotations
 import os
 import re
 import stat
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
-import pytest
 
 from tests.client.pty_driver import finish, spawn, type_line, words
-from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
 
 SIZE = {"columns": 80, "rows": 24}
-
-
-@pytest.fixture
-def server(redis_server: RedisServer, tmp_path: Path) -> Iterator[ServerProcess]:
-    process = ServerProcess(
-        redis_url=redis_server.url,
-        log_path=tmp_path / "server.log",
-        extra_args=["--redis-prefix", f"t{uuid.uuid4().hex[:8]}:"],
-    )
-    process.start()
-    yield process
-    process.stop()
 
 
 def user(tmp_path: Path, name: str) -> dict[str, str]:
