@@ -60,7 +60,8 @@ class RoomClient:
             self._spawn(self._rating_changes(msg["room"]))
 
     def forget_room(self) -> None:
-        """Out of a room that closed before its race: ready to be seated in another."""
+        """Out of a room that closed before its race, or whose race is over (a rematch
+        follows): ready to be seated in another."""
         self.state.forget_room()
         self.view.forget_room()
         self._start_sent = False

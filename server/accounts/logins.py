@@ -44,9 +44,7 @@ class Logins:
         self._checks: set[asyncio.Task[None]] = set()
 
     def _group(self, account: str) -> str:
-        group = stream_group(account_stream(account))
-        self._accounts[group] = account
-        return group
+        return stream_group(account_stream(account))
 
     async def hold(self, account: str, key_hash: str, revoked: Callable[[], None]) -> LiveLogin:
         """Follow a login from now on; ``revoked`` is called once if its key stops being live."""
@@ -54,7 +52,9 @@ class Logins:
             self._subscription = self.store.subscribe(self._woken, on_gap=self._gap)
         login = LiveLogin(account, key_hash, revoked)
         self._held.setdefault(account, set()).add(login)
-        await self._subscription.subscribe([self._group(account)])
+        group = self._group(account)
+        self._accounts[group] = account
+        await self._subscription.subscribe([group])
         await self._check(account)
         return login
 
@@ -67,7 +67,7 @@ class Logins:
         if not held:
             del self._held[login.account]
             group = self._group(login.account)
-            del self._accounts[group]
+            self._accounts.pop(group, None)
             if self._subscription is not None:
                 await self._subscription.unsubscribe([group])
 

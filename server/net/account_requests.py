@@ -106,10 +106,10 @@ class AccountRequests:
         if self.key is None:
             raise NotLoggedIn("this connection is not logged in")
         await self.release()  # its own revocation is answered here, not told as news
-        if not await self.accounts.logout(self.key):
-            self.account = self.key = None
-            raise NotLoggedIn("this connection is not logged in")
+        revoked = await self.accounts.logout(self.key)
         self.account = self.key = None
+        if not revoked:
+            raise NotLoggedIn("this connection is not logged in")
         self.reply(msg, {"type": p.LOGGED_OUT})
 
     async def on_change_password(self, msg: dict[str, Any]) -> None:
