@@ -14,6 +14,14 @@ from tests.support.redis_server import RedisServer
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """pytest-xdist's workers run with COLUMNS=80 and LINES=24 in their environment, which every
+    child inherits: a client spawned in a 40x12 pseudo-terminal would then lay itself out for
+    80x24 (``shutil.get_terminal_size`` reads them first). Children measure their terminal."""
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     """In CI a skipped (or xfailed) test fails: every collected test must really pass."""

@@ -104,10 +104,12 @@ def test_race_create_and_join_race_to_results(server: ServerProcess) -> None:
         bob.expect("7 1 -> t7t1")
         ann.expect(r"bob\s+0\s+1 playing")
         type_line(ann, "resign")
+        ann.expect("Resign this game")  # as a person, who reads it first
         type_line(ann, "y")
         ann.expect("Waiting for the others")
         bob.expect("ann resigned with 0 cards on the foundations.")
         type_line(bob, "resign")
+        bob.expect("Resign this game")  # as a person, who reads it first
         type_line(bob, "yes")
         for racer in (ann, bob):
             racer.expect("Race over: every game is done")
@@ -302,6 +304,7 @@ def test_watch_one_player_and_scripted_race(server: ServerProcess, tmp_path: Pat
         # Fair spectating holds the bot's two dealt cards back while ann, still playing, has
         # not turned them; once she resigns they are released.
         type_line(ann, "resign")
+        ann.expect("Resign this game")  # as a person, who reads it first
         type_line(ann, "y")
         watcher.expect("bot — 2 moves")  # the bot's script ran
         assert bot.wait(timeout=30) == 0  # the bot waits for the results, then exits
@@ -335,6 +338,7 @@ def test_a_racer_who_resigned_watches_another_live(server: ServerProcess) -> Non
         type_line(bob, "d")
         bob.expect(r"\b1 move\b")
         type_line(ann, "resign")
+        ann.expect("Resign this game")  # as a person, who reads it first
         type_line(ann, "y")
         ann.expect("Waiting for the others")  # the status line, wrapped: words one by one
         ann.expect("'watch'")
@@ -354,6 +358,7 @@ def test_a_racer_who_resigned_watches_another_live(server: ServerProcess) -> Non
         ann.expect(r"== \d\. bob — 3 moves ==")
         ann.expect(r"== \d\. ann \(you\) — 0 moves, resigned ==")
         type_line(bob, "resign")
+        bob.expect("Resign this game")  # as a person, who reads it first
         type_line(bob, "y")
         for racer in (ann, bob):
             racer.expect("Race over: every game is done")

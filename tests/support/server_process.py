@@ -49,12 +49,23 @@ class ServerProcess:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"solitaire-server exited with {self.process.returncode}")
+                raise RuntimeError(
+                    f"solitaire-server exited with {self.process.returncode}{self._log_tail()}"
+                )
             if self._healthy():
                 return
             time.sleep(0.05)
         self.kill()
-        raise RuntimeError(f"solitaire-server on port {self.port} not healthy within {timeout}s")
+        raise RuntimeError(
+            f"solitaire-server on port {self.port} not healthy within {timeout}s{self._log_tail()}"
+        )
+
+    def _log_tail(self, lines: int = 20) -> str:
+        """The end of the server's log, so a failed start says why."""
+        if self.log_path is None or not self.log_path.exists():
+            return " (no log: pass log_path)"
+        tail = self.log_path.read_text(errors="replace").splitlines()[-lines:]
+        return ":\n" + "\n".join(tail)
 
     def _healthy(self) -> bool:
         try:
