@@ -2,8 +2,9 @@
 forgotten ``--unload-after-s`` after its end.
 
 Without it, every room a process has served would stay folded and followed for the life of the
-process, and a server that runs for days would hold every race it has ever seen. The store still holds an unloaded
-room: its next use (a replay, a late spectator, ``list_rooms``) loads it again, as after a restart.
+process, and a server that runs for days would hold every race it has ever seen. The store still
+holds an unloaded room: its next use (a replay, a late spectator, ``list_rooms``) loads it
+again, as after a restart.
 """
 
 from __future__ import annotations
