@@ -1,4 +1,4 @@
-"""What a newcomer meets (issue 14), end to end: the real client in a pseudo-terminal read back
+"""What a newcomer meets, end to end: the real client in a pseudo-terminal read back
 through a terminal emulator, scripts against a real server, and every bad input ending in one
 line and a documented exit status (cli.EXIT_CODES)."""
 

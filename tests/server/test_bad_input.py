@@ -150,7 +150,7 @@ async def test_messages_before_hello(server: ServerProcess) -> None:
         )
         await c.send_raw("text")
         assert (await c.expect("error"))["ref"] is None  # present, and nil
-        for odd in ({"type": ["ping"]}, {"type": {"ping": 1}, "ref": 4}):  # issue 23
+        for odd in ({"type": ["ping"]}, {"type": {"ping": 1}, "ref": 4}):  # unhashable types
             error = await error_for(c, odd)
             assert (error["code"], error.get("ref")) == ("bad_frame", odd.get("ref"))
         await c.hello()
