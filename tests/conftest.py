@@ -1,11 +1,16 @@
-"""Fixtures shared by the whole suite, and the CI rule that a skipped test is a failure."""
+"""Fixtures shared by the whole suite, the CI rule that a skipped test is a failure, and the
+``e2e`` marker: a test that starts a process (a Redis, a server, a client in a pseudo-terminal,
+a browser) is marked, so ``bash scripts/test --fast`` runs every other test in seconds."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import pexpect
 import pytest
 
 from tests.support.redis_cluster import LocalRedisCluster
@@ -20,6 +25,42 @@ def pytest_configure(config: pytest.Config) -> None:
     80x24 (``shutil.get_terminal_size`` reads them first). Children measure their terminal."""
     for name in ("COLUMNS", "LINES"):
         os.environ.pop(name, None)
+
+
+E2E_FIXTURES = frozenset(
+    {"redis_server", "fresh_redis", "redis_cluster", "redis_cluster_replicas", "browser", "arena"}
+)
+"""Fixtures that start a process: a test using one is end to end."""
+
+E2E_BACKENDS = frozenset({"redis", "cluster"})
+"""The store backends (``backend`` fixture) that are a real Redis or Cluster."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        uses = set(getattr(item, "fixturenames", ()))
+        if uses & E2E_FIXTURES or params.get("backend") in E2E_BACKENDS:
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(autouse=True)
+def _a_test_that_starts_a_process_is_marked(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unmarked test that starts a process fails, naming the marker: the fast run then
+    stays fast and never needs a server, and nothing is left out of it by mistake."""
+    if request.node.get_closest_marker("e2e") is not None:
+        return
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError(
+            f"{request.node.nodeid} starts a process: mark it end to end "
+            "(pytestmark = pytest.mark.e2e, or use a fixture of tests/conftest.py's E2E_FIXTURES)"
+        )
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse)
+    monkeypatch.setattr(pexpect.spawn, "__init__", refuse)
 
 
 @pytest.hookimpl(hookwrapper=True)

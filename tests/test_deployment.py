@@ -89,6 +89,7 @@ def test_dockerfile_runs_the_compose_command(compose: dict[str, Any]) -> None:
     assert compose["services"]["server"]["build"] == "."
 
 
+@pytest.mark.e2e
 def test_compose_command_starts_a_server_on_redis_url(
     compose: dict[str, Any], tmp_path: Path
 ) -> None:

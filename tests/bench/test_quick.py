@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.e2e  # every test here starts a process
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # benchmark -> (results file, keys it must have at the top level)

@@ -15,6 +15,8 @@ import pytest
 from tests.client.pty_driver import ROOT, finish, spawn, type_line, words
 from tests.support.server_process import ServerProcess
 
+pytestmark = pytest.mark.e2e  # every test here starts a process
+
 CODE = re.compile(r"room ([a-z0-9]+)")
 
 

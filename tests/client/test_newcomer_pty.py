@@ -23,6 +23,8 @@ from tests.client.pty_driver import ROOT, Term, finish, spawn
 from tests.support.ports import free_port
 from tests.support.server_process import ServerProcess
 
+pytestmark = pytest.mark.e2e  # every test here starts a process
+
 HUGE_SEED = "18446744073709551616"  # 2**64: no msgpack integer holds it
 
 

@@ -280,6 +280,7 @@ async def test_flood_past_the_rate_limit(server: ServerProcess, client: Client) 
     await still_served(client)
 
 
+@pytest.mark.e2e
 async def test_slow_reader_is_dropped_not_waited_for(tmp_path: Path) -> None:
     """A client that stops reading is cut off once its outbound buffer passes the limit."""
     log = tmp_path / "server.log"

@@ -20,6 +20,7 @@ import uuid
 from pathlib import Path
 
 import psutil
+import pytest
 
 from server.domain.placement import home_worker
 from shared import deal_deck, public_fold
@@ -27,6 +28,8 @@ from tests.server.wsclient import Client, assert_no_secrets, winning_seed
 from tests.support.ports import free_port_run
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
+
+pytestmark = pytest.mark.e2e  # every test here starts a process
 
 FAST = ["--rate", "1000", "--burst", "1000"]
 
