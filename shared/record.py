@@ -114,6 +114,8 @@ class _Reader:
 
     def extras(self) -> dict[str, Any]:
         blob = self.take(self.varint())
+        if not blob:
+            return {}
         try:
             extras = msgpack.unpackb(
                 blob, raw=False, strict_map_key=True, use_list=True, ext_hook=_ext
