@@ -61,7 +61,7 @@ def exported_events(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]
     kept: list[dict[str, Any]] = []
     for event in events:
         kind = check_event(event)
-        shown = public_event(event) if kind == GAME_STARTED else event
+        shown = public_event(event) if kind == GAME_STARTED and "deck" in event else event
         if kind == GAME_STARTED:
             keys: tuple[str, ...] = ("variant", "deal_version", "layout", "stock_count", "at")
         elif kind == MOVED:
