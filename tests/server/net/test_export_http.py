@@ -63,7 +63,8 @@ async def _room(creator: Client, racers: list[Client], **settings: Any) -> str:
     await racers[0].send({"type": "start"})
     for racer in racers:
         await racer.expect("started")
-        await racer.expect("game_event", lambda m, r=racer: m["player"] == r.session)
+        session = racer.session
+        await racer.expect("game_event", lambda m: bool(m["player"] == session))
     return room
 
 
