@@ -7,7 +7,7 @@ import asyncio
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +63,12 @@ async def _room(creator: Client, racers: list[Client], **settings: Any) -> str:
     await racers[0].send({"type": "start"})
     for racer in racers:
         await racer.expect("started")
-        session = racer.session
-        await racer.expect("game_event", lambda m: bool(m["player"] == session))
+        await racer.expect("game_event", _of(racer.session))
     return room
+
+
+def _of(player: str) -> Callable[[dict[str, Any]], bool]:
+    return lambda msg: bool(msg["player"] == player)
 
 
 async def test_a_finished_race_exports_and_a_running_one_does_not(arena: str) -> None:
