@@ -188,6 +188,8 @@ def _tags(lines: list[str]) -> tuple[dict[str, str], int]:
         if not line.strip():
             return tags, i + 1
         m = _TAG.fullmatch(line.strip())
+        if m is None and i == 0:
+            raise BadExport(f'not a {GAME_TAG} game record: it begins with no [Game "..."] tag')
         if m is None:
             raise BadExport(f'line {i + 1}: not a tag like [Room "k2x7m4qa"]')
         try:
