@@ -12,7 +12,6 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from shared.cards import CARDS
@@ -21,20 +20,33 @@ from shared.events import EVENT_VERSION, GAME_STARTED, MOVED, RESIGNED, check_ev
 from shared.variants import SWISS, VARIANTS
 from shared.views import public_event, public_fold
 
-__all__ = ["BadExport", "ExportHeader", "ExportedGame", "parse_export", "write_export"]
+__all__ = [
+    "BAD_EXPORT",
+    "ExportHeader",
+    "ExportedGame",
+    "bad_export",
+    "exported_events",
+    "parse_export",
+    "write_export",
+]
 
 GAME_TAG = "Solitaire Arena"
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_DAY_MS = 86_400_000
+_ISO = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)\.(\d{3})Z")
 _TAG = re.compile(r'\[([A-Za-z]+) ("(?:[^"\\]|\\.)*")\]')
 _TIME = re.compile(r"(-?)(?:(\d+):)?(\d+):(\d\d)\.(\d\d\d)")
 _MOVE_LINE = re.compile(r"(\d+)\. (\S+) (\S+)((?: \+[0-9TJQKA][CDHS])*)")
 _RESIGN_LINE = re.compile(r"resign (\S+)(?: (\S+))?")
 
 
-class BadExport(ClientError):
-    """A text game record that does not follow docs/records.md, or whose moves do not replay."""
+BAD_EXPORT = "bad_export"
 
-    code = "bad_export"
+
+def bad_export(reason: str) -> ClientError:
+    """A text game record that does not follow docs/records.md, or whose moves do not replay:
+    the user's file, never a message on the wire, so a code and no class of its own (the
+    protocol's error table lists every ClientError class)."""
+    return ClientError(reason, code=BAD_EXPORT)
 
 
 @dataclass(frozen=True)
@@ -90,9 +102,35 @@ def _clock(ms: int) -> str:
     return f"{sign}{minutes}:{seconds:02d}.{millis:03d}"
 
 
+def _days(year: int, month: int, day: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil): a
+    calendar by arithmetic, as shared/ reads no clock and so imports no datetime."""
+    year -= month <= 2
+    era = year // 400
+    yoe = year - era * 400
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+
+
+def _date(days: int) -> tuple[int, int, int]:
+    """The inverse of _days (civil_from_days)."""
+    days += 719468
+    era = days // 146097
+    doe = days - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    month = mp + 3 if mp < 10 else mp - 9
+    return yoe + era * 400 + (month <= 2), month, doy - (153 * mp + 2) // 5 + 1
+
+
 def _iso(ms: int) -> str:
-    moment = _EPOCH + timedelta(milliseconds=ms)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+    """Milliseconds since the epoch as UTC ISO 8601 with milliseconds, exact."""
+    days, rest = divmod(ms, _DAY_MS)
+    year, month, day = _date(days)
+    seconds, millis = divmod(rest, 1000)
+    hour, minute, second = seconds // 3600, seconds // 60 % 60, seconds % 60
+    return f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}.{millis:03d}Z"
 
 
 def _layout(start: Mapping[str, Any]) -> str:
@@ -150,27 +188,31 @@ def write_export(header: ExportHeader, events: Iterable[Mapping[str, Any]]) -> s
 def _offset(text: str, line: int) -> int:
     m = _TIME.fullmatch(text)
     if m is None:
-        raise BadExport(f"line {line}: {text!r} is not a time like 1:02.345")
+        raise bad_export(f"line {line}: {text!r} is not a time like 1:02.345")
     sign, hours, minutes, seconds, millis = m.groups()
     if int(seconds) > 59 or (hours is not None and int(minutes) > 59):
-        raise BadExport(f"line {line}: {text!r} is not a time like 1:02.345")
+        raise bad_export(f"line {line}: {text!r} is not a time like 1:02.345")
     ms = ((int(hours or 0) * 60 + int(minutes)) * 60 + int(seconds)) * 1000 + int(millis)
     return -ms if sign else ms
 
 
 def _start_ms(text: str) -> int:
-    try:
-        moment = datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
-    except ValueError:
-        raise BadExport(f"Start {text!r} is not a UTC time like 2026-01-02T03:04:05.678Z") from None
-    return (moment - _EPOCH) // timedelta(milliseconds=1)
+    m = _ISO.fullmatch(text)
+    year, month, day, hour, minute, second, millis = (int(g) for g in m.groups()) if m else [0] * 7
+    if (
+        m is None
+        or _date(_days(year, month, day)) != (year, month, day)
+        or max(hour - 23, minute - 59, second - 59) > 0
+    ):
+        raise bad_export(f"Start {text!r} is no UTC time like 2026-01-02T03:04:05.678Z")
+    return _days(year, month, day) * _DAY_MS + ((hour * 60 + minute) * 60 + second) * 1000 + millis
 
 
 def _card_or_none(token: str) -> str | None:
     if token == "-":
         return None
     if token not in CARDS:
-        raise BadExport(f"Layout: {token!r} is not a card")
+        raise bad_export(f"Layout: {token!r} is not a card")
     return token
 
 
@@ -189,39 +231,40 @@ def _tags(lines: list[str]) -> tuple[dict[str, str], int]:
             return tags, i + 1
         m = _TAG.fullmatch(line.strip())
         if m is None and i == 0:
-            raise BadExport(f'not a {GAME_TAG} game record: it begins with no [Game "..."] tag')
+            raise bad_export(f'not a {GAME_TAG} game record: it begins with no [Game "..."] tag')
         if m is None:
-            raise BadExport(f'line {i + 1}: not a tag like [Room "k2x7m4qa"]')
+            raise bad_export(f'line {i + 1}: not a tag like [Room "k2x7m4qa"]')
         try:
             value = json.loads(m.group(2))
         except ValueError:
-            raise BadExport(f"line {i + 1}: the {m.group(1)} tag's value is badly quoted") from None
+            raise bad_export(f"line {i + 1}: the {m.group(1)} tag is badly quoted") from None
         tags[m.group(1)] = value
     return tags, len(lines)
 
 
 def _required(tags: Mapping[str, str], name: str) -> str:
     if name not in tags:
-        raise BadExport(f"the record has no {name} tag")
+        raise bad_export(f"the record has no {name} tag")
     return tags[name]
 
 
 def _integer(tags: Mapping[str, str], name: str) -> int:
     value = _required(tags, name)
     if not re.fullmatch(r"-?\d{1,18}", value):
-        raise BadExport(f"the {name} tag is not a number: {value!r}")
+        raise bad_export(f"the {name} tag is not a number: {value!r}")
     return int(value)
 
 
 def parse_export(text: str) -> ExportedGame:
-    """The header and public events of a text record; BadExport saying where it is wrong."""
+    """The header and public events of a text record; ClientError ``bad_export`` saying where it
+    is wrong."""
     lines = text.replace("\r\n", "\n").split("\n")
     tags, first = _tags(lines)
     if tags.get("Game") != GAME_TAG:
-        raise BadExport(f'not a {GAME_TAG} game record: it has no [Game "{GAME_TAG}"] tag')
+        raise bad_export(f'not a {GAME_TAG} game record: it has no [Game "{GAME_TAG}"] tag')
     variant = _required(tags, "Variant")
     if variant not in VARIANTS:
-        raise BadExport(f"unknown variant {variant!r}: use one of {', '.join(VARIANTS)}")
+        raise bad_export(f"unknown variant {variant!r}: use one of {', '.join(VARIANTS)}")
     started = _start_ms(_required(tags, "Start"))
     start = {
         "type": GAME_STARTED,
@@ -238,11 +281,11 @@ def parse_export(text: str) -> ExportedGame:
         if not line:
             continue
         if events[-1]["type"] == RESIGNED:
-            raise BadExport(f"line {number}: nothing follows a resignation")
+            raise bad_export(f"line {number}: nothing follows a resignation")
         m = _MOVE_LINE.fullmatch(line)
         if m is not None:
             if int(m.group(1)) != len(events):
-                raise BadExport(f"line {number}: move {m.group(1)} where {len(events)} was due")
+                raise bad_export(f"line {number}: move {m.group(1)} where {len(events)} was due")
             revealed = m.group(4).split(" +")[1:]
             at = started + _offset(m.group(3), number)
             event = {"type": MOVED, "v": EVENT_VERSION, "move": m.group(2), "revealed": revealed}
@@ -250,16 +293,16 @@ def parse_export(text: str) -> ExportedGame:
             continue
         m = _RESIGN_LINE.fullmatch(line)
         if m is None:
-            raise BadExport(f"line {number}: not a move like '12. t3t5 1:02.345' nor a 'resign'")
+            raise bad_export(f"line {number}: not a move like '12. t3t5 1:02.345' nor a 'resign'")
         resigned = {"type": RESIGNED, "v": EVENT_VERSION, "at": started + _offset(m[1], number)}
         events.append(resigned | ({"reason": m.group(2)} if m.group(2) else {}))
     moves = sum(1 for e in events if e["type"] == MOVED)
     if _integer(tags, "Moves") != moves:
-        raise BadExport(f"the Moves tag says {tags['Moves']} but the record has {moves}")
+        raise bad_export(f"the Moves tag says {tags['Moves']} but the record has {moves}")
     try:
         public_fold(events)
     except CorruptEvent as exc:
-        raise BadExport(f"the moves do not replay: {exc.reason}") from None
+        raise bad_export(f"the moves do not replay: {exc.reason}") from None
     place = _integer(tags, "Place") if "Place" in tags else None
     header = ExportHeader(
         room=_required(tags, "Room"),

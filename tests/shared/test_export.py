@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 
 from shared import apply_move, legal_moves, new_game
 from shared.deal import deal_deck
+from shared.errors import ClientError
 from shared.events import move_event, start_event
 from shared.export import (
-    BadExport,
+    BAD_EXPORT,
     ExportedGame,
     ExportHeader,
     exported_events,
@@ -101,12 +102,13 @@ def _short_game() -> list[dict[str, Any]]:
 )
 def test_a_bad_record_says_what_is_wrong(change: Any, says: str) -> None:
     text = write_export(ExportHeader(room="r", player="p", result="won"), _short_game())
-    with pytest.raises(BadExport, match=says):
+    with pytest.raises(ClientError, match=says) as refused:
         parse_export(change(text))
+    assert refused.value.code == BAD_EXPORT
 
 
 def test_moves_that_do_not_replay_are_refused() -> None:
     text = write_export(ExportHeader(room="r", player="p", result="won"), _short_game())
     first = next(line for line in text.splitlines() if line.startswith("1. "))
-    with pytest.raises(BadExport, match="do not replay"):
+    with pytest.raises(ClientError, match="do not replay"):
         parse_export(text.replace(first, "1. redeal 0:01.250"))
