@@ -172,7 +172,7 @@ def _pack_extras(out: bytearray, extras: dict[str, Any], what: str) -> None:
 
 def _patched(standard: Event, extras: Mapping[str, Any]) -> Event:
     for key, value in extras.items():
-        if value == _REMOVED:
+        if type(value) is msgpack.ExtType and value == _REMOVED:
             standard.pop(key, None)
         else:
             standard[key] = value
@@ -375,6 +375,8 @@ def decode_game(data: bytes) -> list[dict[str, Any]]:
                 raise CorruptRecord(f"move {number}: an escape with a time")
             index, quotient = reader.varint(), _unzigzag(reader.varint())
             extras = reader.extras()
+            if "move" in extras:  # the move is the index's: a writer never overrides it
+                raise CorruptRecord(f"move {number}: extra fields name another move")
             if index >= len(legal):
                 raise CorruptRecord(f"move {number}: index {index} of {len(legal)} legal moves")
         move = legal[index]
