@@ -148,6 +148,8 @@ def _same(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if type(a) is dict:
         return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
+    if type(a) is float and a != a:
+        return b != b  # NaN comes back NaN
     return bool(a == b)
 
 
@@ -223,8 +225,8 @@ def _header(out: bytearray, start: Mapping[str, Any]) -> tuple[GameState, dict[s
     if variant not in VARIANTS:
         raise CorruptEvent(f"game_started names an unknown variant {variant!r}")
     deal_version = start.get("deal_version")
-    if type(deal_version) is not int or deal_version < 0:
-        raise CorruptEvent("game_started has no integer deal_version")
+    if type(deal_version) is not int or not 0 <= deal_version < 1 << 63:
+        deal_version = 0  # an odd one is kept as an extra field
     deck = _check_deck(start.get("deck"))
     standard: Event = {"type": GAME_STARTED, "v": start["v"], "variant": variant}
     standard |= {"deal_version": deal_version, "deck": deck}
@@ -285,7 +287,7 @@ def encode_game(events: Sequence[Mapping[str, Any]]) -> bytes:
     _varint(out, flags)
     _varint(out, VARIANTS.index(start["variant"]))
     _varint(out, version)
-    _varint(out, start["deal_version"])
+    _varint(out, standard["deal_version"])
     out += body
     if ids:
         _varint(out, _zigzag(next_id))
