@@ -110,7 +110,7 @@ def _nan_free(value: Any) -> Any:
 @given(games())
 def test_a_random_game_decodes_to_exactly_its_events(events: Events) -> None:
     record = encode_game(events)
-    assert decode_game(record) == events
+    assert _nan_free(decode_game(record)) == _nan_free(events)
     assert fold(decode_game(record)) == fold(events)
 
 

@@ -88,7 +88,9 @@ async def test_a_finished_race_exports_and_a_running_one_does_not(arena: str) ->
         assert "not over" in body
         assert seed not in body
 
-        assert (await get(arena, f"/export/zz{room}/Ann"))[:1] == (404,)
+        status, _, body = await get(arena, f"/export/zz{room}/Ann")
+        assert status == 404
+        assert body == f"no_such_room: no room 'zz{room}'\n"
         for move in win[3:]:
             assert (await ann.move(move))["type"] == "ack"
         await bob.send({"type": "resign"})
