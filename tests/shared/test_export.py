@@ -33,7 +33,7 @@ headers = st.builds(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(headers, games())
 def test_what_is_written_is_read_back(header: ExportHeader, events: list[dict[str, Any]]) -> None:
     events = [e for e in events if e.get("reason") in (None, "abandoned")]

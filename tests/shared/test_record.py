@@ -89,8 +89,8 @@ json_values = st.recursive(
 def test_any_other_fields_ride_along_exactly(events: Events, data: st.DataObject) -> None:
     """Fields the compact form does not know (msgpack values: a store may hold them) come back
     as they were, whichever event holds them."""
-    for event in events:
-        event.update(data.draw(st.dictionaries(names, json_values, max_size=2)))
+    for index in data.draw(st.lists(st.integers(0, len(events) - 1), min_size=1, max_size=4)):
+        events[index].update(data.draw(st.dictionaries(names, json_values, max_size=2)))
     assert _nan_free(decode_game(encode_game(events))) == _nan_free(events)
 
 
@@ -106,7 +106,7 @@ def _nan_free(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(games())
 def test_a_random_game_decodes_to_exactly_its_events(events: Events) -> None:
     record = encode_game(events)
