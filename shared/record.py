@@ -43,6 +43,7 @@ _DECK_BYTES = 29  # 52! < 2**226
 _DECK_RANKS = math.factorial(52)
 _MAX_VARINT = 10  # bytes: 70 bits, past any time or index a game holds
 _MAX_SEED_VARINT = 64
+_SMALL = 1 << 62  # times and ids within ±this are numbers in the compact form, others extras
 _REMOVED = msgpack.ExtType(0, b"")  # in an extras map: this standard field is absent
 
 Event = dict[str, Any]
@@ -62,6 +63,11 @@ def _varint(out: bytearray, value: int) -> None:
         out.append((value & 0x7F) | 0x80)
         value >>= 7
     out.append(value)
+
+
+def _small(value: object) -> int | None:
+    """An int the compact form holds as a number (a time, a move id), or None."""
+    return value if type(value) is int and -_SMALL <= value < _SMALL else None
 
 
 def _zigzag(value: int) -> int:
@@ -250,8 +256,8 @@ def _header(out: bytearray, start: Mapping[str, Any]) -> tuple[GameState, dict[s
     if not (dealt and isinstance(seed, int | str) and deal_deck(variant, seed) == deck):
         flags |= _DECK_STORED
         body += _deck_rank(deck).to_bytes(_DECK_BYTES, "big")
-    at = start.get("at")
-    standard["at"] = at if type(at) is int else 0
+    at = _small(start.get("at"))
+    standard["at"] = at if at is not None else 0
     _varint(body, _zigzag(standard["at"]))
     out += body
     return lay_out(variant, deck), standard, flags
@@ -278,8 +284,8 @@ def encode_game(events: Sequence[Mapping[str, Any]]) -> bytes:
     if any(e["type"] != MOVED for e in moves):
         raise CorruptEvent("a game holds one game_started, then moves, then a resignation")
     ids = bool(moves) and all("cid" in e for e in moves)
-    first_id = moves[0]["cid"] if ids else None
-    next_id = first_id if type(first_id) is int else 0
+    first_id = _small(moves[0]["cid"]) if ids else None
+    next_id = first_id if first_id is not None else 0
     start_extras = _diff(start, standard)
     out = bytearray(MAGIC)
     out.append(FORMAT_VERSION)
@@ -302,15 +308,16 @@ def encode_game(events: Sequence[Mapping[str, Any]]) -> bytes:
             raise CorruptEvent(f"move {number}, {move!r}, is not legal there")
         index = legal.index(move)
         state, revealed = apply_move_revealing(state, move)
-        at = event.get("at")
-        delta = at - prev_at if type(at) is int else 0
+        at = _small(event.get("at"))
+        delta = at - prev_at if at is not None else 0
         standard = {"type": MOVED, "v": version, "move": move, "revealed": revealed}
         standard["at"] = prev_at + delta
         if ids:
             standard["cid"] = next_id
         extras = _diff(event, standard)
-        if delta >= 0 and not extras:
-            _varint(out, delta * (len(legal) + 1) + index)
+        packed = delta * (len(legal) + 1) + index
+        if delta >= 0 and packed < 1 << 63 and not extras:
+            _varint(out, packed)
         else:
             _varint(out, len(legal))  # the escape: index, signed delta and extras follow
             _varint(out, index)
@@ -319,10 +326,10 @@ def encode_game(events: Sequence[Mapping[str, Any]]) -> bytes:
                 _pack_extras(out, extras, f"move {number}")
             else:
                 out.append(0)
-        if type(at) is int:
+        if at is not None:
             prev_at = at
-        cid = event.get("cid")
-        next_id = cid + 1 if type(cid) is int else next_id + 1
+        cid = _small(event.get("cid"))
+        next_id = cid + 1 if cid is not None else next_id + 1
     if resigned is not None:
         try:
             state = resign(state)
@@ -334,8 +341,8 @@ def encode_game(events: Sequence[Mapping[str, Any]]) -> bytes:
 
 
 def _resignation(out: bytearray, event: Mapping[str, Any], version: int, prev_at: int) -> None:
-    at = event.get("at")
-    delta = at - prev_at if type(at) is int else 0
+    at = _small(event.get("at"))
+    delta = at - prev_at if at is not None else 0
     standard: Event = {"type": RESIGNED, "v": version, "at": prev_at + delta}
     reason = event.get("reason")
     if type(reason) is str:
@@ -389,10 +396,11 @@ def decode_game(data: bytes) -> list[dict[str, Any]]:
             event["cid"] = next_id
         event = _patched(event, extras)
         events.append(event)
-        if type(event.get("at")) is int:
-            prev_at = event["at"]
-        cid = event.get("cid")
-        next_id = cid + 1 if type(cid) is int else next_id + 1
+        at = _small(event.get("at"))
+        if at is not None:
+            prev_at = at
+        cid = _small(event.get("cid"))
+        next_id = cid + 1 if cid is not None else next_id + 1
     if flags & _RESIGNED:
         if state.won or state.resigned:
             raise CorruptRecord("the record resigns a game that is over")
@@ -435,7 +443,8 @@ def _read_start(reader: _Reader) -> tuple[list[Event], GameState, int, int, int]
     next_id = _unzigzag(reader.varint()) if flags & _MOVE_IDS else 0
     if flags & _START_EXTRAS:
         event = _patched(event, reader.extras())
-    prev_at = event["at"] if type(event.get("at")) is int else 0
+    at = _small(event.get("at"))
+    prev_at = at if at is not None else 0
     return [event], lay_out(variant, deck), prev_at, next_id, flags
 
 

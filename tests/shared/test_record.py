@@ -146,6 +146,23 @@ def test_fields_the_compact_form_cannot_say_ride_along_exactly() -> None:
     assert type(decode_game(encode_game(events))[1]["cid"]) is bool
 
 
+def test_times_and_ids_too_large_for_a_number_ride_along_too() -> None:
+    deck = deal_deck("quadrennial", 5)
+    state = new_game("quadrennial", deck=deck)
+    first = sorted(legal_moves(state))[0]
+    after = apply_move(state, first)
+    events = [
+        start_event("quadrennial", deck, at=2**63),
+        move_event(state, first, at=-(2**63)) | {"cid": 2**64 - 1},
+        move_event(after, sorted(legal_moves(after))[0], at=2**62 - 1) | {"cid": -(2**62)},
+        resign_event(at=-(2**62)),
+    ]
+    events[2]["revealed"] = ["AS"]  # not what the engine turns up: kept as it was
+    assert _nan_free(decode_game(encode_game(events))) == _nan_free(events)
+    with pytest.raises(CorruptEvent):
+        encode_game([events[0] | {"at": 2**64}])  # msgpack cannot hold it
+
+
 def test_what_no_record_can_hold_is_refused_with_corrupt_event() -> None:
     start = start_event("swiss", deal_deck("swiss", 3), at=0)
     state = new_game("swiss", deck=start["deck"])
