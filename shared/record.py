@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import msgpack
 
@@ -78,8 +78,19 @@ def _unzigzag(value: int) -> int:
     return value // 2 if value % 2 == 0 else -(value + 1) // 2
 
 
+def _utf8(value: object) -> TypeGuard[str]:
+    """A str that is text in UTF-8 (no lone surrogate): what a record's text fields hold."""
+    if type(value) is not str:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _text(out: bytearray, text: str) -> None:
-    data = text.encode("utf-8", "surrogatepass")
+    data = text.encode("utf-8")
     _varint(out, len(data))
     out += data
 
@@ -114,7 +125,7 @@ class _Reader:
 
     def text(self) -> str:
         try:
-            return self.take(self.varint()).decode("utf-8", "surrogatepass")
+            return self.take(self.varint()).decode("utf-8")
         except UnicodeDecodeError:
             raise CorruptRecord("the record holds text that is not UTF-8") from None
 
@@ -246,7 +257,7 @@ def _header(out: bytearray, start: Mapping[str, Any]) -> tuple[GameState, dict[s
         elif type(seed) is int and seed.bit_length() < 7 * _MAX_SEED_VARINT - 1:
             flags |= 2
             _varint(body, _zigzag(seed))
-        elif type(seed) is str:
+        elif _utf8(seed):
             flags |= 3
             _text(body, seed)
         else:
@@ -345,12 +356,13 @@ def _resignation(out: bytearray, event: Mapping[str, Any], version: int, prev_at
     delta = at - prev_at if at is not None else 0
     standard: Event = {"type": RESIGNED, "v": version, "at": prev_at + delta}
     reason = event.get("reason")
-    if type(reason) is str:
+    told = _utf8(reason)
+    if _utf8(reason):
         standard["reason"] = reason
     extras = _diff(event, standard)
-    _varint(out, (_RESIGN_EXTRAS if extras else 0) | (_RESIGN_REASON if type(reason) is str else 0))
+    _varint(out, (_RESIGN_EXTRAS if extras else 0) | (_RESIGN_REASON if told else 0))
     _varint(out, _zigzag(delta))
-    if type(reason) is str:
+    if _utf8(reason):
         _text(out, reason)
     if extras:
         _pack_extras(out, extras, "resigned")

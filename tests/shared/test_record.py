@@ -161,6 +161,8 @@ def test_times_and_ids_too_large_for_a_number_ride_along_too() -> None:
     assert _nan_free(decode_game(encode_game(events))) == _nan_free(events)
     with pytest.raises(CorruptEvent):
         encode_game([events[0] | {"at": 2**64}])  # msgpack cannot hold it
+    with pytest.raises(CorruptEvent):
+        encode_game([events[0] | {"seed": "\ud800"}])  # a lone surrogate is no UTF-8 text
 
 
 def test_what_no_record_can_hold_is_refused_with_corrupt_event() -> None:
