@@ -18,6 +18,7 @@ from server.domain.placement import home_worker
 from server.endpoint import Endpoint
 from server.net.connection import Connection, Outbox
 from server.net.delivery import Delivery
+from server.net.export import GameExport
 from server.rooms.commands import Commands
 from server.rooms.daily_challenge import DailyChallenge
 from server.rooms.hub import Hub
@@ -79,8 +80,11 @@ class App:
         self.daily = DailyChallenge(store, self.commands, clock)
         self.matchmaker = Matchmaker(store, self.commands, clock, config, process=self.process)
         self.connections: set[Connection] = set()
+        self.export = GameExport(self.commands, clock)
         self.metrics.watch(self.live_figures)
-        self.endpoint = Endpoint(config, store, self.metrics, self.handler)
+        self.endpoint = Endpoint(
+            config, store, self.metrics, self.handler, pages={"/export/": self.export.respond}
+        )
         self.server: Server | None = None
         self.warmed = asyncio.Event()  # every live room of the directory is loaded
         self._warm_up: asyncio.Task[None] | None = None

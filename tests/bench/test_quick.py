@@ -31,6 +31,7 @@ CASES = {
     "solver": ("solver.json", {"machine", "quick", "variants"}),
     "ratings": ("ratings.json", {"machine", "versions", "rebuild", "finish"}),
     "matchmaking": ("matchmaking.json", {"machine", "versions", "result"}),
+    "records": ("records.json", {"machine", "bytes_per_move", "met"}),
 }
 
 Quick = Callable[..., dict[str, Any]]
