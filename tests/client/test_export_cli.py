@@ -15,10 +15,10 @@ from shared import apply_move, new_game
 from shared.export import parse_export
 from shared.views import public_fold, public_view
 from tests.client.pty_driver import ROOT, finish, spawn, type_line
-
-pytestmark = pytest.mark.e2e  # every test here runs the real CLI
 from tests.server.wsclient import Client
 from tests.support.server_process import ServerProcess
+
+pytestmark = pytest.mark.e2e  # every test here runs the real CLI
 
 CODE = re.compile(r"room ([a-z0-9]+)")
 
