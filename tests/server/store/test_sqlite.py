@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -131,3 +132,28 @@ def test_every_acked_append_survives_a_sigkill_and_the_directory_is_free_at_once
             await store.aclose()
 
     asyncio.run(check())
+
+
+async def test_a_failed_write_is_a_store_error_and_its_batch_mates_still_commit(
+    tmp_path: Path,
+) -> None:
+    """Writes asked for together share a transaction, each in its own savepoint: SQLite's own
+    error comes out as StoreError for that write alone, and the others are kept."""
+    store = SqliteEventStore(tmp_path)
+    try:
+        bad = store._thread.write(lambda db: db.execute("INSERT INTO no_such_table VALUES (1)"))
+        results = await asyncio.gather(
+            store.append("a", [{"type": "x"}], expected_version=0),
+            bad,
+            store.append("b", [{"type": "y"}], expected_version=0),
+            return_exceptions=True,
+        )
+        assert results[0] == 1
+        assert results[2] == 1
+        assert isinstance(results[1], StoreError)
+        assert not isinstance(results[1], sqlite3.Error)
+        assert "no such table" in str(results[1])
+        assert await store.streams() == ["a", "b"]
+    finally:
+        await store.aclose()
+    assert await store.ping() is False  # closed
