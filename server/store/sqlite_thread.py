@@ -98,14 +98,17 @@ class SqliteThread:
                 try:
                     results.append((True, job(db)))
                 except Exception as error:  # the job's own failure: only its writes go
+                    if not db.in_transaction:  # SQLite undid the whole batch (disk full, I/O)
+                        raise
                     db.execute("ROLLBACK TO one")
                     results.append((False, _foreign(error)))
                 db.execute("RELEASE one")
             self._keep_house(db)
             db.execute("COMMIT")
-        except sqlite3.Error as error:  # the transaction itself failed (disk full, I/O)
-            if db.in_transaction:
-                db.execute("ROLLBACK")
+        except Exception as error:  # the transaction itself failed (disk full, I/O)
+            with contextlib.suppress(sqlite3.Error):
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
             failure = StoreError(f"SQLite: {error}")
             results = [(False, failure)] * len(batch)
             log.error("sqlite_commit_failed", error=str(error), writes=len(batch))

@@ -157,3 +157,22 @@ async def test_a_failed_write_is_a_store_error_and_its_batch_mates_still_commit(
     finally:
         await store.aclose()
     assert await store.ping() is False  # closed
+
+
+async def test_a_full_disk_is_a_store_error_and_nothing_half_written(tmp_path: Path) -> None:
+    """SQLite's page limit stands in for a full disk: the append fails as StoreError, writes
+    none of its events, and the store appends again once there is room."""
+    store = SqliteEventStore(tmp_path)
+    try:
+        await store.append("s", [{"type": "x"}], expected_version=0)
+        pages = store._thread.run_now(lambda db: db.execute("PRAGMA page_count").fetchone()[0])
+        store._thread.run_now(lambda db: db.execute(f"PRAGMA max_page_count={pages}"))
+        big = [{"type": "y", "blob": bytes(2000)} for _ in range(50)]
+        with pytest.raises(StoreError, match="full"):
+            await store.append("s", big, expected_version=1)
+        assert await store.last_version("s") == 1
+        assert len(await store.read("s")) == 1
+        store._thread.run_now(lambda db: db.execute("PRAGMA max_page_count=1073741823"))
+        assert await store.append("s", big, expected_version=1) == 51
+    finally:
+        await store.aclose()
