@@ -21,7 +21,7 @@ class Config:
     redis_url: str | None = None
     # Without --redis-url: "sqlite" keeps every event in data_dir, "memory" keeps nothing.
     store: str = "sqlite"
-    data_dir: str | None = None  # None: default_data_dir(), resolved by parse_config
+    data_dir: str | None = None  # the server's files; None: default_data_dir() (parse_config)
     redis_prefix: str = "sa:"
     redis_cluster: bool = False
     ack_after_replicas: int = 0
@@ -197,7 +197,8 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         "retention_s",
         float,
         "ARENA_RETENTION_S",
-        "seconds finished rooms stay in the store (0 = forever)",
+        "seconds finished rooms stay in the store (0 = forever); default 86400 on Redis and "
+        "in memory, forever in the embedded sqlite store",
     ),
     (
         "--loop",
@@ -376,6 +377,8 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
             default = ",".join(f"{k}={v:g}" for k, v in default.items())
         elif name == "allowed_origins":
             default = ",".join(default)
+        elif name == "retention_s":
+            default = None  # not given: the store's own default (parse_config)
         if var is not None and env.get(var):
             default = kind(env[var])
         choices = None
@@ -413,7 +416,10 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
     values = {f.name: getattr(args, f.name) for f in fields(Config) if hasattr(args, f.name)}
     if not values.get("redis_url"):
         values["redis_url"] = None
-    if values.get("retention_s") is not None and values["retention_s"] <= 0:
+    if values.get("retention_s") is None:  # not given: the embedded SQLite store keeps all
+        keeps = values["redis_url"] is None and values["store"] == "sqlite"
+        values["retention_s"] = None if keeps else Config.retention_s
+    elif values["retention_s"] <= 0:
         values["retention_s"] = None
     values["default_time_limit_s"] = parse_time_limits(str(values["default_time_limit_s"]))
     origins = str(values["allowed_origins"]).split(",")
@@ -444,10 +450,9 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
                 )
     elif values["store"] == "memory":
         raise SystemExit("solitaire-server: --store memory and --redis-url exclude each other")
-    values["data_dir"] = None
-    if values["redis_url"] is None and values["store"] == "sqlite":
-        given = args.data_dir or default_data_dir(env)
-        values["data_dir"] = os.path.abspath(os.path.expanduser(given))
+    # Resolved whatever the store: the server's files beside the events live there too.
+    given = args.data_dir or default_data_dir(env)
+    values["data_dir"] = os.path.abspath(os.path.expanduser(given))
     return Config(**values)
 
 
