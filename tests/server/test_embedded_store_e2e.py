@@ -5,6 +5,8 @@ directory is refused in one line."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import uuid
 from pathlib import Path
@@ -13,9 +15,11 @@ from typing import Any
 from shared import deal_deck, fold, public_fold, public_view
 from tests.server.test_race_e2e import private_events
 from tests.server.wsclient import Client, winning_seed
+from tests.support.ports import free_port
 from tests.support.server_process import ServerProcess
 
 FAST = ["--rate", "1000", "--burst", "1000"]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 async def hello(url: str, name: str, key: str | None = None) -> tuple[Client, dict[str, Any]]:
@@ -165,3 +169,33 @@ def test_a_data_directory_another_server_holds_is_one_line(tmp_path: Path) -> No
         ]
     finally:
         first.stop()
+
+
+def test_scripts_serve_with_store_memory_says_it_keeps_nothing(tmp_path: Path) -> None:
+    """The server's log and scripts/serve's own lines both say so, and no data directory is
+    made."""
+    port = free_port()
+    serve = subprocess.Popen(
+        ["bash", str(ROOT / "scripts" / "serve"), "--port", str(port), "--store", "memory"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # the server's log and the script's own lines, in order
+        text=True,
+        cwd=str(ROOT),
+        start_new_session=True,
+        env={**os.environ, "XDG_DATA_HOME": str(tmp_path)},
+    )
+    try:
+        assert serve.stdout is not None
+        said = []
+        for line in serve.stdout:
+            said.append(line)
+            if "Race a friend" in line:
+                break
+        text = "".join(said)
+        assert "store_keeps_nothing" in text
+        assert "--store memory: nothing is kept; everything is forgotten when it stops." in text
+        assert f"Solitaire Arena is serving on ws://127.0.0.1:{port}" in text
+    finally:
+        os.killpg(serve.pid, signal.SIGTERM)
+        serve.wait(timeout=30)
+    assert list(tmp_path.iterdir()) == []
