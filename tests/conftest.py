@@ -73,6 +73,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.longrepr = f"skipped in CI, which counts as a failure: {report.longrepr}"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def data_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """XDG_DATA_HOME in a temporary directory for the whole session: a server started without
+    --data-dir or --store (scripts/serve, a test's own process) keeps its SQLite store there,
+    never in the real ~/.local/share."""
+    home = tmp_path_factory.mktemp("xdg-data")
+    before = os.environ.get("XDG_DATA_HOME")
+    os.environ["XDG_DATA_HOME"] = str(home)
+    yield home
+    if before is None:
+        del os.environ["XDG_DATA_HOME"]
+    else:
+        os.environ["XDG_DATA_HOME"] = before
+
+
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
     """One private redis-server for the session, on a free port, with its append-only file on."""

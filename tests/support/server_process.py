@@ -14,7 +14,8 @@ from tests.support.ports import free_port
 
 
 class ServerProcess:
-    """Runs ``python -m server``; keeps its port across restarts so clients can reconnect."""
+    """Runs ``python -m server``; keeps its port (and ``data_dir``, the SQLite store's, if
+    given; else the in-memory store) across restarts so clients can reconnect."""
 
     def __init__(
         self,
@@ -23,9 +24,11 @@ class ServerProcess:
         port: int | None = None,
         extra_args: list[str] | None = None,
         log_path: Path | None = None,
+        data_dir: Path | None = None,
     ) -> None:
         self.port = port or free_port()
         self.redis_url = redis_url
+        self.data_dir = data_dir
         self.extra_args = list(extra_args or [])
         self.log_path = log_path
         self.process: subprocess.Popen[bytes] | None = None
@@ -38,6 +41,12 @@ class ServerProcess:
         args = [sys.executable, "-m", "server", "--host", "127.0.0.1", "--port", str(self.port)]
         if self.redis_url:
             args += ["--redis-url", self.redis_url]
+        elif self.data_dir is not None:
+            args += ["--data-dir", str(self.data_dir)]
+        elif not {"--store", "--data-dir"} & set(self.extra_args):
+            # A test's server forgets everything unless it asks for a data directory: tests
+            # share no store and write nothing outside their temporary directories.
+            args += ["--store", "memory"]
         return [*args, "--log-format", "json", *self.extra_args]
 
     def start(self, timeout: float = 15.0) -> None:
