@@ -10,9 +10,11 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from server.accounts.ratings import Ratings
 from server.app import AddressInUse, App
+from server.archive import Archive, open_archive
 from server.runtime.clock import SystemClock, clock_from_env
 from server.runtime.config import Config, parse_config
 from server.runtime.logging import configure_logging, get_logger
@@ -25,7 +27,7 @@ async def serve(config: Config) -> None:
     """Run until a signal asks to stop, then shut down gracefully."""
     log = get_logger("server")
     store = _open(config)
-    app = App(config, store, clock_from_env(os.environ))
+    app = App(config, store, clock_from_env(os.environ), _open_archive(config))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -55,6 +57,18 @@ def _open(config: Config) -> EventStore:
         cluster=config.redis_cluster,
         ack_after_replicas=config.ack_after_replicas,
     )
+
+
+def _open_archive(config: Config) -> Archive | None:
+    """With Redis, finished rooms move to the archive (docs/storage.md, "Tiers"); the
+    embedded store keeps them itself."""
+    if not config.redis_url:
+        return None
+    data_dir = Path(config.data_dir) if config.data_dir else None
+    archive = open_archive(config.archive_url, data_dir)
+    where = "PostgreSQL" if config.archive_url else str(getattr(archive, "path", ""))
+    get_logger("server").info("archive", at=where, after_s=config.archive_after_s)
+    return archive
 
 
 async def rebuild_ratings(config: Config) -> dict[str, int]:

@@ -2,8 +2,9 @@
 
 Every backend stores the packed form (``server.archive.record``) under the room id, with
 insert-if-absent: two processes archiving one room write it once, and archiving again is a
-no-op. Any failure of the backend is ``ArchiveUnavailable``; a record that does not decode is
-``CorruptRecord`` for that room alone.
+no-op. Streams only grow, so a record with more events than the one stored (a rematch offered
+after the first write) replaces it, and never the reverse. Any failure of the backend is
+``ArchiveUnavailable``; a record that does not decode is ``CorruptRecord`` for that room alone.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ class Archive(abc.ABC):
     """Finished rooms kept for good; see docs/storage.md, "Tiers"."""
 
     async def put(self, room: ArchivedRoom, *, now_ms: int) -> bool:
-        """Write the room's record unless one is there; True if this call wrote it."""
+        """Write the room's record unless one as long is there; True if this call wrote it."""
         return await self.insert(pack(room), now_ms)
 
     async def get(self, room_id: str) -> ArchivedRoom | None:
@@ -47,7 +48,8 @@ class Archive(abc.ABC):
 
     @abc.abstractmethod
     async def insert(self, packed: PackedRoom, now_ms: int) -> bool:
-        """Insert if no record has the room id; True if inserted."""
+        """Insert if no record has the room id, or replace one with fewer events; True if
+        this call wrote."""
 
     @abc.abstractmethod
     async def select(self, room_id: str) -> PackedRoom | None: ...

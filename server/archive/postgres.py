@@ -27,10 +27,19 @@ CREATE TABLE IF NOT EXISTS archived_rooms (
     finished_at BIGINT NOT NULL,
     archived_at BIGINT NOT NULL,
     summary BYTEA NOT NULL,
-    record BYTEA NOT NULL
+    record BYTEA NOT NULL,
+    events INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS archived_rooms_finished ON archived_rooms (finished_at);
 """
+
+INSERT = (
+    "INSERT INTO archived_rooms AS a VALUES (%s, %s, %s, %s, %s, %s)"
+    " ON CONFLICT (room_id) DO UPDATE SET finished_at = excluded.finished_at,"
+    " archived_at = excluded.archived_at, summary = excluded.summary,"
+    " record = excluded.record, events = excluded.events"
+    " WHERE a.events < excluded.events"
+)
 
 
 class PostgresArchive(Archive):
@@ -77,9 +86,15 @@ class PostgresArchive(Archive):
     async def insert(self, packed: PackedRoom, now_ms: int) -> bool:
         async def insert(conn: psycopg.AsyncConnection) -> bool:
             cursor = await conn.execute(
-                "INSERT INTO archived_rooms VALUES (%s, %s, %s, %s, %s)"
-                " ON CONFLICT (room_id) DO NOTHING",
-                (packed.room_id, packed.finished_at, now_ms, packed.summary, packed.record),
+                INSERT,
+                (
+                    packed.room_id,
+                    packed.finished_at,
+                    now_ms,
+                    packed.summary,
+                    packed.record,
+                    packed.events,
+                ),
             )
             return cursor.rowcount == 1
 
@@ -88,11 +103,16 @@ class PostgresArchive(Archive):
     async def select(self, room_id: str) -> PackedRoom | None:
         async def select(conn: psycopg.AsyncConnection) -> PackedRoom | None:
             cursor = await conn.execute(
-                "SELECT finished_at, summary, record FROM archived_rooms WHERE room_id = %s",
+                "SELECT finished_at, summary, record, events FROM archived_rooms"
+                " WHERE room_id = %s",
                 (room_id,),
             )
             row = await cursor.fetchone()
-            return None if row is None else PackedRoom(room_id, row[0], row[1], row[2])
+            return (
+                None
+                if row is None
+                else PackedRoom(room_id, row[0], bytes(row[1]), bytes(row[2]), row[3])
+            )
 
         return await self._run(select)
 

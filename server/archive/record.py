@@ -2,8 +2,9 @@
 
 The stored form is one value per room (so writing it is one insert, all or nothing): a
 msgpack map ``{"v": 1, "room": <zlib msgpack list of the room stream's events>, "games":
-[[<stream>, <game record>], ...]}``; each game record is ``server.archive.games``' encoding.
-The room's summary (what the room list shows) is kept beside it, as msgpack.
+[[<stream>, <game record>], ...]}``; each game record is ``server.archive.games``' encoding
+(the compact game record of docs/records.md). The room's summary (what the room list shows)
+is kept beside it, as msgpack.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 import msgpack
 
 from server.archive import games
-from shared.errors import CorruptRecord
+from shared.errors import ArenaError, CorruptRecord
 
 RECORD_VERSION = 1
 
@@ -44,6 +45,7 @@ class PackedRoom:
     finished_at: int
     summary: bytes
     record: bytes
+    events: int = 0  # how many events the record holds: a longer record of a room replaces it
 
 
 def pack(room: ArchivedRoom) -> PackedRoom:
@@ -52,9 +54,9 @@ def pack(room: ArchivedRoom) -> PackedRoom:
         "room": zlib.compress(msgpack.packb(room.room_events), 9),
         "games": [[stream, games.encode_game(ev)] for stream, ev in room.game_events.items()],
     }
-    return PackedRoom(
-        room.room_id, room.finished_at, msgpack.packb(room.summary), msgpack.packb(record)
-    )
+    events = len(room.room_events) + room.moves()
+    summary, packed = msgpack.packb(room.summary), msgpack.packb(record)
+    return PackedRoom(room.room_id, room.finished_at, summary, packed, events)
 
 
 def unpack(packed: PackedRoom) -> ArchivedRoom:
@@ -69,6 +71,15 @@ def unpack(packed: PackedRoom) -> ArchivedRoom:
         if not isinstance(room_events, list) or not isinstance(summary, dict):
             raise ValueError("the room's events or summary have the wrong shape")
         game_events = {str(s): games.decode_game(data) for s, data in record["games"]}
-    except (ValueError, TypeError, KeyError, zlib.error, msgpack.UnpackException) as exc:
+    except CorruptRecord:
+        raise
+    except (
+        ArenaError,  # the compact game record's own CorruptRecord
+        ValueError,
+        TypeError,
+        KeyError,
+        zlib.error,
+        msgpack.UnpackException,
+    ) as exc:
         raise CorruptRecord(packed.room_id, str(exc) or type(exc).__name__) from exc
     return ArchivedRoom(packed.room_id, packed.finished_at, summary, room_events, game_events)

@@ -26,10 +26,19 @@ CREATE TABLE IF NOT EXISTS archived_rooms (
     finished_at INTEGER NOT NULL,
     archived_at INTEGER NOT NULL,
     summary BLOB NOT NULL,
-    record BLOB NOT NULL
+    record BLOB NOT NULL,
+    events INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS archived_rooms_finished ON archived_rooms (finished_at);
 """
+
+INSERT = (
+    "INSERT INTO archived_rooms AS a VALUES (?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (room_id) DO UPDATE SET finished_at = excluded.finished_at,"
+    " archived_at = excluded.archived_at, summary = excluded.summary,"
+    " record = excluded.record, events = excluded.events"
+    " WHERE a.events < excluded.events"
+)
 
 
 class SqliteArchive(Archive):
@@ -64,9 +73,15 @@ class SqliteArchive(Archive):
         def insert(db: sqlite3.Connection) -> bool:
             with db:
                 cursor = db.execute(
-                    "INSERT INTO archived_rooms VALUES (?, ?, ?, ?, ?)"
-                    " ON CONFLICT (room_id) DO NOTHING",
-                    (packed.room_id, packed.finished_at, now_ms, packed.summary, packed.record),
+                    INSERT,
+                    (
+                        packed.room_id,
+                        packed.finished_at,
+                        now_ms,
+                        packed.summary,
+                        packed.record,
+                        packed.events,
+                    ),
                 )
                 return cursor.rowcount == 1
 
@@ -75,10 +90,14 @@ class SqliteArchive(Archive):
     async def select(self, room_id: str) -> PackedRoom | None:
         def select(db: sqlite3.Connection) -> PackedRoom | None:
             row = db.execute(
-                "SELECT finished_at, summary, record FROM archived_rooms WHERE room_id = ?",
+                "SELECT finished_at, summary, record, events FROM archived_rooms WHERE room_id = ?",
                 (room_id,),
             ).fetchone()
-            return None if row is None else PackedRoom(room_id, row[0], row[1], row[2])
+            return (
+                None
+                if row is None
+                else PackedRoom(room_id, row[0], bytes(row[1]), bytes(row[2]), row[3])
+            )
 
         return await self._run(select)
 

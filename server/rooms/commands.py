@@ -22,6 +22,7 @@ from server.domain.errors import (
     NotRacing,
     TooManyLobbies,
     TooManyRooms,
+    WrongStatus,
 )
 from server.domain.events import PlayerJoined, RoomCreated, encode
 from server.domain.lifecycle import RoomStatus
@@ -65,8 +66,10 @@ class Commands:
         process: str,
         metrics: Metrics | None = None,
         solver: Callable[[], SolverPool] | None = None,
+        keep_finished: bool = False,
     ) -> None:
         self.hub = hub
+        self.keep_finished = keep_finished  # finished races go to the archive, not expire
         self.clock = clock
         self.config = config
         self.metrics = metrics if metrics is not None else Metrics()
@@ -297,6 +300,8 @@ class Commands:
         this request offers. Two racers asking at once may both make one: the one offered
         first is everyone's, and the other, which nobody has sat in, is closed."""
         await self.hub.sync(room)
+        if room.archived:
+            raise WrongStatus("this race is archived: it can be watched and replayed only")
         d.check_rematch(room, player)
         if room.rematch is None:
             made = await self.create_room(d.rematch_request(room), creator=creator)
@@ -330,9 +335,13 @@ class Commands:
             await self.games.start_game(room, player)
 
     async def retire(self, room: Room) -> None:
-        """A finished room: its streams expire after the retention."""
+        """A finished room: its streams expire after the retention, unless the archive keeps
+        finished races (the archiver then removes them once they are archived)."""
+        if room.archived:
+            return
         store = self.loop.store
-        for stream in (room.stream, *(g.stream for g in room.games.values())):
-            await store.retire(stream)
+        if not (self.keep_finished and room.finished is not None):
+            for stream in (room.stream, *(g.stream for g in room.games.values())):
+                await store.retire(stream)
         self.games.forget(room)
         await self.directory.publish(room)

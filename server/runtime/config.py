@@ -39,6 +39,9 @@ class Config:
     max_players_per_room: int = 8
     max_spectators_per_room: int = 100
     retention_s: float | None = 86400.0
+    archive_after_s: float = 300.0
+    archive_url: str | None = None
+    data_dir: str | None = None
     allow_custom_deck: bool = False
     shutdown_timeout_s: float = 5.0
     catch_up_s: float = 2.0
@@ -179,6 +182,29 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         float,
         "ARENA_RETENTION_S",
         "seconds finished rooms stay in the store (0 = forever)",
+    ),
+    (
+        "--archive-after-s",
+        "archive_after_s",
+        float,
+        "ARENA_ARCHIVE_AFTER_S",
+        "with --redis-url: seconds after its end a finished room moves from Redis to the "
+        "archive (--archive-url, else SQLite in --data-dir)",
+    ),
+    (
+        "--archive-url",
+        "archive_url",
+        str,
+        "ARENA_ARCHIVE_URL",
+        "postgresql:// URL of the archive of finished rooms; none = SQLite in --data-dir",
+    ),
+    (
+        "--data-dir",
+        "data_dir",
+        str,
+        "ARENA_DATA_DIR",
+        "directory of the server's files (the SQLite archive); none = "
+        "$XDG_DATA_HOME/solitaire-arena",
     ),
     (
         "--loop",
@@ -393,6 +419,10 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
         values["redis_url"] = None
     if values.get("retention_s") is not None and values["retention_s"] <= 0:
         values["retention_s"] = None
+    values["archive_url"] = values.get("archive_url") or None
+    values["data_dir"] = values.get("data_dir") or None
+    if values["archive_after_s"] < 0:
+        raise SystemExit("solitaire-server: --archive-after-s is >= 0")
     values["default_time_limit_s"] = parse_time_limits(str(values["default_time_limit_s"]))
     origins = str(values["allowed_origins"]).split(",")
     values["allowed_origins"] = tuple(o.strip().rstrip("/").lower() for o in origins if o.strip())
@@ -414,6 +444,7 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
             ("--workers", values["workers"] > 1),
             ("--redis-cluster", values["redis_cluster"]),
             ("--ack-after-replicas", values["ack_after_replicas"] > 0),
+            ("--archive-url", values["archive_url"] is not None),
         ):
             if given:  # one line, not the whole usage: the option is known, its use is not
                 raise SystemExit(

@@ -42,9 +42,18 @@ async def test_a_record_is_read_back_exactly(archive: Archive) -> None:
 
 async def test_archiving_again_writes_nothing(archive: Archive) -> None:
     assert await archive.put(room("r1"), now_ms=5)
-    other = room("r1", moves=9)  # a second writer's: the first record stays
-    assert not await archive.put(other, now_ms=6)
+    assert not await archive.put(room("r1"), now_ms=6)
+    shorter = room("r1", moves=1)  # a writer that read the room before: the record stays
+    assert not await archive.put(shorter, now_ms=6)
     assert await archive.get("r1") == room("r1")
+    assert await archive.count() == 1
+
+
+async def test_a_longer_record_of_a_room_replaces_it(archive: Archive) -> None:
+    """A finished room's streams may still grow (a rematch offered): the latest read wins."""
+    assert await archive.put(room("r1"), now_ms=5)
+    assert await archive.put(room("r1", moves=9), now_ms=6)
+    assert await archive.get("r1") == room("r1", moves=9)
     assert await archive.count() == 1
 
 
