@@ -152,18 +152,22 @@ class Archiver:
         """Archive every room due now; True if any failed (they stay due)."""
         now = self.clock.now_ms()
         due = await self.store.index_range(ARCHIVE_DUE_INDEX)
-        self.figures.waiting = len(due)
-        self.figures.oldest_waiting_s = (now - min(e.score for e in due)) / 1000 if due else 0.0
         ready = [e.member for e in due if e.score + self.after_ms <= now][:_BATCH]
+        gone: set[str] = set()
         failed = False
         for room_id in ready:
             try:
                 if await self.archive_room(room_id):
                     self.figures.archived += 1
+                if await self.store.index_get(ARCHIVE_DUE_INDEX, room_id) is None:
+                    gone.add(room_id)
             except ArenaError as exc:
                 self.figures.failures += 1
                 failed = True
                 log.warning("archive_failed", room=room_id, code=exc.code, reason=exc.reason)
+        waiting = [e.score for e in due if e.member not in gone]
+        self.figures.waiting = len(waiting)
+        self.figures.oldest_waiting_s = (now - min(waiting)) / 1000 if waiting else 0.0
         return failed
 
     # ---- one room ----------------------------------------------------------------------------
