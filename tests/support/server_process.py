@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -29,6 +30,7 @@ class ServerProcess:
         self.extra_args = list(extra_args or [])
         self.log_path = log_path
         self.process: subprocess.Popen[bytes] | None = None
+        self.data_dir = tempfile.mkdtemp(prefix="arena-data-")  # kept across restarts
 
     @property
     def url(self) -> str:
@@ -42,6 +44,9 @@ class ServerProcess:
 
     def start(self, timeout: float = 15.0) -> None:
         env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+        # The server's files (the archive of finished rooms) go to a directory of the test's,
+        # never the user's data directory, unless the test names one.
+        env.setdefault("ARENA_DATA_DIR", self.data_dir)
         out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         self.process = subprocess.Popen(
             self.command(), stdout=out, stderr=subprocess.STDOUT, env=env
