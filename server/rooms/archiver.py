@@ -32,7 +32,8 @@ from shared.errors import ArenaError, ServerError
 log = get_logger("server.rooms.archiver")
 
 ARCHIVE_DUE_INDEX = "archive-due"  # room id -> when its race finished (ms), until archived
-_BATCH = 64  # rooms a sweep archives at most at once
+_BATCH = 256  # rooms a sweep archives at most
+_CONCURRENCY = 8  # rooms archived at once: their round trips overlap
 _MAX_BACKOFF_S = 60.0
 
 Step = Callable[[str, str], Awaitable[None]]
@@ -154,17 +155,23 @@ class Archiver:
         due = await self.store.index_range(ARCHIVE_DUE_INDEX)
         ready = [e.member for e in due if e.score + self.after_ms <= now][:_BATCH]
         gone: set[str] = set()
-        failed = False
-        for room_id in ready:
-            try:
-                if await self.archive_room(room_id):
-                    self.figures.archived += 1
-                if await self.store.index_get(ARCHIVE_DUE_INDEX, room_id) is None:
-                    gone.add(room_id)
-            except ArenaError as exc:
-                self.figures.failures += 1
-                failed = True
-                log.warning("archive_failed", room=room_id, code=exc.code, reason=exc.reason)
+        failures: list[bool] = []
+        gate = asyncio.Semaphore(_CONCURRENCY)
+
+        async def one(room_id: str) -> None:
+            async with gate:
+                try:
+                    if await self.archive_room(room_id):
+                        self.figures.archived += 1
+                    if await self.store.index_get(ARCHIVE_DUE_INDEX, room_id) is None:
+                        gone.add(room_id)
+                except ArenaError as exc:
+                    self.figures.failures += 1
+                    failures.append(True)
+                    log.warning("archive_failed", room=room_id, code=exc.code, reason=exc.reason)
+
+        await asyncio.gather(*(one(room_id) for room_id in ready))
+        failed = bool(failures)
         waiting = [e.score for e in due if e.member not in gone]
         self.figures.waiting = len(waiting)
         self.figures.oldest_waiting_s = (now - min(waiting)) / 1000 if waiting else 0.0
@@ -187,8 +194,8 @@ class Archiver:
             return False
         games = [g.stream for g in live.games.values()]
         read = await self.store.read_many(games)  # CorruptEntry: the room stays, counted
-        events = [*room_events, *(e for g in games for e in read[g])]
-        live = folded(room_id, events)
+        events = [e for g in games for e in read[g]]
+        fold_stored(live, events)  # the games, onto the room folded above
         record = ArchivedRoom(
             room_id=room_id,
             finished_at=live.finished.at if live.finished else 0,
@@ -208,7 +215,7 @@ class Archiver:
         await self.store.expire(stream, 0)  # from here on, readers read the archive
         await self.step("room_deleted", room_id)
         await self._delete(games, room_id)
-        log.info("room_archived", room=room_id, streams=len(versions), events=len(events))
+        log.info("room_archived", room=room_id, streams=len(versions), games=len(games))
         return True
 
     async def _verify(self, live: Room) -> None:
@@ -233,8 +240,7 @@ class Archiver:
         return False
 
     async def _delete(self, games: Sequence[str], room_id: str) -> None:
-        for game in games:
-            await self.store.expire(game, 0)
+        await asyncio.gather(*(self.store.expire(game, 0) for game in games))
         await self.step("games_deleted", room_id)
         await self.store.index_remove(ARCHIVE_DUE_INDEX, room_id)
 
