@@ -204,3 +204,55 @@ async def test_an_archived_room_is_read_only(
         await app.commands.rematch(loaded, "ann", creator="ann")
     assert await archive.count() == 1
     assert await due(store) == set()  # loading it did not make it due again
+
+
+class UnreachableArchive(SqliteArchive):
+    """An archive that answers nothing: a PostgreSQL down, say."""
+
+    async def insert(self, packed: object, now_ms: int) -> bool:  # type: ignore[override]
+        raise ArchiveUnavailable("connection refused")
+
+    async def select(self, room_id: str) -> None:  # type: ignore[override]
+        raise ArchiveUnavailable("connection refused")
+
+
+async def test_with_the_archive_down_races_go_on_and_readers_get_its_code(
+    store: MemoryEventStore, clock: FakeClock, tmp_path: Path, archive: SqliteArchive
+) -> None:
+    """Archived rooms answer archive_unavailable while it is down (logged, counted); the
+    rooms still in the store are served, and new races run."""
+    app = App(Config(archive_after_s=AFTER_S), store, clock, archive)
+    app.delivery.ticker.send_many = lambda peers, msg: None
+    app.race_clock.poll_s = 0.01
+    app.open()
+    try:
+        gone = await finished_race(app, clock)
+        await marked(store, gone.id)
+        clock.advance(int(AFTER_S * 1000))
+        assert app.archiver is not None
+        await app.archiver.sweep()
+        assert await in_store(store, gone) == []
+    finally:
+        app.archive = None
+        await app.close_parts()
+    down = UnreachableArchive(tmp_path / "down.sqlite3")
+    app = App(Config(archive_after_s=AFTER_S), store, clock, down)
+    app.delivery.ticker.send_many = lambda peers, msg: None
+    app.race_clock.poll_s = 0.01
+    app.open()
+    try:
+        with pytest.raises(ArchiveUnavailable) as caught:
+            await app.commands.room(gone.id)
+        assert caught.value.code == "archive_unavailable"
+        assert app.live_figures()["archive_read_failures"] == 1
+        kept = await finished_race(app, clock)  # racing goes on
+        await marked(store, kept.id)
+        clock.advance(int(AFTER_S * 1000))
+        assert app.archiver is not None
+        assert await app.archiver.sweep()  # failed: backs off, deletes nothing
+        assert await in_store(store, kept) == kept.streams()
+        assert (await app.commands.room(kept.id)).status is RoomStatus.FINISHED
+        assert app.live_figures()["archive_waiting"] == 1
+        assert app.live_figures()["archive_failures"] == 1
+    finally:
+        await app.close_parts()
