@@ -444,13 +444,17 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
             ("--workers", values["workers"] > 1),
             ("--redis-cluster", values["redis_cluster"]),
             ("--ack-after-replicas", values["ack_after_replicas"] > 0),
-            ("--archive-url", values["archive_url"] is not None),
         ):
             if given:  # one line, not the whole usage: the option is known, its use is not
                 raise SystemExit(
                     f"solitaire-server: {name} needs --redis-url (the in-memory store lives in"
                     " one process)"
                 )
+    if values["archive_url"] is not None and values["redis_url"] is None:
+        raise SystemExit(
+            "solitaire-server: --archive-url needs --redis-url (finished races move from Redis"
+            " to the archive)"
+        )
     return Config(**values)
 
 
