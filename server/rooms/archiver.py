@@ -22,6 +22,7 @@ from server.domain.events import RaceFinished
 from server.domain.fold import Change, Loaded, RoomChanged, fold_stored
 from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room, room_stream
+from server.rooms.directory import Directory
 from server.rooms.room_reader import stored_events
 from server.runtime.clock import Clock
 from server.runtime.logging import get_logger
@@ -98,6 +99,7 @@ class Archiver:
         self.store = store
         self.archive = archive
         self.clock = clock
+        self.directory = Directory(store, clock, archive)
         self.after_ms = int(after_s * 1000)
         self.hold_indexes = tuple(hold_indexes)  # a room in one of these waits (ratings-pending)
         self.interval_s = interval_s
@@ -214,7 +216,7 @@ class Archiver:
             return False
         await self.store.expire(stream, 0)  # from here on, readers read the archive
         await self.step("room_deleted", room_id)
-        await self._delete(games, room_id)
+        await self._delete(live, games)
         log.info("room_archived", room=room_id, streams=len(versions), games=len(games))
         return True
 
@@ -236,13 +238,18 @@ class Archiver:
             log.error("archive_room_missing", room=room_id)
             await self.store.index_remove(ARCHIVE_DUE_INDEX, room_id)
             return False
-        await self._delete(list(record.game_events), room_id)
+        await self._delete(folded(room_id, stored_events(record)), list(record.game_events))
         return False
 
-    async def _delete(self, games: Sequence[str], room_id: str) -> None:
+    async def _delete(self, room: Room, games: Sequence[str]) -> None:
+        """The rest of an archived room's place in the store: its games, then its directory
+        entry and seats, then its ``archive-due`` entry (the last: until it goes, a sweep
+        finishes what a crash left)."""
         await asyncio.gather(*(self.store.expire(game, 0) for game in games))
-        await self.step("games_deleted", room_id)
-        await self.store.index_remove(ARCHIVE_DUE_INDEX, room_id)
+        await self.step("games_deleted", room.id)
+        await self.directory.forget(room.id, [seat.token_hash for seat in room.seats.values()])
+        await self.step("directory_left", room.id)
+        await self.store.index_remove(ARCHIVE_DUE_INDEX, room.id)
 
     async def _held(self, room_id: str) -> bool:
         """A room an index still holds (its rating not recorded yet) waits for it."""

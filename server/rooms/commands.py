@@ -73,7 +73,7 @@ class Commands:
         self.clock = clock
         self.config = config
         self.metrics = metrics if metrics is not None else Metrics()
-        self.directory = Directory(store, clock)
+        self.directory = Directory(store, clock, hub.archive)
         self.presence = Presence(store, clock, process)
         self.loop = RoomLoop(store, hub, clock, self.directory, self.metrics)
         self.games = GameCommands(self.loop, hub, clock, config, solver)

@@ -23,7 +23,7 @@ from shared.errors import ArchiveUnavailable
 from shared.game import legal_moves
 from tests.server.parts import Peer, racing, until
 
-STEPS = ["read", "written", "verified", "room_deleted", "games_deleted"]
+STEPS = ["read", "written", "verified", "room_deleted", "games_deleted", "directory_left"]
 AFTER_S = 300.0
 
 
@@ -84,6 +84,9 @@ async def test_a_finished_room_moves_after_the_delay(
 ) -> None:
     room = await finished_race(app, clock)
     live = fingerprint(room)
+    listed = await app.commands.list_rooms()
+    seats = [s.token_hash for s in room.seats.values()]
+    assert [await store.index_get("seats", token) for token in seats] != [None, None]
     await marked(store, room.id)
     assert app.archiver is not None
     clock.advance(int(AFTER_S * 1000) - 1)
@@ -99,6 +102,10 @@ async def test_a_finished_room_moves_after_the_delay(
     assert read is not None
     assert read.archived
     assert fingerprint(folded(room.id, read.events)) == live
+    # The directory's entry and the seats left the store; the room list reads the archive.
+    assert await store.index_get("rooms", room.id) is None
+    assert [await store.index_get("seats", token) for token in seats] == [None, None]
+    assert await app.commands.list_rooms() == listed
 
 
 @pytest.mark.parametrize("step", STEPS)
@@ -107,6 +114,7 @@ async def test_a_crash_between_steps_loses_nothing(
 ) -> None:
     room = await finished_race(app, clock)
     live = fingerprint(room)
+    listed = await app.commands.list_rooms()
     await marked(store, room.id)
     clock.advance(int(AFTER_S * 1000))
 
@@ -122,6 +130,7 @@ async def test_a_crash_between_steps_loses_nothing(
     assert read is not None
     assert fingerprint(folded(room.id, read.events)) == live
     assert room.id in await due(store)  # so the next sweep finishes the job
+    assert await app.commands.list_rooms() == listed
     # Another process (or this one restarted) sweeps: the room ends up archived, once.
     again = Archiver(store, archive, clock, after_s=AFTER_S)
     assert not await again.sweep()
@@ -132,6 +141,7 @@ async def test_a_crash_between_steps_loses_nothing(
     assert read is not None
     assert read.archived
     assert fingerprint(folded(room.id, read.events)) == live
+    assert await app.commands.list_rooms() == listed
 
 
 async def test_racing_archivers_write_once(
