@@ -225,6 +225,9 @@ class UnreachableArchive(SqliteArchive):
     async def select(self, room_id: str) -> None:  # type: ignore[override]
         raise ArchiveUnavailable("connection refused")
 
+    async def select_recent(self, limit: int, before_ms: int | None) -> list[tuple[str, bytes]]:
+        raise ArchiveUnavailable("connection refused")
+
 
 async def test_with_the_archive_down_races_go_on_and_readers_get_its_code(
     store: MemoryEventStore, clock: FakeClock, tmp_path: Path, archive: SqliteArchive
@@ -262,6 +265,8 @@ async def test_with_the_archive_down_races_go_on_and_readers_get_its_code(
         assert await app.archiver.sweep()  # failed: backs off, deletes nothing
         assert await in_store(store, kept) == kept.streams()
         assert (await app.commands.room(kept.id)).status is RoomStatus.FINISHED
+        # The room list still lists what the store holds.
+        assert [r["id"] for r in await app.commands.list_rooms()] == [kept.id]
         assert app.live_figures()["archive_waiting"] == 1
         assert app.live_figures()["archive_failures"] == 1
     finally:
