@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from server.archive import Archive, ArchivedRoom
@@ -43,6 +44,14 @@ Step = Callable[[str, str], Awaitable[None]]
 
 async def _no_step(step: str, room_id: str) -> None:
     return None
+
+
+class Outcome(Enum):
+    """What archiving one room came to."""
+
+    ARCHIVED = "archived"  # written, checked, gone from the store: by this call
+    CLEARED = "cleared"  # no longer due: what an earlier run left finished, or nothing to do
+    WAITING = "waiting"  # still due: held (its rating), or it moved on meanwhile
 
 
 class ArchiveMismatch(ServerError):
@@ -163,9 +172,10 @@ class Archiver:
         async def one(room_id: str) -> None:
             async with gate:
                 try:
-                    if await self.archive_room(room_id):
+                    outcome = await self.archive_room(room_id)
+                    if outcome is Outcome.ARCHIVED:
                         self.figures.archived += 1
-                    if await self.store.index_get(ARCHIVE_DUE_INDEX, room_id) is None:
+                    if outcome is not Outcome.WAITING:
                         gone.add(room_id)
                 except ArenaError as exc:
                     self.figures.failures += 1
@@ -181,11 +191,11 @@ class Archiver:
 
     # ---- one room ----------------------------------------------------------------------------
 
-    async def archive_room(self, room_id: str) -> bool:
-        """Archive, check, delete; True if this call removed the room from the store. Safe to
-        run again at any point, and from several processes at once."""
+    async def archive_room(self, room_id: str) -> Outcome:
+        """Archive, check, delete. Safe to run again at any point, and from several processes
+        at once."""
         if await self._held(room_id):
-            return False
+            return Outcome.WAITING
         stream = room_stream(room_id)
         room_events = await self.store.read(stream)
         if not room_events:
@@ -193,7 +203,7 @@ class Archiver:
         live = folded(room_id, room_events)
         if live.status is not RoomStatus.FINISHED or live.finished is None:
             await self.store.index_remove(ARCHIVE_DUE_INDEX, room_id)  # marked by mistake
-            return False
+            return Outcome.CLEARED
         games = [g.stream for g in live.games.values()]
         read = await self.store.read_many(games)  # CorruptEntry: the room stays, counted
         events = [e for g in games for e in read[g]]
@@ -213,12 +223,12 @@ class Archiver:
         versions = {stream: len(room_events), **{g: len(read[g]) for g in games}}
         if await self.store.last_versions(list(versions)) != versions:
             log.info("archive_raced", room=room_id)  # moved on meanwhile: archived again later
-            return False
+            return Outcome.WAITING
         await self.store.expire(stream, 0)  # from here on, readers read the archive
         await self.step("room_deleted", room_id)
         await self._delete(live, games)
         log.info("room_archived", room=room_id, streams=len(versions), games=len(games))
-        return True
+        return Outcome.ARCHIVED
 
     async def _verify(self, live: Room) -> None:
         """The archived record folds to the same room as the store's events, or nothing is
@@ -230,16 +240,16 @@ class Archiver:
         if fingerprint(again) != fingerprint(live):
             raise ArchiveMismatch(f"the archived room {live.id} does not fold as the live one")
 
-    async def _finish_leftovers(self, room_id: str) -> bool:
+    async def _finish_leftovers(self, room_id: str) -> Outcome:
         """The room stream is gone: a run that deleted it died before the games or the index
         entry. Only the archive's record says which games there were."""
         record = await self.archive.get(room_id)
         if record is None:  # never archived and not in the store: nothing to keep or delete
             log.error("archive_room_missing", room=room_id)
             await self.store.index_remove(ARCHIVE_DUE_INDEX, room_id)
-            return False
+            return Outcome.CLEARED
         await self._delete(folded(room_id, stored_events(record)), list(record.game_events))
-        return False
+        return Outcome.CLEARED
 
     async def _delete(self, room: Room, games: Sequence[str]) -> None:
         """The rest of an archived room's place in the store: its games, then its directory

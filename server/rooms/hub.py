@@ -113,8 +113,9 @@ class Hub:
         room.archived = read.archived
         self.rooms[room_id] = room
         self._notify(room, [Loaded()])
-        # Appends made while we read woke nobody (the room was not here yet): look once more.
-        if not room.archived:
+        if room.archived:  # read only, for good: nothing to be woken for
+            await self._subscription.unsubscribe([room_id])
+        else:  # appends made while we read woke nobody (the room was not here yet): look again
             self._mark_behind(room, room.streams())
         return room
 
