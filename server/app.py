@@ -23,6 +23,7 @@ from server.domain.lifecycle import RoomStatus
 from server.domain.placement import home_worker
 from server.net.connection import Connection, Outbox
 from server.net.delivery import Delivery
+from server.net.export import GameExport
 from server.net.handoff import Handoff, listen_routed
 from server.net.http import WebViewer, tls_context
 from server.rooms.archiver import Archiver
@@ -107,6 +108,7 @@ class App:
         self.matchmaker = Matchmaker(store, self.commands, clock, config, process=self.process)
         self.connections: set[Connection] = set()
         self.web = WebViewer(config.allowed_origins)
+        self.export = GameExport(self.commands, clock)
         self.metrics.watch(self.live_figures)
         self.server: Server | None = None
         self.metrics_server: Server | None = None
@@ -137,8 +139,11 @@ class App:
     async def process_request(
         self, connection: ServerConnection, request: Request
     ) -> Response | None:
-        """GET /metrics and /healthz, else the web viewer's pages and the Origin check."""
+        """GET /metrics, /healthz and /export, else the web viewer's pages and the Origin
+        check."""
         response = await self.process_metrics_request(connection, request)
+        if response is None and request.path.startswith("/export/"):
+            response = await self.export.respond(connection, request)
         return response if response is not None else self.web.respond(connection, request)
 
     async def process_metrics_request(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import msgpack
 
@@ -43,6 +43,7 @@ _DECK_BYTES = 29  # 52! < 2**226
 _DECK_RANKS = math.factorial(52)
 _MAX_VARINT = 10  # bytes: 70 bits, past any time or index a game holds
 _MAX_SEED_VARINT = 64
+_SMALL = 1 << 62  # times and ids within ±this are numbers in the compact form, others extras
 _REMOVED = msgpack.ExtType(0, b"")  # in an extras map: this standard field is absent
 
 Event = dict[str, Any]
@@ -64,6 +65,11 @@ def _varint(out: bytearray, value: int) -> None:
     out.append(value)
 
 
+def _small(value: object) -> int | None:
+    """An int the compact form holds as a number (a time, a move id), or None."""
+    return value if type(value) is int and -_SMALL <= value < _SMALL else None
+
+
 def _zigzag(value: int) -> int:
     return value * 2 if value >= 0 else -value * 2 - 1
 
@@ -72,8 +78,19 @@ def _unzigzag(value: int) -> int:
     return value // 2 if value % 2 == 0 else -(value + 1) // 2
 
 
+def _utf8(value: object) -> TypeGuard[str]:
+    """A str that is text in UTF-8 (no lone surrogate): what a record's text fields hold."""
+    if type(value) is not str:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _text(out: bytearray, text: str) -> None:
-    data = text.encode("utf-8", "surrogatepass")
+    data = text.encode("utf-8")
     _varint(out, len(data))
     out += data
 
@@ -108,12 +125,14 @@ class _Reader:
 
     def text(self) -> str:
         try:
-            return self.take(self.varint()).decode("utf-8", "surrogatepass")
+            return self.take(self.varint()).decode("utf-8")
         except UnicodeDecodeError:
             raise CorruptRecord("the record holds text that is not UTF-8") from None
 
     def extras(self) -> dict[str, Any]:
         blob = self.take(self.varint())
+        if not blob:
+            return {}
         try:
             extras = msgpack.unpackb(
                 blob, raw=False, strict_map_key=True, use_list=True, ext_hook=_ext
@@ -146,6 +165,8 @@ def _same(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if type(a) is dict:
         return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
+    if type(a) is float and a != a:
+        return b != b  # NaN comes back NaN
     return bool(a == b)
 
 
@@ -170,7 +191,7 @@ def _pack_extras(out: bytearray, extras: dict[str, Any], what: str) -> None:
 
 def _patched(standard: Event, extras: Mapping[str, Any]) -> Event:
     for key, value in extras.items():
-        if value == _REMOVED:
+        if type(value) is msgpack.ExtType and value == _REMOVED:
             standard.pop(key, None)
         else:
             standard[key] = value
@@ -221,8 +242,8 @@ def _header(out: bytearray, start: Mapping[str, Any]) -> tuple[GameState, dict[s
     if variant not in VARIANTS:
         raise CorruptEvent(f"game_started names an unknown variant {variant!r}")
     deal_version = start.get("deal_version")
-    if type(deal_version) is not int or deal_version < 0:
-        raise CorruptEvent("game_started has no integer deal_version")
+    if type(deal_version) is not int or not 0 <= deal_version < 1 << 63:
+        deal_version = 0  # an odd one is kept as an extra field
     deck = _check_deck(start.get("deck"))
     standard: Event = {"type": GAME_STARTED, "v": start["v"], "variant": variant}
     standard |= {"deal_version": deal_version, "deck": deck}
@@ -236,7 +257,7 @@ def _header(out: bytearray, start: Mapping[str, Any]) -> tuple[GameState, dict[s
         elif type(seed) is int and seed.bit_length() < 7 * _MAX_SEED_VARINT - 1:
             flags |= 2
             _varint(body, _zigzag(seed))
-        elif type(seed) is str:
+        elif _utf8(seed):
             flags |= 3
             _text(body, seed)
         else:
@@ -246,8 +267,8 @@ def _header(out: bytearray, start: Mapping[str, Any]) -> tuple[GameState, dict[s
     if not (dealt and isinstance(seed, int | str) and deal_deck(variant, seed) == deck):
         flags |= _DECK_STORED
         body += _deck_rank(deck).to_bytes(_DECK_BYTES, "big")
-    at = start.get("at")
-    standard["at"] = at if type(at) is int else 0
+    at = _small(start.get("at"))
+    standard["at"] = at if at is not None else 0
     _varint(body, _zigzag(standard["at"]))
     out += body
     return lay_out(variant, deck), standard, flags
@@ -274,8 +295,8 @@ def encode_game(events: Sequence[Mapping[str, Any]]) -> bytes:
     if any(e["type"] != MOVED for e in moves):
         raise CorruptEvent("a game holds one game_started, then moves, then a resignation")
     ids = bool(moves) and all("cid" in e for e in moves)
-    first_id = moves[0]["cid"] if ids else None
-    next_id = first_id if type(first_id) is int else 0
+    first_id = _small(moves[0]["cid"]) if ids else None
+    next_id = first_id if first_id is not None else 0
     start_extras = _diff(start, standard)
     out = bytearray(MAGIC)
     out.append(FORMAT_VERSION)
@@ -283,7 +304,7 @@ def encode_game(events: Sequence[Mapping[str, Any]]) -> bytes:
     _varint(out, flags)
     _varint(out, VARIANTS.index(start["variant"]))
     _varint(out, version)
-    _varint(out, start["deal_version"])
+    _varint(out, standard["deal_version"])
     out += body
     if ids:
         _varint(out, _zigzag(next_id))
@@ -298,15 +319,16 @@ def encode_game(events: Sequence[Mapping[str, Any]]) -> bytes:
             raise CorruptEvent(f"move {number}, {move!r}, is not legal there")
         index = legal.index(move)
         state, revealed = apply_move_revealing(state, move)
-        at = event.get("at")
-        delta = at - prev_at if type(at) is int else 0
+        at = _small(event.get("at"))
+        delta = at - prev_at if at is not None else 0
         standard = {"type": MOVED, "v": version, "move": move, "revealed": revealed}
         standard["at"] = prev_at + delta
         if ids:
             standard["cid"] = next_id
         extras = _diff(event, standard)
-        if delta >= 0 and not extras:
-            _varint(out, delta * (len(legal) + 1) + index)
+        packed = delta * (len(legal) + 1) + index
+        if delta >= 0 and packed < 1 << 63 and not extras:
+            _varint(out, packed)
         else:
             _varint(out, len(legal))  # the escape: index, signed delta and extras follow
             _varint(out, index)
@@ -315,10 +337,10 @@ def encode_game(events: Sequence[Mapping[str, Any]]) -> bytes:
                 _pack_extras(out, extras, f"move {number}")
             else:
                 out.append(0)
-        if type(at) is int:
+        if at is not None:
             prev_at = at
-        cid = event.get("cid")
-        next_id = cid + 1 if type(cid) is int else next_id + 1
+        cid = _small(event.get("cid"))
+        next_id = cid + 1 if cid is not None else next_id + 1
     if resigned is not None:
         try:
             state = resign(state)
@@ -330,16 +352,17 @@ def encode_game(events: Sequence[Mapping[str, Any]]) -> bytes:
 
 
 def _resignation(out: bytearray, event: Mapping[str, Any], version: int, prev_at: int) -> None:
-    at = event.get("at")
-    delta = at - prev_at if type(at) is int else 0
+    at = _small(event.get("at"))
+    delta = at - prev_at if at is not None else 0
     standard: Event = {"type": RESIGNED, "v": version, "at": prev_at + delta}
     reason = event.get("reason")
-    if type(reason) is str:
+    told = _utf8(reason)
+    if _utf8(reason):
         standard["reason"] = reason
     extras = _diff(event, standard)
-    _varint(out, (_RESIGN_EXTRAS if extras else 0) | (_RESIGN_REASON if type(reason) is str else 0))
+    _varint(out, (_RESIGN_EXTRAS if extras else 0) | (_RESIGN_REASON if told else 0))
     _varint(out, _zigzag(delta))
-    if type(reason) is str:
+    if _utf8(reason):
         _text(out, reason)
     if extras:
         _pack_extras(out, extras, "resigned")
@@ -373,6 +396,8 @@ def decode_game(data: bytes) -> list[dict[str, Any]]:
                 raise CorruptRecord(f"move {number}: an escape with a time")
             index, quotient = reader.varint(), _unzigzag(reader.varint())
             extras = reader.extras()
+            if "move" in extras:  # the move is the index's: a writer never overrides it
+                raise CorruptRecord(f"move {number}: extra fields name another move")
             if index >= len(legal):
                 raise CorruptRecord(f"move {number}: index {index} of {len(legal)} legal moves")
         move = legal[index]
@@ -383,10 +408,11 @@ def decode_game(data: bytes) -> list[dict[str, Any]]:
             event["cid"] = next_id
         event = _patched(event, extras)
         events.append(event)
-        if type(event.get("at")) is int:
-            prev_at = event["at"]
-        cid = event.get("cid")
-        next_id = cid + 1 if type(cid) is int else next_id + 1
+        at = _small(event.get("at"))
+        if at is not None:
+            prev_at = at
+        cid = _small(event.get("cid"))
+        next_id = cid + 1 if cid is not None else next_id + 1
     if flags & _RESIGNED:
         if state.won or state.resigned:
             raise CorruptRecord("the record resigns a game that is over")
@@ -429,7 +455,8 @@ def _read_start(reader: _Reader) -> tuple[list[Event], GameState, int, int, int]
     next_id = _unzigzag(reader.varint()) if flags & _MOVE_IDS else 0
     if flags & _START_EXTRAS:
         event = _patched(event, reader.extras())
-    prev_at = event["at"] if type(event.get("at")) is int else 0
+    at = _small(event.get("at"))
+    prev_at = at if at is not None else 0
     return [event], lay_out(variant, deck), prev_at, next_id, flags
 
 

@@ -30,6 +30,7 @@ CASES = {
     "ratings": ("ratings.json", {"machine", "versions", "rebuild", "finish"}),
     "matchmaking": ("matchmaking.json", {"machine", "versions", "result"}),
     "archive": ("archive.json", {"machine", "versions", "results", "bytes_per_move", "targets"}),
+    "records": ("records.json", {"machine", "bytes_per_move", "met"}),
 }
 
 Quick = Callable[..., dict[str, Any]]
