@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 import uuid
 from pathlib import Path
@@ -82,6 +83,7 @@ async def observe(url: str, rooms: list[str], accounts: list[str]) -> dict[str, 
                 for player in players:
                     game = await spectator.expect("game", lambda m, p=player: m["player"] == p)
                     seen[f"replay {room} {player}"] = clean(game)
+                    seen[f"export {room} {player}"] = await export(url, room, player)
             finally:
                 await spectator.close()
             rating = await ask(viewer, {"type": "race_ratings", "room": room}, "rating_changes")
@@ -95,6 +97,20 @@ async def observe(url: str, rooms: list[str], accounts: list[str]) -> dict[str, 
     finally:
         await viewer.close()
     return seen
+
+
+async def export(url: str, room: str, player: str) -> tuple[int, str]:
+    """GET /export/ROOM/PLAYER on the server's port: its status and text."""
+    address = url.replace("ws://", "http://") + f"/export/{room}/{player}"
+
+    def get() -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(address, timeout=10) as answer:
+                return int(answer.status), answer.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+
+    return await asyncio.to_thread(get)
 
 
 def metric(port: int, name: str) -> float:
@@ -171,6 +187,9 @@ async def test_every_reader_sees_an_archived_room_as_it_saw_it_live(
     finally:
         live_server.stop()
     assert all(f"replay {room}" in " ".join(live) for room in rooms)
+    exports = [v for k, v in live.items() if k.startswith("export")]
+    assert len(exports) == 7
+    assert all(status == 200 for status, _ in exports)
 
     metrics_port = free_port()
     archiving = ServerProcess(
@@ -235,5 +254,10 @@ async def test_every_reader_sees_an_archived_room_as_it_saw_it_live(
             await viewer.close()
         assert answer["type"] == "error"
         assert answer["code"] == "corrupt_record"
+        status, text = await export(
+            after.url, rooms[0], live[f"room {rooms[0]}"]["room"]["players"][0]["player"]
+        )
+        assert status == 500
+        assert text.startswith("corrupt_record: ")
     finally:
         after.stop()
