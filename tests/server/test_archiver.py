@@ -11,6 +11,7 @@ import pytest
 
 from server.app import App
 from server.archive import Archive, SqliteArchive
+from server.domain import daily as d
 from server.domain.errors import WrongStatus
 from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room
@@ -271,3 +272,33 @@ async def test_with_the_archive_down_races_go_on_and_readers_get_its_code(
         assert app.live_figures()["archive_failures"] == 1
     finally:
         await app.close_parts()
+
+
+async def test_a_daily_attempt_replays_from_the_archive_after_the_day(
+    app: App, store: MemoryEventStore, clock: FakeClock, archive: Archive
+) -> None:
+    """The day's standings name each attempt's room once the day is over; that room, archived,
+    gives the same standings and the same game as before it left the store."""
+    day = d.day_of(clock.now_ms())
+    room = await app.daily.attempt("swiss", "acct-ann", "ann", "sess-ann")
+    await app.commands.join(room, "sess-ann", name="ann", token="tok-ann", connection="c1")
+    await app.commands.start(room, "sess-ann")
+    clock.advance(10_000)
+    await until(lambda: room.status is RoomStatus.RACING and room.games["sess-ann"].version == 1)
+    await app.commands.games.resign(room, "sess-ann")
+    await until(lambda: room.status is RoomStatus.FINISHED)
+    clock.advance(d.day_end_ms(day) - clock.now_ms())
+    before = await app.daily.standings("swiss", day, reader="acct-ann")
+    assert before["revealed"]
+    assert before["rows"][0]["room"] == room.id
+    live = fingerprint(room)
+    await marked(store, room.id)
+    clock.advance(int(AFTER_S * 1000))
+    assert app.archiver is not None
+    assert not await app.archiver.sweep()
+    assert await in_store(store, room) == []
+    await app.hub.unload([room])
+    assert await app.daily.standings("swiss", day, reader="acct-ann") == before
+    replayed = await app.commands.room(room.id)
+    assert replayed.archived
+    assert fingerprint(replayed) == live
