@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+import weakref
 from pathlib import Path
 
 from tests.support.ports import free_port
@@ -31,6 +33,7 @@ class ServerProcess:
         self.log_path = log_path
         self.process: subprocess.Popen[bytes] | None = None
         self.data_dir = tempfile.mkdtemp(prefix="arena-data-")  # kept across restarts
+        weakref.finalize(self, shutil.rmtree, self.data_dir, ignore_errors=True)
 
     @property
     def url(self) -> str:
