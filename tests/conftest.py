@@ -13,6 +13,7 @@ from typing import Any
 import pexpect
 import pytest
 
+from tests.support.postgres_server import PostgresServer
 from tests.support.redis_cluster import LocalRedisCluster
 from tests.support.redis_server import RedisServer
 
@@ -122,3 +123,13 @@ def redis_cluster_replicas(tmp_path: Path) -> Iterator[LocalRedisCluster]:
     cluster.start()
     yield cluster
     cluster.kill()
+
+
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresServer]:
+    """One private PostgreSQL for the session, on a free port; each test makes its own
+    database (``create_database``)."""
+    server = PostgresServer(tmp_path_factory.mktemp("postgres"))
+    server.start()
+    yield server
+    server.stop()

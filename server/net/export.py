@@ -18,6 +18,7 @@ from server.domain.errors import NoSuchPlayer, NoSuchRoom, NotAllowed, WrongStat
 from server.domain.exporting import export_header, exportable_game
 from server.rooms.commands import Commands
 from server.runtime.clock import Clock
+from shared.errors import ArchiveUnavailable, CorruptRecord
 from shared.export import write_export
 
 _EXPORT = re.compile(r"/export/([A-Za-z0-9]{1,32})/([^/]{1,240})")
@@ -44,6 +45,11 @@ class GameExport:
             return _text(connection, HTTPStatus.NOT_FOUND, f"{exc.code}: {exc.reason}\n")
         except (NotAllowed, WrongStatus) as exc:
             return _text(connection, HTTPStatus.FORBIDDEN, f"{exc.code}: {exc.reason}\n")
+        except (ArchiveUnavailable, CorruptRecord) as exc:  # a race archived, unreadable now
+            status = HTTPStatus.SERVICE_UNAVAILABLE
+            if isinstance(exc, CorruptRecord):
+                status = HTTPStatus.INTERNAL_SERVER_ERROR
+            return _text(connection, status, f"{exc.code}: {exc.reason}\n")
         header = export_header(room, game)
         events = [msgpack.unpackb(e, raw=False) for e in game.public]
         response = _text(connection, HTTPStatus.OK, write_export(header, events))

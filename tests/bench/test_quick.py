@@ -31,6 +31,7 @@ CASES = {
     "solver": ("solver.json", {"machine", "quick", "variants"}),
     "ratings": ("ratings.json", {"machine", "versions", "rebuild", "finish"}),
     "matchmaking": ("matchmaking.json", {"machine", "versions", "result"}),
+    "archive": ("archive.json", {"machine", "versions", "results", "bytes_per_move", "targets"}),
     "records": ("records.json", {"machine", "bytes_per_move", "met"}),
 }
 
@@ -175,3 +176,15 @@ def test_matchmaking_seats_every_player_in_a_room(quick: Quick) -> None:
     assert result["still_waiting"] == 0
     assert result["seated"] == result["players"] == 2 * result["rooms_formed"]
     assert result["queue_to_seated"]["n"] == result["players"]
+
+
+def test_archive_reports_both_backends(quick: Quick) -> None:
+    report = quick("archive")
+    for backend in ("sqlite", "postgresql"):
+        figures = report["results"][backend]
+        assert figures["races"] > 0
+        assert figures["races_archived_per_s"] > 0
+        assert figures["bytes_per_move"] > 0
+        assert figures["replay_from_archive"]["n"] > 0
+        memory = figures["redis_used_memory"]
+        assert memory["with_races"] > memory["before"]
