@@ -29,19 +29,28 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 E2E_FIXTURES = frozenset(
-    {"redis_server", "fresh_redis", "redis_cluster", "redis_cluster_replicas", "browser", "arena"}
+    {
+        "redis_server",
+        "fresh_redis",
+        "redis_cluster",
+        "redis_cluster_replicas",
+        "postgres_server",
+        "browser",
+        "arena",
+    }
 )
 """Fixtures that start a process: a test using one is end to end."""
 
-E2E_BACKENDS = frozenset({"redis", "cluster"})
-"""The store backends (``backend`` fixture) that are a real Redis or Cluster."""
+E2E_BACKENDS = frozenset({"redis", "cluster", "postgres"})
+"""The backends of the contract suites (``backend``, ``archive``) that are a real server."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
         uses = set(getattr(item, "fixturenames", ()))
-        if uses & E2E_FIXTURES or params.get("backend") in E2E_BACKENDS:
+        backends = {params.get("backend"), params.get("archive")}
+        if uses & E2E_FIXTURES or backends & E2E_BACKENDS:
             item.add_marker(pytest.mark.e2e)
 
 
