@@ -129,6 +129,7 @@ window.Play = (() => {
       this.queue = [];
       this.idPrefix = Math.random().toString(36).slice(2, 10);
       this.nextId = 1;
+      this.sent = []; // every move sent, in order
       this.confirming = null;
       this.watching = false;
       this.asked = false;
@@ -748,6 +749,7 @@ window.Play = (() => {
       }
       const id = `${this.idPrefix}-${this.nextId++}`;
       this.pending.set(id, { text, move });
+      this.sent.push(move);
       this.arena.send({ type: "move", id, move });
     }
 
