@@ -355,7 +355,11 @@ window.Play = (() => {
         this.refuse("Too fast: the server dropped that one (rate limited).");
         return;
       }
-      const text = window.Viewer.errorText(msg, this.code, this.limits);
+      const text = msg.code === "not_logged_in" && ref === "daily"
+        ? "The daily challenge is for accounts: log in on the home page first."
+        : msg.code === "daily_played" ? "You have played today's deal of this variant already: "
+          + "come back tomorrow, or see the day's standings."
+          : window.Viewer.errorText(msg, this.code, this.limits);
       this.refuse(text);
       if (!this.room) this.setLead(text);
     }
@@ -409,6 +413,8 @@ window.Play = (() => {
         const done = this.view && gameStatus(this.view, mine);
         if (done && r.capacity > 1) this.setLead(`${done} The others race on: their boards are below.`);
         else if (done) this.setLead(`${done} Next: a new deal from the home page.`);
+        else if (this.daily) this.setLead(`The daily challenge of ${this.daily.date}: everyone plays `
+          + "this deal today, one attempt each. Click a card then where it goes, or type a move.");
         else this.setLead(r.capacity > 1
           ? "Race! Click a card then where it goes, or type a move."
           : "Click a card then where it goes, or type a move; 'hint' helps.");

@@ -722,7 +722,7 @@
           : h("tr", {}, h("td", { colspan: 6, class: "small" }, "No rated race yet."))));
       const recent = h("table", { class: "profile-recent", id: "races" },
         h("caption", {}, "Recent rated races"),
-        h("thead", {}, h("tr", {}, ["when", "variant", "room", "place", "result", "rating", "change"]
+        h("thead", {}, h("tr", {}, ["when", "variant", "room", "race", "place", "result", "rating", "change"]
           .map((c) => h("th", { scope: "col" }, c)))),
         h("tbody", {}, card.recent.map((r) =>
           h("tr", { "data-room": r.room },
@@ -732,6 +732,8 @@
               href: `/replay/${encodeURIComponent(r.room)}/${encodeURIComponent(card.name)}`,
               title: "replay this game",
             }, r.room)),
+            h("td", { class: "race" }, h("a", { href: `/watch/${encodeURIComponent(r.room)}`,
+              title: "the race: every racer's board and the results" }, "race")),
             h("td", { class: "place" }, `${r.place} of ${r.of}`),
             h("td", { class: "result" }, r.won ? "won" : "–"),
             h("td", { class: "rating" }, r.rating),
