@@ -226,3 +226,38 @@ def test_a_phone_360_px_wide_plays_by_taps(
     tap("[data-key='stock']")
     assert board_at(page, 3) == 3
     assert text_of(page, "#said") == "played d"
+
+
+CARD_NAMES = """
+return [...document.querySelectorAll('.playboard [data-card]')].map((c) =>
+  [c.dataset.card, c.getAttribute('aria-label'), c.textContent]);
+"""
+MOTION = "return getComputedStyle(document.querySelector('button.spot')).transitionDuration"
+
+
+def test_cards_are_named_suits_shown_by_symbol_and_motion_can_be_reduced(
+    page: webdriver.Chrome, play_arena: ServerProcess
+) -> None:
+    open_play(page, play_arena, "/play?variant=swiss&seed=7")
+    names = {"A": "ace", "7": "seven", "T": "ten", "K": "king", "Q": "queen"}
+    suits = {
+        "C": ("clubs", "♣"),
+        "D": ("diamonds", "♦"),
+        "H": ("hearts", "♥"),
+        "S": ("spades", "♠"),
+    }
+    cards = page.execute_script(CARD_NAMES)
+    assert len(cards) == 25  # the Swiss layout: 1 2 3 4 5 4 3 2 1
+    for code, label, text in cards:
+        suit, symbol = suits[code[1]]
+        assert label.startswith(f"{names.get(code[0], label.split()[0])} of {suit}, ")
+        assert text.endswith(symbol)  # the suit by its symbol, the colour only repeats it
+    assert page.execute_script(MOTION) != "0s"
+    page.execute_cdp_cmd(
+        "Emulation.setEmulatedMedia",
+        {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}]},
+    )
+    try:
+        assert page.execute_script(MOTION) == "0s"
+    finally:
+        page.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
