@@ -524,7 +524,8 @@ window.Play = (() => {
         : v.variant === "quadrennial" && v.waste.length && v.redeals ? `stock empty: redeal (${v.redeals} left)`
           : "stock, empty";
       top.append(button("stock", stockLabel, { "data-act": "stock", class: "spot pile stock" },
-        h("span", { "aria-hidden": "true" }, v.stock ? `🂠 ${v.stock}` : v.redeals && v.waste.length ? "↻" : "∅")));
+        h("span", { class: "stock-face", "aria-hidden": "true" }, h("span", { class: "small" }, "stock"),
+          v.stock ? String(v.stock) : v.variant === "quadrennial" && v.redeals && v.waste.length ? "↻ redeal" : "empty")));
       const w = v.waste[v.waste.length - 1];
       top.append(w ? cardButton("waste", w, "w", 1, null, `top of the waste (${v.waste.length} cards)`)
         : button("waste", "waste, empty", { class: "spot pile empty" }, h("span", { "aria-hidden": "true" }, "waste")));
@@ -535,7 +536,7 @@ window.Play = (() => {
         const c = f[f.length - 1];
         const label = `${SUIT_NAME[s]} foundation, ${f.length} card${f.length === 1 ? "" : "s"}`
           + (c ? `, ${cardName(c)} on top` : "");
-        const attrs = { "data-dst": "f", class: "spot pile foundation" };
+        const attrs = { "data-dst": "f", "data-top": "1", class: "spot pile foundation" };
         if (c && v.variant === "swiss") Object.assign(attrs, { "data-src": `f${s.toLowerCase()}`, "data-n": 1 });
         found.append(button(`f${s}`, label, attrs,
           c ? face(c) : h("span", { class: "face empty", "aria-hidden": "true" }, SYMBOL[s])));
@@ -547,9 +548,16 @@ window.Play = (() => {
         v.tableau.forEach((pile, i) => {
           const col = h("div", { class: "col", role: "group", "aria-label": `t${i + 1}, ${pile.length} card${pile.length === 1 ? "" : "s"}` },
             h("span", { class: "label", "aria-hidden": "true" }, `t${i + 1}`));
-          if (!pile.length) col.append(button(`t${i + 1}`, `t${i + 1}, empty`, { "data-dst": `t${i + 1}`, class: "spot pile empty" }));
-          pile.forEach((c, k) => col.append(cardButton(`t${i + 1}:${k}`, c, `t${i + 1}`, pile.length - k, `t${i + 1}`,
-            k === pile.length - 1 ? `top of t${i + 1}` : `t${i + 1}, ${pile.length - k} from the top`)));
+          if (!pile.length) {
+            col.append(button(`t${i + 1}`, `t${i + 1}, empty`,
+              { "data-dst": `t${i + 1}`, "data-top": "1", class: "spot pile empty" }));
+          }
+          pile.forEach((c, k) => {
+            const b = cardButton(`t${i + 1}:${k}`, c, `t${i + 1}`, pile.length - k, `t${i + 1}`,
+              k === pile.length - 1 ? `top of t${i + 1}` : `t${i + 1}, ${pile.length - k} from the top`);
+            if (k === pile.length - 1) b.dataset.top = "1";
+            col.append(b);
+          });
           body.append(col);
         });
       } else {
@@ -615,7 +623,8 @@ window.Play = (() => {
       const targets = this.targets();
       for (const b of this.boardRoot.querySelectorAll("button.spot")) {
         const selected = Boolean(sel && b.dataset.src === sel.src && Number(b.dataset.n) === sel.n);
-        const target = Boolean(b.dataset.dst && targets.has(b.dataset.dst));
+        // Marked where the card would land: a pile's top card, an empty pile, a foundation.
+        const target = Boolean(b.dataset.dst && targets.has(b.dataset.dst) && b.dataset.top);
         b.classList.toggle("selected", selected);
         b.classList.toggle("target", target);
         if (b.dataset.src) b.setAttribute("aria-pressed", String(selected));
