@@ -261,3 +261,33 @@ def test_cards_are_named_suits_shown_by_symbol_and_motion_can_be_reduced(
         assert page.execute_script(MOTION) == "0s"
     finally:
         page.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+
+# A drag from one spot to another as the browser's pointer makes one: dragstart, dragover (the
+# page lets a legal place take the drop), drop; whether the place took it.
+DRAG = """
+const [from, to] = arguments;
+const data = new DataTransfer();
+const fire = (el, type) => {
+  const e = new DragEvent(type, {bubbles: true, cancelable: true, dataTransfer: data});
+  el.dispatchEvent(e);
+  return e.defaultPrevented;
+};
+const source = document.querySelector(from);
+fire(source, 'dragstart');
+const target = document.querySelector(to);
+const takes = fire(target, 'dragover');
+if (takes) fire(target, 'drop');
+return takes;
+"""
+
+
+def test_drag_and_drop_where_there_is_a_pointer(
+    page: webdriver.Chrome, play_arena: ServerProcess
+) -> None:
+    open_play(page, play_arena, "/play?variant=swiss&seed=7")
+    # t3's card cannot go on t5: the drop is not taken, nothing is played
+    assert page.execute_script(DRAG, "[data-key='t3:2']", "[data-key='t5:4']") is False
+    assert page.execute_script(DRAG, "[data-key='t9:0']", "[data-key='fD']") is True
+    assert board_at(page, 2) == 2
+    assert text_of(page, "#said") == "played t9f"

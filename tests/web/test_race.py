@@ -102,16 +102,20 @@ def test_a_browser_racer_and_a_terminal_racer_race_to_the_same_results(
     rows = page.execute_script(RESULTS)
     assert [r[1] for r in rows] == ["webann (you)", "termbob"]
     assert rows[1][3:] == ["0/52", "0", "connected"]
-    type_line(bob, "resign")
-    type_line(bob, "y")
-    WebDriverWait(page, 15).until(lambda d: d.execute_script(RESULTS)[1][2] == "resigned")
+    type_line(bob, "d")
+    WebDriverWait(page, 15).until(lambda d: d.execute_script(RESULTS)[1][4] == "1")
     assert page.find_elements(By.CSS_SELECTOR, "#race section.board") == []
-    assert page.find_elements(By.CSS_SELECTOR, "[data-card]") != []  # (the page's own)
-    assert len(page.find_elements(By.CSS_SELECTOR, ".playboard")) == 1
+    assert len(page.find_elements(By.CSS_SELECTOR, ".playboard")) == 1  # the page's own only
 
     type_move(page, "resign")
     wait_text(page, "#said", "Type 'y' to resign")
     type_move(page, "y")
+    # Her game done, the other racer's board, as a spectator sees it, while he races on.
+    board = '#race section.board[aria-label="termbob\'s board"]'
+    WebDriverWait(page, 15).until(lambda d: d.find_elements(By.CSS_SELECTOR, board))
+    assert page.execute_script(RESULTS)[1][2] == "playing"
+    type_line(bob, "resign")
+    type_line(bob, "y")
     wait_text(page, "#race table.ranking caption", "Results")
     assert [r[:2] for r in page.execute_script(RESULTS)] == [
         ["1", "webann (you)"],
@@ -128,12 +132,6 @@ def test_a_browser_racer_and_a_terminal_racer_race_to_the_same_results(
         ["1", "webann", "1500", str(1500 + gain), f"+{gain}"],
         ["2", "termbob", "1500", str(1500 - loss), f"-{loss}"],
     ]
-    # Once the race is over, the others' boards, as a spectator sees them.
-    WebDriverWait(page, 15).until(
-        lambda d: d.find_elements(
-            By.CSS_SELECTOR, '#race section.board[aria-label="termbob\'s board"]'
-        )
-    )
     # A rematch from the page: the terminal is told where it is.
     type_move(page, "rematch")
     WebDriverWait(page, 15).until(lambda d: not d.current_url.endswith(code))
@@ -190,6 +188,15 @@ def test_a_racer_named_like_html_is_only_text(
     )
     type_move(page, "start")
     assert board_at(page, 1) == 1
+    # Someone else with the link, once the race is on: a spectator.
+    first = page.current_window_handle
+    page.switch_to.new_window("tab")
+    page.get(f"http://127.0.0.1:{play_arena.port}/play/{code}")
+    wait_text(page, "#said", "The race has started: you are watching it.")
+    WebDriverWait(page, 15).until(lambda d: len(d.execute_script(RESULTS)) == 2)
+    assert page.find_elements(By.CSS_SELECTOR, "img") == []
+    page.close()
+    page.switch_to.window(first)
     type_line(bob, "resign")
     type_line(bob, "y")
     type_move(page, "resign")
