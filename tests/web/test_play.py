@@ -3,6 +3,8 @@ and made by clicks; what the page shows is read back from its DOM."""
 
 from __future__ import annotations
 
+import re
+
 from selenium import webdriver
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
@@ -11,6 +13,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from shared import apply_move, legal_moves, new_game
 from tests.support.server_process import ServerProcess
+from tests.web.conftest import severe_console_messages
 
 SEED = 19  # a Quadrennial deal the greedy line wins (tests/client/test_newcomer_pty.py)
 
@@ -86,6 +89,7 @@ def test_a_quadrennial_deal_won_by_typing_the_line(
     wait_text(page, "#lead", "You won: all 52 cards up in 130 moves.")
     assert text_of(page, ".playboard .count") == "52/52"
     assert page.execute_script("return document.getElementById('refused').textContent") == ""
+    assert severe_console_messages(page) == []
 
 
 def test_the_same_deal_won_by_clicking(page: webdriver.Chrome, play_arena: ServerProcess) -> None:
@@ -192,7 +196,11 @@ def test_keyboard_only_play(page: webdriver.Chrome, play_arena: ServerProcess) -
     assert board_at(page, 3) == 3
     tab_to(page, lambda f: f["key"] == "Move")
     ActionChains(page).send_keys("hint", Keys.ENTER).perform()
-    assert wait_text(page, "#said", "Hint: ").startswith("Hint: ")
+    hint = wait_text(page, "#said", "Hint: ")  # the server's solver, in a room of one
+    assert re.fullmatch(
+        r"Hint: (r[1-8]f|wf|d|redeal) \(a winning line, found in [\d,]+ nodes\)", hint
+    )
+    assert severe_console_messages(page) == []
 
 
 def test_a_phone_360_px_wide_plays_by_taps(

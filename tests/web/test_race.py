@@ -18,6 +18,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.client.pty_driver import finish, spawn, type_line, words
 from tests.support.server_process import ServerProcess
+from tests.web.conftest import severe_console_messages
 from tests.web.test_play import board_at, text_of, wait_text
 
 SIZE = {"columns": 100, "rows": 30}
@@ -137,6 +138,7 @@ def test_a_browser_racer_and_a_terminal_racer_race_to_the_same_results(
     WebDriverWait(page, 15).until(lambda d: not d.current_url.endswith(code))
     rematch = page.current_url.rsplit("/", 1)[1]
     bob.expect(words(f"A rematch is on in room {rematch}"))
+    assert severe_console_messages(page) == []
     type_line(bob, "quit")
     assert finish(bob) == 0
 

@@ -50,7 +50,8 @@ window.Play = (() => {
     const key = Keep.key();
     if (key) fields.key = key;
     const seat = Keep.seat();
-    if (seat && seat.token && (!seatRoom || seatRoom() === null || seat.room === seatRoom())) {
+    // Only the seat of the room this page is for: a new deal or a queue starts afresh.
+    if (seat && seat.token && seatRoom && seatRoom() !== null && seat.room === seatRoom()) {
       fields.resume = seat.token;
     }
     return fields;
@@ -129,7 +130,6 @@ window.Play = (() => {
       this.queue = [];
       this.idPrefix = Math.random().toString(36).slice(2, 10);
       this.nextId = 1;
-      this.sent = []; // every move sent, in order
       this.confirming = null;
       this.watching = false;
       this.asked = false;
@@ -137,7 +137,7 @@ window.Play = (() => {
       this.build();
       this.arena = new window.Viewer.Arena((msg) => this.handle(msg), this.code,
         () => helloFields(() => this.code));
-      window.arenaPage = this; // for tests and the curious: read-only use
+      window.arenaPage = this; // the page's state, for its tests (tests/web/) to read
     }
 
     // ---- layout ----
@@ -198,12 +198,7 @@ window.Play = (() => {
         case "joined": return this.joined(msg);
         case "room":
           this.room = msg.room;
-          if (this.how.kind === "create" && !this.code && msg.ref === "create") {
-            this.enter(msg.room.id);
-            this.arena.send({ type: "join", room: msg.room.id, ref: "join" });
-            return;
-          }
-          if (this.how.kind === "solo" && !this.code && msg.ref === "create") {
+          if (!this.code && msg.ref === "create") {
             this.enter(msg.room.id);
             this.arena.send({ type: "join", room: msg.room.id, ref: "join" });
             return;
@@ -396,7 +391,6 @@ window.Play = (() => {
 
     describe() {
       const r = this.room;
-      const who = this.role === "spectator" ? "watching" : r.capacity > 1 ? "racing" : "solo";
       const variant = VARIANTS[r.variant] || r.variant;
       this.title.textContent = r.capacity > 1 ? `${variant} race, room ${r.id}` : `${variant}, solo`;
       if (this.role === "spectator") {
@@ -426,7 +420,6 @@ window.Play = (() => {
           ? "This room closed: not enough of the players matched sat down for the start."
           : "This room closed: nobody stayed in its lobby.");
       }
-      void who;
     }
 
     drawButtons() {
@@ -764,7 +757,6 @@ window.Play = (() => {
       }
       const id = `${this.idPrefix}-${this.nextId++}`;
       this.pending.set(id, { text, move });
-      this.sent.push(move);
       this.arena.send({ type: "move", id, move });
     }
 
