@@ -88,13 +88,15 @@ def test_a_browser_racer_and_a_terminal_racer_race_to_the_same_results(
     child.expect("Registered and logged in as termbob.")
     assert finish(child) == 0
 
-    code = create_race(page, play_arena)
+    code = create_race(page, play_arena, countdown=2)
     bob = terminal(play_arena, bob_home, "termbob", terminals, "race", "join", code)
     bob.expect("waiting for the race to start")
     wait_text(page, "#race table.ranking", "termbob")
     type_move(page, "start")
+    assert re.fullmatch(r"starts in 0:0[12]", wait_text(page, "#race .time-left", "starts in"))
     bob.expect("Go! The race has started")
     assert board_at(page, 1) == 1
+    assert re.fullmatch(r"(20:00|19:5\d) left", wait_text(page, "#race .time-left", " left"))
     type_move(page, "d")
     type_move(page, "deal")
     assert board_at(page, 3) == 3
@@ -170,6 +172,18 @@ def test_a_reload_mid_race_keeps_the_seat_and_every_acked_move(
     assert board_at(page, 5) == 5
     mine = ["player (you)", "playing", "0/52", "4", "connected"]  # its progress comes apart
     WebDriverWait(page, 15).until(lambda d: d.execute_script(RESULTS)[0][1:] == mine)
+    # The seat taken back from another tab (its storage copied): this one lets it go.
+    seat = page.execute_script("return sessionStorage.getItem('arena.seat')")
+    first = page.current_window_handle
+    page.switch_to.new_window("tab")
+    page.get(f"http://127.0.0.1:{play_arena.port}/static/LICENSE")
+    page.execute_script("sessionStorage.setItem('arena.seat', arguments[0])", seat)
+    page.get(f"http://127.0.0.1:{play_arena.port}/play/{code}")
+    assert board_at(page, 5) == 5
+    wait_text(page, "#said", "Back in your seat.")
+    page.close()
+    page.switch_to.window(first)
+    wait_text(page, "#refused", "Disconnected: your seat was taken back on another tab or device")
     type_line(bob, "quit")
     type_line(bob, "y")
 
