@@ -40,6 +40,7 @@ window.PlayBoard = (() => {
 
     draw() {
       const v = this.page.view;
+      if (!this.page.live()) this.selection = null; // nothing more to move
       const focused = document.activeElement && this.root.contains(document.activeElement)
         ? document.activeElement.dataset.key : null;
       if (!v) {

@@ -119,7 +119,10 @@ window.PlayPrompt = (() => {
         else this.page.arena.send({ type: "start", ref: "cmd:start" });
       } else if (kind === "resign") {
         if (!this.page.live()) this.page.refuse("resign: the game is not on");
-        else this.page.arena.send({ type: "resign", ref: "cmd:resign" });
+        else {
+          this.page.arena.send({ type: "resign", ref: "cmd:resign" });
+          this.page.say("resigned");
+        }
       } else if (kind === "rematch") {
         if (!r || r.capacity === 1) this.page.refuse("rematch: a rematch is for a race, once it is over");
         else if (r.status !== "finished") this.page.refuse("rematch: once the race is over");
