@@ -207,7 +207,7 @@ def test_a_racer_named_like_html_is_only_text(
     first = page.current_window_handle
     page.switch_to.new_window("tab")
     page.get(f"http://127.0.0.1:{play_arena.port}/play/{code}")
-    wait_text(page, "#said", "The race has started: you are watching it.")
+    wait_text(page, "#lead", "The race has started: you are watching it.")
     WebDriverWait(page, 15).until(lambda d: len(d.execute_script(RESULTS)) == 2)
     assert page.find_elements(By.CSS_SELECTOR, "img") == []
     page.close()

@@ -258,7 +258,7 @@ window.Play = (() => {
         if (this.how.kind === "solo" && msg.ref === "join") this.arena.send({ type: "start" });
       } else {
         this.me = null;
-        this.setLead(`You are watching room ${msg.room}.`);
+        this.setLead(`Room ${msg.room}: you are watching it.`);
       }
       this.notes.drawButtons();
     }

@@ -203,7 +203,12 @@ window.PlayPrompt = (() => {
       const variant = VARIANTS[r.variant] || r.variant;
       this.page.title.textContent = r.capacity > 1 ? `${variant} race, room ${r.id}` : `${variant}, solo`;
       if (this.page.role === "spectator") {
-        this.page.setLead(`You are watching room ${r.id}.`);
+        // Why there was no seat for this page, once the room says how it stands.
+        const why = this.page.noSeat === "room_full" ? `Room ${r.id} is full`
+          : this.page.noSeat === "not_allowed" ? `Room ${r.id} is for the players matched to it`
+            : r.status === "finished" ? "The race is over"
+              : this.page.noSeat ? "The race has started" : `Room ${r.id}`;
+        this.page.setLead(`${why}: you are watching it.`);
       } else if (r.status === "lobby") {
         const link = `${location.origin}/play/${r.id}`;
         this.page.lead.replaceChildren(`Room ${r.id}: ${r.players.length} of ${r.capacity} seated. `
@@ -275,8 +280,7 @@ window.PlayPrompt = (() => {
         // No seat to take: watch the race instead, as a spectator does.
         this.page.role = "spectator";
         this.page.arena.send({ type: "join", room: this.page.code, role: "spectator", ref: "watch" });
-        this.page.say(msg.code === "room_full" ? "The room is full: you are watching it."
-          : "The race has started: you are watching it.");
+        this.page.noSeat = msg.code;
         return;
       }
       if (ref === "ratings") {
