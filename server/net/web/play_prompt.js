@@ -209,6 +209,9 @@ window.PlayPrompt = (() => {
             : r.status === "finished" ? "The race is over"
               : this.page.noSeat ? "The race has started" : `Room ${r.id}`;
         this.page.setLead(`${why}: you are watching it.`);
+      } else if (r.status === "lobby" && this.page.how.kind === "quick") {
+        this.page.setLead(`Matched in room ${r.id}: ${r.players.length} of ${r.capacity} seated; `
+          + "the race starts when everyone is.");
       } else if (r.status === "lobby") {
         const link = `${location.origin}/play/${r.id}`;
         this.page.lead.replaceChildren(`Room ${r.id}: ${r.players.length} of ${r.capacity} seated. `
@@ -241,7 +244,7 @@ window.PlayPrompt = (() => {
       const parts = [];
       const button = (text, act, extra = {}) => h("button", { type: "button", "data-act": act, ...extra }, text);
       if (r && this.page.role === "player") {
-        if (r.status === "lobby") parts.push(button("Start", "start"));
+        if (r.status === "lobby" && this.page.how.kind !== "quick") parts.push(button("Start", "start"));
         if (r.status === "racing" && this.page.view && !gameStatus(this.page.view, this.page.myProgress())) {
           if (r.capacity === 1) parts.push(button("Hint", "hint"));
           parts.push(button("Resign", "resign"));
