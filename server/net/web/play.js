@@ -50,7 +50,6 @@ window.Play = (() => {
     return fields;
   }
 
-
   // The page's parts: the board, what it says, the Move field, the buttons; the race beside.
   function layout(page) {
     page.title = h("h1", { class: "play-title" }, "Solitaire");
@@ -86,7 +85,6 @@ window.Play = (() => {
     });
   }
 
-
   // ---- the page --------------------------------------------------------------------------
   class PlayPage {
     constructor(root, how) {
@@ -102,7 +100,6 @@ window.Play = (() => {
       this.prompt = new window.PlayPrompt.Prompt(this);
       this.notes = new window.PlayPrompt.Notes(this);
       this.watching = false;
-      this.asked = false;
       this.ratingsAsked = null;
       layout(this);
       this.arena = new window.Viewer.Arena((msg) => this.handle(msg), this.code,
@@ -239,7 +236,6 @@ window.Play = (() => {
       this.view = null;
       this.finished = null;
       this.watching = false;
-      this.asked = false;
       this.ratingsAsked = null;
       this.results.replaceChildren();
       this.roomView = new window.Viewer.RoomView(this.arena, code, this.panelRoot, this.me);
