@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from server.accounts.ratings import Ratings
-from server.app import AddressInUse, App
+from server.app import App
+from server.endpoint import AddressInUse
 from server.runtime.clock import SystemClock, clock_from_env
 from server.runtime.config import Config, default_data_dir, parse_config
 from server.runtime.logging import configure_logging, get_logger
