@@ -41,6 +41,14 @@ async def _run(args: Any, output: Any, script: list[str] | None) -> int:
         from client.offline import play_offline
 
         return await play_offline(args, output, script)
+    if args.command == "replay" and args.file is not None:
+        from client.export import replay_file
+
+        return await replay_file(args, output)
+    if args.command == "export":
+        from client.export import export_online
+
+        return await export_online(args, output)
     if args.command == "replay" and args.offline:
         from client.offline import replay_offline
 

@@ -211,8 +211,9 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         parents=[common],
         help="replay a finished game",
         description=(
-            "Replay a finished game: from a room on the server (CODE, --player), or offline from "
-            "--variant/--seed and --moves. Step with n/p (next/previous), or play at --speed."
+            "Replay a finished game: from a room on the server (CODE, --player), offline from "
+            "--variant/--seed and --moves, or from a file 'solitaire export' wrote (--file). "
+            "Step with n/p (next/previous), or play at --speed."
         ),
     )
     replay.add_argument(
@@ -230,6 +231,30 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         "--offline",
         action="store_true",
         help="replay locally: the deal from --variant/--seed, the moves from --moves",
+    )
+    replay.add_argument(
+        "--file",
+        default=None,
+        metavar="FILE",
+        help="replay a game saved by 'solitaire export', offline (no server)",
+    )
+    export = sub.add_parser(
+        "export",
+        parents=[common],
+        help="save a finished game as a plain-text record",
+        description=(
+            "Write a finished game's plain-text record (the room, deal, racer and result, then "
+            "each move with its time) to standard output or to -o FILE; replay it offline with "
+            "'solitaire replay --file FILE'. A race's games are exported once it is over (a "
+            "daily challenge's once its day is over)."
+        ),
+    )
+    export.add_argument("code", metavar="CODE", type=_room_code, help="the room code")
+    export.add_argument(
+        "--player", default=None, metavar="NAME", help="whose game (default: the first racer's)"
+    )
+    export.add_argument(
+        "-o", "--output", default=None, metavar="FILE", help="write to FILE (default: stdout)"
     )
     daily = sub.add_parser(
         "daily",

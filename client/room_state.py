@@ -46,6 +46,7 @@ class RoomState:
     progress: dict[str, dict[str, Any]] = field(default_factory=dict)
     games: dict[str, Track] = field(default_factory=dict)
     ranking: list[dict[str, Any]] | None = None
+    finished: dict[str, Any] | None = None  # the `finished` message: its seed, once revealed
     finish_reason: str = ""
     open_seed: bool = False
     left: str | None = None  # the room this client moved out of: its messages are not folded
@@ -101,6 +102,7 @@ class RoomState:
         return Fold.APPLIED
 
     def fold_finished(self, msg: dict[str, Any]) -> None:
+        self.finished = msg
         self.ranking = msg["ranking"]
         self.finish_reason = msg["reason"]
         for rank in msg["ranking"]:
@@ -111,7 +113,7 @@ class RoomState:
         """Forget the games, progress and results (a new solo game in a new room)."""
         self.games.clear()
         self.progress.clear()
-        self.ranking = None
+        self.ranking = self.finished = None
 
     def forget_room(self) -> None:
         """No seat and no room (the seat kept on disk was not given back, the room closed, or
@@ -122,7 +124,7 @@ class RoomState:
         self.progress.clear()
         self.names.clear()
         self.room = {}
-        self.ranking = None
+        self.ranking = self.finished = None
         self.finish_reason = ""
 
     # -- derived -------------------------------------------------------------------------------

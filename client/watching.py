@@ -135,13 +135,15 @@ def watch_title(client: RoomClient, app: App) -> None:
         app.session.title = f"Solitaire Arena - watching {name} in room {code}"
 
 
-async def replay_online(args: Any, output: Output) -> int:
-    """`solitaire replay CODE [--player NAME]`: fetch a game's public events, then replay them."""
+async def fetch_game(args: Any, title: str) -> tuple[RoomClient, str, list[dict[str, Any]]]:
+    """Watch room ``args.code`` as a spectator just long enough to take one game's public
+    events: ``args.player``'s, or the first racer's. The server shows a spectator what fair
+    watching allows (a daily's only after its day, behind the spectator delay)."""
     if args.code is None:
-        raise ClientError("replay needs a room CODE (or --offline with --seed and --moves)")
-    # Fetching shows nothing (JSON output aside); the replay below has its own screen.
+        raise ClientError(f"{title} needs a room CODE")
+    # Fetching shows nothing (JSON output aside); what follows has its own screen.
     quiet = Output(color=False, tty=False, json=False)
-    _fetch_app, client = await connected(args, quiet, [], "replay", room=args.code, spectator=True)
+    _fetch_app, client = await connected(args, quiet, [], title, room=args.code, spectator=True)
     conn = client.conn
     assert conn is not None
     try:
@@ -156,10 +158,18 @@ async def replay_online(args: Any, output: Output) -> int:
         client.view.focus = player
         await conn.send({"type": "watch", "room": args.code, "player": player})
         if not await client.wait_for(lambda: player in client.state.games, 15.0):
-            raise ClientError(f"room {args.code}: the game has not started, nothing to replay")
+            raise ClientError(f"room {args.code}: the game has not started, nothing to {title}")
         events = list(client.state.games[player].events)
     finally:
         await conn.close()
+    return client, player, events
+
+
+async def replay_online(args: Any, output: Output) -> int:
+    """`solitaire replay CODE [--player NAME]`: fetch a game's public events, then replay them."""
+    if args.code is None:
+        raise ClientError("replay needs a room CODE (or --offline with --seed and --moves)")
+    client, player, events = await fetch_game(args, "replay")
     name = client.state.names.get(player, player)
     session = Session(
         title=f"Solitaire Arena - replay of {name} - room {args.code}", color=output.color

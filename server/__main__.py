@@ -10,10 +10,12 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from server.accounts.ratings import Ratings
 from server.app import App
+from server.archive import Archive, open_archive
 from server.endpoint import AddressInUse
 from server.runtime.clock import SystemClock, clock_from_env
 from server.runtime.config import Config, default_data_dir, parse_config
@@ -28,7 +30,7 @@ async def serve(config: Config) -> None:
     log = get_logger("server")
     store = _open(config)
     _say_where(config, log)
-    app = App(config, store, clock_from_env(os.environ))
+    app = App(config, store, clock_from_env(os.environ), _open_archive(config))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -76,6 +78,18 @@ def _say_where(config: Config, log: Any) -> None:
         )
     else:
         log.info("store_opened", store="sqlite", data_dir=config.data_dir)
+
+
+def _open_archive(config: Config) -> Archive | None:
+    """With Redis, finished rooms move to the archive (docs/storage.md, "Tiers"); the
+    embedded store keeps them itself."""
+    if not config.redis_url:
+        return None
+    data_dir = Path(config.data_dir) if config.data_dir else None
+    archive = open_archive(config.archive_url, data_dir)
+    where = "PostgreSQL" if config.archive_url else str(getattr(archive, "path", ""))
+    get_logger("server").info("archive", at=where, after_s=config.archive_after_s)
+    return archive
 
 
 async def rebuild_ratings(config: Config) -> dict[str, int]:

@@ -11,13 +11,16 @@ import structlog
 from websockets.asyncio.server import Server, ServerConnection
 
 from server.accounts.logins import Logins
-from server.accounts.ratings import Ratings
+from server.accounts.ratings import PENDING_INDEX, Ratings
 from server.accounts.service import Accounts
+from server.archive import Archive
 from server.domain.lifecycle import RoomStatus
 from server.domain.placement import home_worker
 from server.endpoint import Endpoint
 from server.net.connection import Connection, Outbox
 from server.net.delivery import Delivery
+from server.net.export import GameExport
+from server.rooms.archiver import Archiver
 from server.rooms.commands import Commands
 from server.rooms.daily_challenge import DailyChallenge
 from server.rooms.hub import Hub
@@ -41,16 +44,19 @@ class App:
     projection → delivery and the race clock), started and stopped in order behind the
     endpoint (server.endpoint)."""
 
-    def __init__(self, config: Config, store: EventStore, clock: Clock) -> None:
+    def __init__(
+        self, config: Config, store: EventStore, clock: Clock, archive: Archive | None = None
+    ) -> None:
         self.config = config
         self.store = store
+        self.archive = archive  # finished rooms leave the store for it (server/rooms/archiver)
         self.clock = clock
         self.outbox = Outbox()
         self.process = secrets.token_hex(4)  # this process, in presence events and heartbeats
         self._connections = itertools.count(1)
         self.metrics = Metrics()
         self.collector = YoungCollector(config.gc_interval_ms / 1000)
-        self.hub = Hub(store, config)
+        self.hub = Hub(store, config, archive)
         self._solver: SolverPool | None = None
         self.commands = Commands(
             store,
@@ -60,6 +66,7 @@ class App:
             process=self.process,
             metrics=self.metrics,
             solver=self.solver,
+            keep_finished=archive is not None,
         )
         self.delivery = Delivery(clock, config, self.outbox.send_many, self.outbox.soon)
         self.race_clock = RaceClock(clock, config, self.hub, self.commands)
@@ -69,6 +76,16 @@ class App:
         self.logins = Logins(store, self.accounts)
         self.ratings = Ratings(store, clock)
         self.hub.listen(self.ratings.on_change)
+        self.archiver: Archiver | None = None
+        if archive is not None:
+            self.archiver = Archiver(
+                store,
+                archive,
+                clock,
+                after_s=config.archive_after_s,
+                hold_indexes=[PENDING_INDEX],  # a race is rated before it leaves the store
+            )
+            self.hub.listen(self.archiver.on_change)
         self.unloader = Unloader(
             self.hub,
             clock,
@@ -79,8 +96,11 @@ class App:
         self.daily = DailyChallenge(store, self.commands, clock)
         self.matchmaker = Matchmaker(store, self.commands, clock, config, process=self.process)
         self.connections: set[Connection] = set()
+        self.export = GameExport(self.commands, clock)
         self.metrics.watch(self.live_figures)
-        self.endpoint = Endpoint(config, store, self.metrics, self.handler)
+        self.endpoint = Endpoint(
+            config, store, self.metrics, self.handler, pages={"/export/": self.export.respond}
+        )
         self.server: Server | None = None
         self.warmed = asyncio.Event()  # every live room of the directory is loaded
         self._warm_up: asyncio.Task[None] | None = None
@@ -100,6 +120,9 @@ class App:
             "hub_wakeups": self.hub.wakeups,
             "hub_catch_ups": self.hub.catch_ups,
             "rooms_unloaded": self.unloader.unloaded,
+            "archive_reads": self.hub.archive_reads.served,
+            "archive_read_failures": self.hub.archive_reads.failed,
+            **(self.archiver.stats() if self.archiver is not None else {}),
         }
 
     async def handler(self, ws: ServerConnection) -> None:
@@ -138,6 +161,8 @@ class App:
         self.race_clock.start()
         self.unloader.start()
         self.matchmaker.start()
+        if self.archiver is not None:
+            self.archiver.start()
 
     async def start(self) -> Server:
         """Listen at once; rooms load on first use, and the live ones in the background."""
@@ -200,6 +225,8 @@ class App:
         self.collector.stop()
         self.metrics.unwatch_gc()
         await self.matchmaker.aclose()
+        if self.archiver is not None:
+            await self.archiver.aclose()
         await self.unloader.aclose()
         await self.race_clock.aclose()
         await self.ratings.aclose()
@@ -208,6 +235,8 @@ class App:
         await self.delivery.aclose()
         if self._solver is not None:
             await self._solver.aclose()
+        if self.archive is not None:
+            await self.archive.aclose()
         await self.store.aclose()
 
     async def stop(self) -> None:

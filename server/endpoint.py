@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from http import HTTPStatus
 from typing import Any
 
@@ -22,6 +22,8 @@ from server.store import EventStore
 log = get_logger("server.endpoint")
 
 Handler = Callable[[ServerConnection], Awaitable[None]]
+Page = Callable[[ServerConnection, Request], Awaitable[Response | None]]
+"""A page that needs the server's parts (an export reads a room): answers GETs under a prefix."""
 
 
 class AddressInUse(OSError):
@@ -34,9 +36,16 @@ class Endpoint:
     web viewer, and an optional HTTP-only metrics port; it knows sockets, not rooms."""
 
     def __init__(
-        self, config: Config, store: EventStore, metrics: Metrics, handler: Handler
+        self,
+        config: Config,
+        store: EventStore,
+        metrics: Metrics,
+        handler: Handler,
+        *,
+        pages: Mapping[str, Page] | None = None,
     ) -> None:
         self.config = config
+        self.pages = dict(pages or {})
         self.store = store
         self.metrics = metrics
         self.handler = handler
@@ -48,8 +57,12 @@ class Endpoint:
     async def process_request(
         self, connection: ServerConnection, request: Request
     ) -> Response | None:
-        """GET /metrics and /healthz, else the web viewer's pages and the Origin check."""
+        """GET /metrics and /healthz, the pages under a prefix of ``pages`` (an export), else
+        the web viewer's static pages and the Origin check."""
         response = await self.process_metrics_request(connection, request)
+        for prefix, page in self.pages.items():
+            if response is None and request.path.startswith(prefix):
+                response = await page(connection, request)
         return response if response is not None else self.web.respond(connection, request)
 
     async def process_metrics_request(

@@ -77,3 +77,21 @@ class WrongExpectedVersion(ConflictError):
         self.stream = stream
         self.expected = expected
         self.actual = actual
+
+
+class ArchiveUnavailable(ServerError):
+    """The archive of finished rooms cannot be reached or written (database down, disk full):
+    a finished room that left the live store cannot be read now; try again later."""
+
+    code = "archive_unavailable"
+
+
+class CorruptRecord(ServerError):
+    """A finished room's archived record cannot be decoded: that room cannot be served."""
+
+    code = "corrupt_record"
+
+    def __init__(self, room: str, why: str) -> None:
+        super().__init__(f"the archived record of room {room!r} is corrupt: {why}")
+        self.room = room
+        self.why = why

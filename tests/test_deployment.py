@@ -94,6 +94,27 @@ def test_the_data_directory_is_a_volume(compose: dict[str, Any], server_help: st
     assert volume_name in compose["volumes"]
 
 
+def test_finished_races_go_to_a_durable_postgres(compose: dict[str, Any], server_help: str) -> None:
+    """The server's archive is the compose file's PostgreSQL: a volume, a health check, and the
+    server waits for it."""
+    postgres = compose["services"]["postgres"]
+    assert postgres["image"].startswith("postgres:")
+    volume_name, _, path = postgres["volumes"][0].partition(":")
+    assert path == "/var/lib/postgresql/data"
+    assert volume_name in compose["volumes"]
+    assert "pg_isready" in postgres["healthcheck"]["test"]
+    server = compose["services"]["server"]
+    url = server["environment"]["ARENA_ARCHIVE_URL"]
+    env = postgres["environment"]
+    assert url == (
+        f"postgresql://{env['POSTGRES_USER']}:{env['POSTGRES_PASSWORD']}@postgres:5432/"
+        f"{env['POSTGRES_DB']}"
+    )
+    assert "--archive-url" in server_help
+    assert "ARENA_ARCHIVE_URL" in server_help
+    assert server["depends_on"]["postgres"]["condition"] == "service_healthy"
+
+
 def test_dockerfile_runs_the_compose_command(compose: dict[str, Any]) -> None:
     dockerfile = (ROOT / "Dockerfile").read_text()
     cmd = re.search(r"(?m)^CMD (\[.*\])$", dockerfile)
@@ -102,6 +123,7 @@ def test_dockerfile_runs_the_compose_command(compose: dict[str, Any]) -> None:
     assert compose["services"]["server"]["build"] == "."
 
 
+@pytest.mark.e2e
 def test_compose_command_starts_a_server_on_redis_url(
     compose: dict[str, Any], tmp_path: Path
 ) -> None:
@@ -113,7 +135,7 @@ def test_compose_command_starts_a_server_on_redis_url(
     command[command.index("--host") + 1] = "127.0.0.1"
     command[command.index("--port") + 1] = str(port)
     command[0:1] = [sys.executable, "-m", "server"]
-    env = {**os.environ, "REDIS_URL": redis.url}
+    env = {**os.environ, "REDIS_URL": redis.url, "ARENA_DATA_DIR": str(tmp_path / "data")}
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         body = wait_for_health(port, process)

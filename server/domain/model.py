@@ -107,6 +107,7 @@ class Room:
     joined_count: int = 0
     idle_since: int | None = None  # since when no seated player is connected (None: someone is)
     fairness: FairnessKept | None = None  # kept by server.domain.fairness.common_cards
+    archived: bool = False  # folded from the archive: the live store no longer has it
 
     @property
     def stream(self) -> str:

@@ -46,7 +46,13 @@ from server.runtime.logging import bind, get_logger
 from server.runtime.metrics import Metrics
 from server.runtime.solver_pool import NoWinnableDeal
 from shared import protocol as p
-from shared.errors import ArenaError, ClientError, ProtocolError
+from shared.errors import (
+    ArchiveUnavailable,
+    ArenaError,
+    ClientError,
+    CorruptRecord,
+    ProtocolError,
+)
 from shared.protocol import CLOSE_FLOOD, CLOSE_SLOW, CLOSE_UNSUPPORTED
 
 log = get_logger("server.net.connection")
@@ -54,7 +60,9 @@ log = get_logger("server.net.connection")
 SERVER_NAME = "solitaire-arena/0.1.0"
 __all__ = ["Connection", "Outbox", "TokenBucket"]
 # ServerError codes sent as they are (others are "server_error"): docs/protocol.md, Error codes.
-_VISIBLE_SERVER_CODES = frozenset({NoWinnableDeal.code})
+_VISIBLE_SERVER_CODES = frozenset(
+    {NoWinnableDeal.code, ArchiveUnavailable.code, CorruptRecord.code}
+)
 
 
 class TokenBucket:

@@ -8,8 +8,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from server.domain.daily import tag_end_ms
 from server.domain.errors import AlreadyInRoom, NotAllowed, NotAPlayer, NotInRoom, NotYourGame
+from server.domain.exporting import daily_hidden
 from server.domain.model import Room, game_stream
 from server.net.audience import Member, Peer, Role
 from server.net.delivery import Delivery
@@ -88,8 +88,7 @@ class RoomRequests:
         if self.s.delivery.member(self.s) is not None:
             raise AlreadyInRoom("leave your room first")
         room = await self.s.commands.room(room_id)
-        daily = room.settings.daily
-        if daily and role != Role.PLAYER and self.s.commands.clock.now_ms() < tag_end_ms(daily):
+        if role != Role.PLAYER and daily_hidden(room, now=self.s.commands.clock.now_ms()):
             # Everyone plays the day's deal at a time of their own: nobody watches an attempt
             # (or replays it) before the day is over.
             raise NotAllowed("a daily challenge attempt is shown only once its day is over")

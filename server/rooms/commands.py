@@ -19,6 +19,7 @@ from server.domain import decide as d
 from server.domain.accounts import fold_name
 from server.domain.errors import (
     NoSuchRoom,
+    WrongStatus,
 )
 from server.domain.events import PlayerJoined
 from server.domain.lifecycle import RoomStatus
@@ -58,16 +59,19 @@ class Commands:
         process: str,
         metrics: Metrics | None = None,
         solver: Callable[[], SolverPool] | None = None,
+        keep_finished: bool = False,
     ) -> None:
         self.hub = hub
         self.clock = clock
         self.config = config
         self.metrics = metrics if metrics is not None else Metrics()
-        self.directory = Directory(store, clock)
+        self.directory = Directory(store, clock, hub.archive)
         self.presence = Presence(store, clock, process)
         self.loop = RoomLoop(store, hub, clock, self.directory, self.metrics)
         self.games = GameCommands(self.loop, hub, clock, config, solver)
-        self.timed = TimedCommands(self.loop, hub, clock, config, self.games, self.directory)
+        self.timed = TimedCommands(
+            self.loop, hub, clock, config, self.games, self.directory, keep_finished=keep_finished
+        )
         self.creation = RoomCreation(
             self.loop, clock, config, self.directory, self.games, self.room
         )
@@ -198,6 +202,8 @@ class Commands:
         this request offers. Two racers asking at once may both make one: the one offered
         first is everyone's, and the other, which nobody has sat in, is closed."""
         await self.hub.sync(room)
+        if room.archived:
+            raise WrongStatus("this race is archived: it can be watched and replayed only")
         d.check_rematch(room, player)
         if room.rematch is None:
             made = await self.create_room(d.rematch_request(room), creator=creator)

@@ -8,17 +8,18 @@ a failed write is logged and heals on the room's next event.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgpack
 
+from server.archive import Archive
 from server.domain.lifecycle import ENDED, RoomStatus
 from server.domain.model import Room
 from server.runtime.clock import Clock
 from server.runtime.logging import get_logger
 from server.store import EventStore, IndexEntry
-from shared.errors import ArenaError
+from shared.errors import ArchiveUnavailable, ArenaError, CorruptRecord
 
 ROOMS_INDEX = "rooms"  # room id -> created_at, value: the packed room summary
 SEATS_INDEX = "seats"  # resume token hash -> joined at, value: the room id
@@ -26,6 +27,7 @@ DUE_INDEX = "due"  # room id -> when its next timer is due (a hint; the fold dec
 LIVE_INDEX = "live"  # room id -> created_at, for every room not finished or closed
 ACCOUNT_SEATS_INDEX = "account-seats"  # folded account -> joined at, value: its latest room
 RECHECK_MS = 5000  # a due hint written before a lifecycle append, in case we die right after
+ARCHIVED_LISTED = 1000  # the archive's latest finished rooms the room list shows at most
 
 log = get_logger("server.rooms.directory")
 
@@ -38,9 +40,10 @@ def lobbies_index(creator: str) -> str:
 class Directory:
     """Room summaries, live rooms, lobbies per creator, seats of resume tokens, due times."""
 
-    def __init__(self, store: EventStore, clock: Clock) -> None:
+    def __init__(self, store: EventStore, clock: Clock, archive: Archive | None = None) -> None:
         self.store = store
         self.clock = clock
+        self.archive = archive  # finished rooms that left the store list from there
 
     async def publish(self, room: Room) -> None:
         """Put the room's summary in the directory (after each of its room events)."""
@@ -86,7 +89,39 @@ class Directory:
             summary.pop("creator", None)
             summary.setdefault("rated", False)  # published before rooms could be rated
             summaries.append(summary)
+        if self.archive is not None:
+            listed = {s["id"] for s in summaries}
+            archived = [s for s in await self._recently_archived(now) if s["id"] not in listed]
+            summaries = sorted([*summaries, *archived], key=lambda s: (s["created_at"], s["id"]))
         return summaries
+
+    async def _recently_archived(self, now: int) -> list[dict[str, Any]]:
+        """The archive's finished rooms within the retention, as the directory showed them
+        (one indexed query of the latest). An archive that cannot answer leaves them out,
+        logged: the live rooms still list."""
+        assert self.archive is not None
+        retention = self.store.retention
+        try:
+            recent = await self.archive.recent(limit=ARCHIVED_LISTED)
+        except (ArchiveUnavailable, CorruptRecord) as exc:
+            log.warning("archive_list_failed", code=exc.code, reason=exc.reason)
+            return []
+        summaries = []
+        for summary in recent:
+            finished_at = summary.get("finished_at") or 0
+            if retention is not None and finished_at + retention * 1000 < now:
+                continue
+            summary.pop("creator", None)
+            summaries.append(summary)
+        return summaries
+
+    async def forget(self, room_id: str, token_hashes: Sequence[str]) -> None:
+        """A room archived: its directory entry and its seats leave the store (the room list
+        reads it from the archive, and a finished room has no seat to resume)."""
+        await asyncio.gather(
+            self.store.index_remove(ROOMS_INDEX, room_id),
+            *(self.store.index_remove(SEATS_INDEX, token) for token in token_hashes),
+        )
 
     async def live_count(self) -> int:
         # Counted, not read: reading the whole directory made each creation O(rooms).

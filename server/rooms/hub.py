@@ -15,9 +15,10 @@ import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from server.archive import Archive
 from server.domain.fold import Change, Loaded, fold_stored
 from server.domain.model import Room
-from server.rooms.room_reader import read_room
+from server.rooms.room_reader import ArchiveReads, read_room
 from server.runtime.config import Config
 from server.runtime.logging import get_logger
 from server.runtime.tasks import stop_tasks
@@ -35,8 +36,10 @@ _LOAD_CONCURRENCY = 32
 class Hub:
     """Loaded rooms, their wake-ups and catch-up; the only path from the store to the model."""
 
-    def __init__(self, store: EventStore, config: Config) -> None:
+    def __init__(self, store: EventStore, config: Config, archive: Archive | None = None) -> None:
         self.store = store
+        self.archive = archive  # where finished rooms go once the store lets them go
+        self.archive_reads = ArchiveReads()
         self.config = config
         self.rooms: dict[str, Room] = {}
         self.listeners: list[Listener] = []
@@ -98,19 +101,22 @@ class Hub:
         # Subscribed before reading: whatever is appended from here on wakes us.
         await self._subscription.subscribe([room_id])
         try:
-            events = await read_room(self.store, room_id)
+            read = await read_room(self.store, room_id, self.archive, self.archive_reads)
         except BaseException:
             await self._subscription.unsubscribe([room_id])
             raise
-        if events is None:
+        if read is None:
             await self._subscription.unsubscribe([room_id])
             return None
         room = Room(room_id)
-        fold_stored(room, events)
+        fold_stored(room, read.events)
+        room.archived = read.archived
         self.rooms[room_id] = room
         self._notify(room, [Loaded()])
-        # Appends made while we read woke nobody (the room was not here yet): look once more.
-        self._mark_behind(room, room.streams())
+        if room.archived:  # read only, for good: nothing to be woken for
+            await self._subscription.unsubscribe([room_id])
+        else:  # appends made while we read woke nobody (the room was not here yet): look again
+            self._mark_behind(room, room.streams())
         return room
 
     async def load_many(self, room_ids: Sequence[str]) -> None:
@@ -157,9 +163,11 @@ class Hub:
         replicates asynchronously; --ack-after-replicas prevents it). The stream is the truth,
         so the room is folded again from it, in place (everyone holding it sees the new fold)."""
         log.error("stream_went_back", room=room.id)
-        events = await read_room(self.store, room.id) or []
+        read = await read_room(self.store, room.id, self.archive, self.archive_reads)
         room.reset()  # no await from here on: nobody sees the room half folded
-        fold_stored(room, events)
+        if read is not None:
+            fold_stored(room, read.events)
+            room.archived = read.archived
         self._notify(room, [Loaded()])
 
     def _on_wakeup(self, wakeup: Wakeup) -> None:

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from server.domain.errors import WrongStatus
 from server.domain.events import CountdownStarted, PlayerAway, RaceStarted, RoomEvent, encode
 from server.domain.model import Room
 from server.rooms.directory import Directory
@@ -50,8 +51,11 @@ class RoomLoop:
             self.metrics.append_seconds.observe(time.perf_counter() - started)
 
     async def run(self, room: Room, decide: Decide, attempts: int = 5) -> int:
-        """Append what ``decide`` makes of the up-to-date room; decide again on a conflict."""
+        """Append what ``decide`` makes of the up-to-date room; decide again on a conflict.
+        An archived room is read only: its streams left the store for good."""
         for _ in range(attempts):
+            if room.archived:
+                raise WrongStatus("this race is archived: it can be watched and replayed only")
             await self.hub.sync(room)
             # What the decision read: the fold may move on during the awaits below (another
             # process's append, folded from its wake-up), and must not lend its version to a
@@ -66,7 +70,9 @@ class RoomLoop:
                 version = await self.append(
                     room.stream, [encode(e) for e in events], expected_version=decided_on
                 )
-            except WrongExpectedVersion:
+            except WrongExpectedVersion as conflict:
+                if conflict.actual == 0 and room.finished is not None:
+                    room.archived = True  # archived meanwhile, by this process or another
                 continue
             if room.version < version:
                 await self.hub.sync(room)

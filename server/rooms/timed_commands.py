@@ -34,8 +34,11 @@ class TimedCommands:
         config: Config,
         games: GameCommands,
         directory: Directory,
+        *,
+        keep_finished: bool = False,
     ) -> None:
         self.loop = loop
+        self.keep_finished = keep_finished  # finished races go to the archive, not expire
         self.hub = hub
         self.clock = clock
         self.config = config
@@ -58,10 +61,14 @@ class TimedCommands:
             await self.games.start_game(room, player)
 
     async def retire(self, room: Room) -> None:
-        """A finished room: its streams expire after the retention."""
+        """A finished room: its streams expire after the retention, unless the archive keeps
+        finished races (the archiver then removes them once they are archived)."""
+        if room.archived:
+            return
         store = self.loop.store
-        for stream in (room.stream, *(g.stream for g in room.games.values())):
-            await store.retire(stream)
+        if not (self.keep_finished and room.finished is not None):
+            for stream in (room.stream, *(g.stream for g in room.games.values())):
+                await store.retire(stream)
         self.games.forget(room)
         await self.directory.publish(room)
 

@@ -42,6 +42,8 @@ class Config:
     max_players_per_room: int = 8
     max_spectators_per_room: int = 100
     retention_s: float | None = 86400.0
+    archive_after_s: float = 300.0
+    archive_url: str | None = None
     allow_custom_deck: bool = False
     shutdown_timeout_s: float = 5.0
     catch_up_s: float = 2.0
@@ -199,6 +201,21 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         "ARENA_RETENTION_S",
         "seconds finished rooms stay in the store (0 = forever); default 86400 on Redis and "
         "in memory, forever in the embedded sqlite store",
+    ),
+    (
+        "--archive-after-s",
+        "archive_after_s",
+        float,
+        "ARENA_ARCHIVE_AFTER_S",
+        "with --redis-url: seconds after its end a finished room moves from Redis to the "
+        "archive (--archive-url, else SQLite in --data-dir)",
+    ),
+    (
+        "--archive-url",
+        "archive_url",
+        str,
+        "ARENA_ARCHIVE_URL",
+        "postgresql:// URL of the archive of finished rooms; none = SQLite in --data-dir",
     ),
     (
         "--loop",
@@ -421,6 +438,9 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
         values["retention_s"] = None if keeps else Config.retention_s
     elif values["retention_s"] <= 0:
         values["retention_s"] = None
+    values["archive_url"] = values.get("archive_url") or None
+    if values["archive_after_s"] < 0:
+        raise SystemExit("solitaire-server: --archive-after-s is >= 0")
     values["default_time_limit_s"] = parse_time_limits(str(values["default_time_limit_s"]))
     origins = str(values["allowed_origins"]).split(",")
     values["allowed_origins"] = tuple(o.strip().rstrip("/").lower() for o in origins if o.strip())
@@ -448,6 +468,11 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
                     f"solitaire-server: {name} needs --redis-url (the embedded store lives in"
                     " one process)"
                 )
+    if values["archive_url"] is not None and values["redis_url"] is None:
+        raise SystemExit(
+            "solitaire-server: --archive-url needs --redis-url (finished races move from Redis"
+            " to the archive)"
+        )
     elif values["store"] == "memory":
         raise SystemExit("solitaire-server: --store memory and --redis-url exclude each other")
     # Resolved whatever the store: the server's files beside the events live there too.

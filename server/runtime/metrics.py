@@ -156,6 +156,21 @@ _LIVE: dict[str, tuple[str, str]] = {
     "hub_wakeups": ("counter", "Wake-ups received for loaded rooms."),
     "hub_catch_ups": ("counter", "Stream reads after a wake-up, a gap or a periodic check."),
     "rooms_unloaded": ("counter", "Ended rooms forgotten with nobody here (--unload-after-s)."),
+    "rooms_archived": ("counter", "Finished rooms this process moved from Redis to the archive."),
+    "archive_failures": (
+        "counter",
+        "Rooms (or sweeps) the archiver could not archive: the archive down, a mismatch.",
+    ),
+    "archive_waiting": ("gauge", "Finished rooms not archived yet (at the last sweep)."),
+    "archive_oldest_waiting_seconds": (
+        "gauge",
+        "Age of the oldest finished room not archived yet (at the last sweep).",
+    ),
+    "archive_reads": ("counter", "Finished rooms read from the archive (gone from Redis)."),
+    "archive_read_failures": (
+        "counter",
+        "Reads of archived rooms the archive could not serve (unreachable, corrupt record).",
+    ),
 }
 
 

@@ -1,4 +1,4 @@
-"""What a newcomer meets (issue 14), end to end: the real client in a pseudo-terminal read back
+"""What a newcomer meets, end to end: the real client in a pseudo-terminal read back
 through a terminal emulator, scripts against a real server, and every bad input ending in one
 line and a documented exit status (cli.EXIT_CODES)."""
 
@@ -22,6 +22,8 @@ from shared.game import apply_move, is_won, legal_moves
 from tests.client.pty_driver import ROOT, Term, finish, spawn
 from tests.support.ports import free_port
 from tests.support.server_process import ServerProcess
+
+pytestmark = pytest.mark.e2e  # every test here starts a process
 
 HUGE_SEED = "18446744073709551616"  # 2**64: no msgpack integer holds it
 

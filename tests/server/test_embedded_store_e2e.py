@@ -12,11 +12,15 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from shared import deal_deck, fold, public_fold, public_view
 from tests.server.test_race_e2e import private_events
 from tests.server.wsclient import Client, winning_seed
 from tests.support.ports import free_port
 from tests.support.server_process import ServerProcess
+
+pytestmark = pytest.mark.e2e  # every test here starts a server process
 
 FAST = ["--rate", "1000", "--burst", "1000"]
 ROOT = Path(__file__).resolve().parents[2]

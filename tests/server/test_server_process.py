@@ -32,6 +32,7 @@ def healthz(port: int) -> tuple[int, dict[str, object]]:
         return error.code, json.loads(error.read())
 
 
+@pytest.mark.e2e
 def test_help_lists_every_option_and_env_configures_them() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "server", "--help"], capture_output=True, text=True, check=True
@@ -149,6 +150,7 @@ async def test_healthz_follows_the_store_and_sigterm_closes_with_1001(
     assert lines[-1]["event"] == "stopped"
 
 
+@pytest.mark.e2e
 async def test_custom_decks_only_with_the_option(tmp_path: Path) -> None:
     case = json.loads(CONFORMANCE.read_text())[0]
     server = ServerProcess(

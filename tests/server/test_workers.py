@@ -29,6 +29,8 @@ from tests.support.ports import free_port_run
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
 
+pytestmark = pytest.mark.e2e  # every test here starts a process
+
 FAST = ["--rate", "1000", "--burst", "1000"]
 
 
@@ -239,7 +241,7 @@ async def test_connections_that_name_their_room_are_served_by_its_home_worker(
 ) -> None:
     """docs/protocol.md, "Connecting": ``/?room=CODE`` sends a connection to the worker the room
     is homed on (its creator's), so a room's players and spectators share one fold and one
-    fan-out (issue 28); a connection naming a room homed elsewhere lands there; the pages and
+    fan-out; a connection naming a room homed elsewhere lands there; the pages and
     /healthz still answer through the routed accept."""
     log = tmp_path / "server.log"
     server, _ = await two_workers(redis_server, log)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+import weakref
 from pathlib import Path
 
 from tests.support.ports import free_port
@@ -32,6 +35,10 @@ class ServerProcess:
         self.extra_args = list(extra_args or [])
         self.log_path = log_path
         self.process: subprocess.Popen[bytes] | None = None
+        # The server's other files (with Redis, the archive of finished rooms) go to a directory
+        # of the test's, never the user's, unless the test names one; kept across restarts.
+        self._scratch = tempfile.mkdtemp(prefix="arena-data-")
+        weakref.finalize(self, shutil.rmtree, self._scratch, ignore_errors=True)
 
     @property
     def url(self) -> str:
@@ -51,6 +58,7 @@ class ServerProcess:
 
     def start(self, timeout: float = 15.0) -> None:
         env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+        env.setdefault("ARENA_DATA_DIR", str(self.data_dir or self._scratch))
         out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         self.process = subprocess.Popen(
             self.command(), stdout=out, stderr=subprocess.STDOUT, env=env
@@ -58,12 +66,23 @@ class ServerProcess:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"solitaire-server exited with {self.process.returncode}")
+                raise RuntimeError(
+                    f"solitaire-server exited with {self.process.returncode}{self._log_tail()}"
+                )
             if self._healthy():
                 return
             time.sleep(0.05)
         self.kill()
-        raise RuntimeError(f"solitaire-server on port {self.port} not healthy within {timeout}s")
+        raise RuntimeError(
+            f"solitaire-server on port {self.port} not healthy within {timeout}s{self._log_tail()}"
+        )
+
+    def _log_tail(self, lines: int = 20) -> str:
+        """The end of the server's log, so a failed start says why."""
+        if self.log_path is None or not self.log_path.exists():
+            return " (no log: pass log_path)"
+        tail = self.log_path.read_text(errors="replace").splitlines()[-lines:]
+        return ":\n" + "\n".join(tail)
 
     def _healthy(self) -> bool:
         try:

@@ -82,6 +82,7 @@ def test_a_directory_that_cannot_be_made_is_one_clear_error(tmp_path: Path) -> N
     assert issubclass(DataDirError, StoreError)
 
 
+@pytest.mark.e2e
 def test_every_acked_append_survives_a_sigkill_and_the_directory_is_free_at_once(
     tmp_path: Path,
 ) -> None:
