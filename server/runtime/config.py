@@ -468,13 +468,13 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
                     f"solitaire-server: {name} needs --redis-url (the embedded store lives in"
                     " one process)"
                 )
+    elif values["store"] == "memory":
+        raise SystemExit("solitaire-server: --store memory and --redis-url exclude each other")
     if values["archive_url"] is not None and values["redis_url"] is None:
         raise SystemExit(
             "solitaire-server: --archive-url needs --redis-url (finished races move from Redis"
             " to the archive)"
         )
-    elif values["store"] == "memory":
-        raise SystemExit("solitaire-server: --store memory and --redis-url exclude each other")
     # Resolved whatever the store: the server's files beside the events live there too.
     given = args.data_dir or default_data_dir(env)
     values["data_dir"] = os.path.abspath(os.path.expanduser(given))
