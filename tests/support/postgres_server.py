@@ -70,11 +70,13 @@ class PostgresServer:
     def start(self, timeout: float = 30.0) -> None:
         self._own()
         if not (self.pgdata / "PG_VERSION").exists():
-            subprocess.run(
+            done = subprocess.run(
                 [*_as_postgres(), str(self.bin / "initdb"), "-D", str(self.pgdata),
                  "-U", USER, "--auth=trust", "-E", "UTF8", "--no-sync"],
-                check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                check=False, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             )  # fmt: skip
+            if done.returncode != 0:  # say why: initdb's own words
+                raise RuntimeError(f"initdb failed ({done.returncode}):\n{done.stdout.decode()}")
         log = self.data_dir / "postgres.log"
         args = [
             *_as_postgres(), str(self.bin / "postgres"), "-D", str(self.pgdata),
