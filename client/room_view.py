@@ -13,15 +13,14 @@ from collections.abc import Callable
 from typing import Any
 
 from client.app import App
+from client.board_focus import BoardFocus
 from client.play import update_status
 from client.race_panel import (
     done_status,
     duration,
     fairness_lines,
-    racers,
     results_line,
     someone_done,
-    watched_boards,
 )
 from client.room_state import DONE, Fold, RoomState
 from client.session import game_status
@@ -32,9 +31,9 @@ from shared.errors import ArenaError
 _REASONS = {"all_done": "every game is done", "time_limit": "time is up"}
 
 
-class RoomView:
-    """The room's state as the player sees it; ``focus`` and ``watching_others`` say whose
-    boards the board area shows."""
+class RoomView(BoardFocus):
+    """The room's state as the player sees it, message by message; whose boards the board area
+    and the panel show is ``BoardFocus``'s."""
 
     def __init__(
         self,
@@ -47,19 +46,12 @@ class RoomView:
         ask_watch: Callable[[str | None], None],
         in_lobby: Callable[[], None],
     ) -> None:
+        super().__init__(app.session, state, spectator=spectator, solo=solo, offset_ms=offset_ms)
         self.app = app
-        self.session = app.session
-        self.state = state
-        self.spectator = spectator
-        self.solo = solo
-        self._offset_ms = offset_ms  # server clock minus this client's
         self._ask_watch = ask_watch  # a fresh snapshot of one game (or of the watched ones)
         self._in_lobby = in_lobby
         # `queued` and `matched` of a quick race go to whoever waits for them (client/quick.py).
         self.on_queue: Callable[[dict[str, Any]], None] = lambda msg: None
-        self.focus: str | None = None  # the watched player, or None for all
-        # A racer whose game is done may look at the others' boards instead of their own.
-        self.watching_others = False
         self.lobby_hint = ""
         self.started = asyncio.Event()
         self.finished = asyncio.Event()
@@ -278,8 +270,6 @@ class RoomView:
             if self.started.is_set() and not self.finished.is_set() and mine not in DONE:
                 update_status(self.app, self.session.view)
 
-    # -- watching, the panel and the clock -----------------------------------------------------
-
     def can_watch(self) -> bool:
         """Whether the server lets this racer watch the others: own game done, or race over."""
         if self.finished.is_set():
@@ -288,37 +278,3 @@ class RoomView:
         return (
             bool(view is not None and view.over) or self.state.my_progress().get("status") in DONE
         )
-
-    def watch_back(self) -> None:
-        """Back to the racer's own board."""
-        self.watching_others = False
-        self.focus = None
-        self.session.boards = ()
-        self.session.view = self.state.my_view
-
-    def done_status(self, progress: dict[str, Any]) -> str:
-        """The status line once this racer's game is done and the race goes on."""
-        return done_status(self.state, progress)
-
-    def refresh_panel(self) -> None:
-        """The race panel; hidden in a room of one."""
-        if (len(self.state.progress) <= 1 or self.solo) and not self.spectator:
-            self.session.racers = {}
-            return
-        started = self.session.clock_start_ms
-        started_at = started + self._offset_ms() if started is not None else None
-        self.session.racers = racers(self.state, started_at=started_at)
-
-    def show_watched(self) -> None:
-        """The watched board(s), in panel order."""
-        self.refresh_panel()
-        order = list(self.session.racers)
-        self.session.boards = watched_boards(self.state, order, self.focus)
-
-    def player_id(self, who: str) -> str:
-        """A racer's id from a name, a player id, or their number in the panel."""
-        return self.state.player_id(who, list(self.session.racers))
-
-    def local(self, server_ms: int | None) -> int | None:
-        """A server time on this client's clock."""
-        return None if server_ms is None else server_ms - self._offset_ms()

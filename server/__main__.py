@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from server.accounts.ratings import Ratings
-from server.app import AddressInUse, App
+from server.app import App
 from server.archive import Archive, open_archive
+from server.endpoint import AddressInUse
 from server.runtime.clock import SystemClock, clock_from_env
 from server.runtime.config import Config, parse_config
 from server.runtime.logging import configure_logging, get_logger

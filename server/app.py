@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import errno
 import gc
 import itertools
-import json
 import secrets
-from http import HTTPStatus
-from typing import Any
 
 import structlog
-from websockets.asyncio.server import Server, ServerConnection, serve
-from websockets.http11 import Request, Response
+from websockets.asyncio.server import Server, ServerConnection
 
 from server.accounts.logins import Logins
 from server.accounts.ratings import PENDING_INDEX, Ratings
@@ -21,11 +16,10 @@ from server.accounts.service import Accounts
 from server.archive import Archive
 from server.domain.lifecycle import RoomStatus
 from server.domain.placement import home_worker
+from server.endpoint import Endpoint
 from server.net.connection import Connection, Outbox
 from server.net.delivery import Delivery
 from server.net.export import GameExport
-from server.net.handoff import Handoff, listen_routed
-from server.net.http import WebViewer, tls_context
 from server.rooms.archiver import Archiver
 from server.rooms.commands import Commands
 from server.rooms.daily_challenge import DailyChallenge
@@ -37,7 +31,7 @@ from server.runtime.clock import Clock
 from server.runtime.config import Config
 from server.runtime.gc_timer import YoungCollector
 from server.runtime.logging import get_logger
-from server.runtime.metrics import CONTENT_TYPE, Metrics
+from server.runtime.metrics import Metrics
 from server.runtime.solver_pool import SolverPool
 from server.store import EventStore, StoreError
 
@@ -45,15 +39,10 @@ log = get_logger("server.app")
 _GC_THRESHOLDS = (700, 10, 1_000)  # see App.start
 
 
-class AddressInUse(OSError):
-    """A port the server should listen on is taken: the operator's start-up error, one line
-    for them, never a wire error."""
-
-
 class App:
-    """The server's parts wired in their one direction, and the WebSocket endpoint and
-    GET /healthz on one port: connection → commands → store → hub → projection → delivery
-    and the race clock."""
+    """The server's parts wired in their one direction (connection → commands → store → hub →
+    projection → delivery and the race clock), started and stopped in order behind the
+    endpoint (server.endpoint)."""
 
     def __init__(
         self, config: Config, store: EventStore, clock: Clock, archive: Archive | None = None
@@ -107,12 +96,10 @@ class App:
         self.daily = DailyChallenge(store, self.commands, clock)
         self.matchmaker = Matchmaker(store, self.commands, clock, config, process=self.process)
         self.connections: set[Connection] = set()
-        self.web = WebViewer(config.allowed_origins)
         self.export = GameExport(self.commands, clock)
         self.metrics.watch(self.live_figures)
+        self.endpoint = Endpoint(config, store, self.metrics, self.handler, self.export.respond)
         self.server: Server | None = None
-        self.metrics_server: Server | None = None
-        self.handoff: Handoff | None = None
         self.warmed = asyncio.Event()  # every live room of the directory is loaded
         self._warm_up: asyncio.Task[None] | None = None
 
@@ -135,42 +122,6 @@ class App:
             "archive_read_failures": self.hub.archive_reads.failed,
             **(self.archiver.stats() if self.archiver is not None else {}),
         }
-
-    async def process_request(
-        self, connection: ServerConnection, request: Request
-    ) -> Response | None:
-        """GET /metrics, /healthz and /export, else the web viewer's pages and the Origin
-        check."""
-        response = await self.process_metrics_request(connection, request)
-        if response is None and request.path.startswith("/export/"):
-            response = await self.export.respond(connection, request)
-        return response if response is not None else self.web.respond(connection, request)
-
-    async def process_metrics_request(
-        self, connection: ServerConnection, request: Request
-    ) -> Response | None:
-        path = request.path.split("?", 1)[0]
-        if path == "/metrics":
-            response = connection.respond(HTTPStatus.OK, "")
-            response.body = self.metrics.render()
-            del response.headers["Content-Type"]
-            del response.headers["Content-Length"]
-            response.headers["Content-Type"] = CONTENT_TYPE
-            response.headers["Content-Length"] = str(len(response.body))
-            return response
-        if path != "/healthz":
-            return None
-        ok = await self.store.ping()
-        status = HTTPStatus.OK if ok else HTTPStatus.SERVICE_UNAVAILABLE
-        body = {"status": "ok" if ok else "unavailable", "store": ok}
-        response = connection.respond(status, json.dumps(body) + "\n")
-        del response.headers["Content-Type"]
-        response.headers["Content-Type"] = "application/json"
-        return response
-
-    async def _no_websocket(self, ws: ServerConnection) -> None:
-        """The metrics port speaks HTTP only (GET /metrics, /healthz)."""
-        await ws.close(1008, "this port serves GET /metrics and /healthz only")
 
     async def handler(self, ws: ServerConnection) -> None:
         structlog.contextvars.clear_contextvars()
@@ -226,26 +177,7 @@ class App:
         self.collector.start()
         self.metrics.watch_gc()
         try:
-            if self.routes_rooms:
-                self.server = await self._listen_routed()
-            else:
-                self.server = await self._listen(
-                    self.handler,
-                    self.config.port,
-                    "--port",
-                    **self._ws_options,
-                    # --workers: every worker listens on the one port; the kernel spreads
-                    # connections.
-                    reuse_port=self.config.workers > 1,
-                    ssl=tls_context(self.config.tls_cert, self.config.tls_key),
-                )
-            if self.config.metrics_port:
-                self.metrics_server = await self._listen(
-                    self._no_websocket,
-                    self.config.metrics_port + self.config.worker_index,
-                    "--metrics-port",
-                    process_request=self.process_metrics_request,
-                )
+            self.server = await self.endpoint.listen()
         except BaseException:
             # The parts opened above run tasks on the store; left to the loop's final cancel,
             # a worker whose metrics port was taken hung there for good (tests/server/test_workers).
@@ -261,53 +193,6 @@ class App:
         )
         self._warm_up = asyncio.get_running_loop().create_task(self.warm_up(), name="warm-up")
         return self.server
-
-    @property
-    def _ws_options(self) -> dict[str, Any]:
-        """The options of the WebSocket endpoint (``serve``'s, and a handed-off socket's)."""
-        return {"max_size": self.config.max_frame_bytes, "compression": None, "close_timeout": 2}
-
-    @property
-    def routes_rooms(self) -> bool:
-        """Whether this worker routes connections to their room's home (server.net.handoff):
-        with --workers, unless the port speaks TLS (the request line cannot be peeked)."""
-        return bool(self.config.handoff_fds) and self.config.tls_cert is None
-
-    async def _listen_routed(self) -> Server:
-        """The endpoint through ``server.net.handoff``, which owns the shared port."""
-        config = self.config
-        try:
-            server, self.handoff = await listen_routed(
-                self.handler,
-                host=config.host,
-                port=config.port,
-                handoff_fds=config.handoff_fds,
-                worker_index=config.worker_index,
-                max_size=config.max_frame_bytes,
-                close_timeout=self._ws_options["close_timeout"],
-                process_request=self.process_request,
-            )
-        except OSError as error:
-            if error.errno != errno.EADDRINUSE:
-                raise
-            raise self._in_use(config.port, "--port") from error
-        return server
-
-    def _in_use(self, port: int, option: str) -> AddressInUse:
-        """The operator's start-up error for a port that is taken."""
-        return AddressInUse(
-            f"cannot listen on {self.config.host}:{port}: the address is already in use "
-            f"(another server running? choose another {option})"
-        )
-
-    async def _listen(self, handler: Any, port: int, option: str, **options: Any) -> Server:
-        options.setdefault("process_request", self.process_request)
-        try:
-            return await serve(handler, self.config.host, port, **options)
-        except OSError as error:
-            if error.errno != errno.EADDRINUSE:
-                raise
-            raise self._in_use(port, option) from error
 
     async def warm_up(self) -> None:
         """Load the directory's live rooms, so their first move after a restart is quick; the
@@ -354,15 +239,6 @@ class App:
 
     async def stop(self) -> None:
         """Close every connection with 1001 (going away), stop the rooms, close the store."""
-        if self.metrics_server is not None:
-            self.metrics_server.close()
-        if self.handoff is not None:
-            await self.handoff.aclose()
-        if self.server is not None:
-            self.server.close(close_connections=True)
-            try:
-                await asyncio.wait_for(self.server.wait_closed(), self.config.shutdown_timeout_s)
-            except TimeoutError:
-                log.warning("shutdown_timeout")
+        await self.endpoint.close()
         await self.close_parts()
         log.info("stopped")

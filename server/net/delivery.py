@@ -5,8 +5,9 @@ get a game's events once fair spectating allows them (server.domain.fairness: no
 before every racer still playing has turned it), then after the room's spectator delay
 (``delay.py``); progress reaches them after the delay alone. Everything but a racer's own events
 and the room's lifecycle is sent at most once a tick per connection (``ticks.py``). Frames are
-rendered once for all their recipients (``render.py``), and who receives what is cached per
-room (``audience.py``). Delivery never appends and never decides a rule: it renders the fold.
+rendered once for all their recipients (``render.py``); who is in the room is ``Members``
+(``members.py``), and who receives what is cached per room (``audience.py``). Delivery never
+appends and never decides a rule: it renders the fold.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from server.domain.errors import NoSuchPlayer, NotAllowed, TooManySpectators
 from server.domain.events import (
     CountdownCancelled,
     CountdownStarted,
@@ -39,144 +39,32 @@ from server.net.audience import (
     SPECTATORS,
     WATCHERS,
     Audience,
-    Member,
-    Peer,
-    Role,
 )
 from server.net.delay import Delay
+from server.net.members import Members
 from server.net.ticks import SendMany, Soon, Ticker
 from server.runtime.clock import Clock
 from server.runtime.config import Config
 from shared import protocol as p
-from shared.protocol import CLOSE_SUPERSEDED
 
 # Room events after which everyone in the room gets the room's state again.
 _SEATING = (PlayerJoined, PlayerLeft, PlayerAway, PlayerBack, CountdownCancelled, RoomClosed)
 
 
-class Delivery:
-    """Fan-out of every loaded room's changes to its members on this process."""
+class Delivery(Members):
+    """Fan-out of every loaded room's changes to its members on this process (``Members``:
+    who they are)."""
 
     def __init__(
         self, clock: Clock, config: Config, send_many: SendMany, soon: Soon | None = None
     ) -> None:
-        self.config = config
-        self.ticker = Ticker(send_many, config.tick_ms, soon)
+        super().__init__(config, Ticker(send_many, config.tick_ms, soon))
         self.delay = Delay(clock)
-        self.audiences: dict[str, Audience] = {}
-        self.where: dict[Peer, tuple[Room, Member]] = {}
-        self.seated: dict[tuple[str, str], Peer] = {}  # (room, player) -> its connection here
 
     @property
     def frames(self) -> int:
         """Frames handed to connections (metrics)."""
         return self.ticker.frames
-
-    # ---- members -----------------------------------------------------------------------------
-
-    def audience(self, room: Room) -> Audience:
-        found = self.audiences.get(room.id)
-        if found is None:
-            found = self.audiences[room.id] = Audience()
-        return found
-
-    def member(self, peer: Peer) -> tuple[Room, Member] | None:
-        return self.where.get(peer)
-
-    def attach(
-        self,
-        room: Room,
-        peer: Peer,
-        role: Role,
-        *,
-        player: str | None = None,
-        first: dict[str, Any] | None = None,
-    ) -> Member:
-        """Put a connection in a room and send it ``first`` (the ``joined`` answer) and the
-        snapshots it needs; a seat already held by another connection here is taken over."""
-        audience = self.audience(room)
-        if role == Role.SPECTATOR and (
-            audience.spectator_count() >= self.config.max_spectators_per_room
-        ):
-            raise TooManySpectators(f"room {room.id} has enough spectators")
-        member = Member(peer, role, player=player, watch_all=role == Role.SPECTATOR)
-        if role == Role.PLAYER and player is not None:
-            old = self.seated.get((room.id, player))
-            if old is not None and old is not peer:
-                self.detach(old)
-                old.close_soon(CLOSE_SUPERSEDED, "seat resumed on another connection")
-            self.seated[(room.id, player)] = peer
-        audience.members[peer] = member
-        audience.changed()
-        self.where[peer] = (room, member)
-        if first is not None:
-            peer.send(first)
-        self._snapshot(room, audience, member)
-        return member
-
-    def detach(self, peer: Peer) -> Room | None:
-        """Forget a connection (it left or closed); its seat stays in the stream."""
-        found = self.where.pop(peer, None)
-        if found is None:
-            return None
-        room, member = found
-        audience = self.audiences.get(room.id)
-        if audience is not None:
-            audience.waiting.pop(peer, None)
-            audience.members.pop(peer, None)
-            audience.changed()
-        if member.player is not None and self.seated.get((room.id, member.player)) is peer:
-            del self.seated[(room.id, member.player)]
-        return room
-
-    def watch(self, room: Room, member: Member, player: str | None) -> None:
-        """Send fresh snapshots of one game or all; racers only once their own game is done."""
-        if player is not None and player not in room.seats:
-            raise NoSuchPlayer(f"no player {player!r} in room {room.id}")
-        targets = [player] if player is not None else list(room.seats)
-        audience = self.audience(room)
-        if member.role == Role.PLAYER and member.player is not None:
-            own = room.games.get(member.player)
-            own_done = own is not None and own.progress.status.done
-            if targets != [member.player] and not own_done and room.finished is None:
-                raise NotAllowed("racers can watch other racers once their own game is finished")
-            if player is None:
-                member.watch_all = True
-            elif player != member.player:
-                member.watching.add(player)
-            audience.changed()
-        for target in targets:
-            own_game = member.role == Role.PLAYER and member.player == target
-            member.peer.send(self.game_message(room, target, released_only=not own_game))
-
-    def in_use(self, room_id: str) -> bool:
-        """Whether a connection here is in the room, or frames still wait to reach one."""
-        audience = self.audiences.get(room_id)
-        return audience is not None and audience.busy()
-
-    def forget(self, room_id: str) -> None:
-        """The room was unloaded: what was kept for its viewers goes with it."""
-        audience = self.audiences.pop(room_id, None)
-        if audience is not None:
-            self.ticker.stop(audience)
-
-    def spectators_here(self, room_id: str) -> int:
-        audience = self.audiences.get(room_id)
-        return 0 if audience is None else audience.spectator_count()
-
-    # ---- rendering ---------------------------------------------------------------------------
-
-    def room_state(self, room: Room, *, delayed: bool = False) -> dict[str, Any]:
-        """The room's state; ``delayed`` is what a viewer may see under the spectator delay."""
-        return render.viewer_room_state(room, self.audience(room), delayed=delayed)
-
-    def game_message(self, room: Room, player: str, *, released_only: bool) -> bytes:
-        count = self.audience(room).released.get(player, 0) if released_only else None
-        return render.game_message(room, player, count)
-
-    def _snapshot(self, room: Room, audience: Audience, member: Member) -> None:
-        for msg in render.snapshot(room, audience, member):
-            member.peer.send(msg)
 
     # ---- changes -----------------------------------------------------------------------------
 
@@ -222,7 +110,7 @@ class Delivery:
         send = self.ticker.send
         everyone = list(audience.members)
         if isinstance(event, PlayerBack):
-            self._supersede(room, event.player, event.connection)
+            self.supersede(room, event.player, event.connection)
         if isinstance(event, _SEATING):
             send(audience, everyone, {"type": p.ROOM, "room": self.room_state(room)})
             if isinstance(event, RoomClosed):
@@ -253,18 +141,11 @@ class Delivery:
 
             self._later(room, audience, release_rematch)
 
-    def _supersede(self, room: Room, player: str, connection: str) -> None:
-        """The seat is held by another connection now (this process or another): close ours."""
-        peer = self.seated.get((room.id, player))
-        if peer is not None and peer.connection_id != connection:
-            self.detach(peer)
-            peer.close_soon(CLOSE_SUPERSEDED, "seat resumed on another connection")
-
     def _game_advanced(self, room: Room, audience: Audience, change: GameAdvanced) -> None:
         player, first, last, progress = change.player, change.first, change.last, change.progress
         if audience.quiet(room.delay_ms):
             # Nobody here to tell, but what viewers may see moves on all the same: a viewer
-            # who joins later is shown it (issue 23: a game played on another process).
+            # who joins later is shown it (a game played on another process).
             audience.shown[player] = progress
             self._release(room, audience)
             return
@@ -273,7 +154,7 @@ class Delivery:
         owner = audience.of(OWNER, player)
         if owner:
             # The racer's own progress goes with its own events and its ack, in their one
-            # write: with the tick it took a write of its own, each move (issue 28).
+            # write: with the tick it took a write of its own, each move.
             for frame in render.event_frames(room, game, first, last):
                 self.ticker.send(audience, owner, frame)
             self.ticker.send(audience, owner, update_frame)

@@ -269,5 +269,5 @@ class Matchmaker:
             if len(room.seats) >= 2:
                 await self.commands.start(room, next(iter(room.seats)))
             else:
-                await self.commands.close_unfilled(room)
+                await self.commands.timed.close_unfilled(room)
                 log.info("match_unfilled", room=room_id, seated=len(room.seats))

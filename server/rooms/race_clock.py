@@ -105,18 +105,18 @@ class RaceClock:
                 and room.status is RoomStatus.RACING
                 and any(g.version == 0 for g in room.games.values())
             ):
-                self._act(room, self.commands.start_games, "games")
+                self._act(room, self.commands.timed.start_games, "games")
             if (
                 isinstance(change, GameAdvanced | Loaded)
                 and room.status is RoomStatus.RACING
                 and room.all_done()
             ):
-                self._act(room, self.commands.finish_all_done, "finish")
+                self._act(room, self.commands.timed.finish_all_done, "finish")
             if room.finished is not None and (
                 isinstance(change, Loaded)
                 or (isinstance(change, RoomChanged) and isinstance(change.event, RaceFinished))
             ):
-                self._act(room, self.commands.retire, "retire")
+                self._act(room, self.commands.timed.retire, "retire")
         self._rearm(room)
 
     def _act(
@@ -160,14 +160,14 @@ class RaceClock:
         try:
             now = self.clock.now_ms()
             if room.status is RoomStatus.COUNTDOWN:
-                await self.commands.go(room)
+                await self.commands.timed.go(room)
             elif room.status is RoomStatus.RACING:
                 if time_is_up(room, now):
-                    await self.commands.finish(room, "time_limit")
+                    await self.commands.timed.finish(room, "time_limit")
                 for player in abandoned_now(room, self.graces, now):
-                    await self.commands.abandon(room, player)
+                    await self.commands.timed.abandon(room, player)
             elif room.status is RoomStatus.LOBBY:
-                await self.commands.close_idle(room)
+                await self.commands.timed.close_idle(room)
         except ArenaError as exc:
             log.warning("timer_failed", room=room.id, code=exc.code, reason=exc.reason)
 

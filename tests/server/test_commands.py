@@ -98,7 +98,7 @@ async def test_a_move_right_after_started_finds_its_game(
     async def too_late(_room: object) -> None:
         return None
 
-    app.commands.start_games = too_late  # type: ignore[method-assign,assignment]
+    app.commands.timed.start_games = too_late  # type: ignore[method-assign,assignment]
     room = await app.commands.create_room(
         {"variant": "quadrennial", "seed": SEED, "countdown_ms": 0}, creator="test"
     )
