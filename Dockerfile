@@ -6,8 +6,12 @@ COPY pyproject.toml README.md ./
 COPY shared ./shared
 COPY server ./server
 COPY client ./client
-RUN pip install --no-cache-dir . && useradd --system --no-create-home arena
+RUN pip install --no-cache-dir . && useradd --system --no-create-home arena \
+    && mkdir /data && chown arena /data
 
+# The embedded store's data directory (without REDIS_URL): a volume, so it outlives the container.
+ENV ARENA_DATA_DIR=/data
+VOLUME /data
 USER arena
 EXPOSE 8765
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \

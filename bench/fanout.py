@@ -6,8 +6,8 @@
 A move of a real race is appended durably, acked to its sender and forwarded to the room's
 other racers and spectators (about 12 frames a move at bench.load's paced shape). The bare echo
 sends one frame back, so a ratio to it mixes the server's own cost with the fan-out any server
-must do (issue 28). This server does only that fan-out, on the same library, options, event
-loop and one process as the real server: no rules, no fold, no fairness, no ticks.
+must do. This server does only that fan-out, on the same library, options, event loop and one
+process as the real server: no rules, no fold, no fairness, no ticks.
 
 Its protocol, spoken by ``python -m bench.load drive --target fanout``: a connection's first
 frame is ``{"type": "join", "room": str, "role": "player" | "spectator"}``, answered
@@ -17,7 +17,7 @@ pipelined write, as the server's group commit does), acked ``{"type": "ack", "id
 once Redis answered, and forwarded as one encoded ``game_event`` (shaped as the server's) to
 every other member of the room. Runs until SIGTERM or SIGINT.
 
-``--append pool`` (the default, the ceiling issue 28's goals were set against) sends each batch
+``--append pool`` (the default, the ceiling bench.load's goals are set against) sends each batch
 on a connection of redis-py's pool through its public API; ``--append line`` on the store's own
 pipelined connection (server.store.redis_pipeline), as the server does on one Redis: the ceiling
 with the server's cheaper append, to see how much of the server's gain on the ceiling is that.

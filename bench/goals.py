@@ -1,5 +1,6 @@
 """bench.load's reading of a run: its tables, its goals (ratios to the fan-out ceiling measured
-in the same run, issue 28) and the notes that say when a figure is not the server's.
+in the same run, since absolute times drift on a shared machine) and the notes that say when a
+figure is not the server's.
 
 A result per scenario holds ``server`` and, when measured, ``fanout`` (bench/fanout.py: ack at
 once, forward one encoded message to each other member, XADD before the ack) and ``echo``
@@ -26,9 +27,9 @@ WORKERS_CPU = 1.15
 """``--workers 2`` against ``--workers 1``, same load: total server CPU per move at most this."""
 
 ECHO_TAIL = 10.0
-"""A paced echo's ack p99 was 3.4-5.9 x its p50 in 17 of round 9's 20 runs and 8-10 x in two;
-in the last (6.63 ms against 0.33) its own run was held up. Past this the machine was not quiet,
-and the ack-tail goal of that run is not judged; a note says so."""
+"""A paced echo's ack p99 is usually 3.4-5.9 x its p50 (17 runs of 20 in one series, 8-10 x in
+two); in the last (6.63 ms against 0.33) its own run was held up. Past this the machine was not
+quiet, and the ack-tail goal of that run is not judged; a note says so."""
 
 PACED_LOAD_LAG_MS = 20.0
 """A paced load process uses about a third of a core and its loop lags 5-10 ms; a p99 above
@@ -56,8 +57,9 @@ def base_name(key: str) -> tuple[str, int]:
 
 
 def targets(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """The goals of issue 28 for every scenario measured beside the fan-out ceiling; a
-    goal whose figures are missing is not listed."""
+    """The goals against the fan-out ceiling (CPU per move, ack tail, moves served, saturated
+    rate, a second worker's cost) for every scenario measured beside it; a goal whose figures
+    are missing is not listed."""
     checks: list[dict[str, Any]] = []
     for key, r in results.items():
         sc = r["scenario"]

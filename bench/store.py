@@ -5,7 +5,8 @@
 Starts its own redis-server (a free port, a temporary directory, AOF on with the given fsync
 policy), then for 1, 10 and 100 concurrent writers, each on its own stream, measures for a fixed
 time: the Redis store's append (Lua compare-and-append), redis-py's bare XADD of the same bytes
-on the same kind of pool (the floor), and the memory store. A contended case has 10 writers on
+on the same kind of pool (the floor), the memory store, and the SQLite store (a temporary data
+directory, synchronous FULL and NORMAL). A contended case has 10 writers on
 one stream, each reading the version and appending, so most appends lose. Prints a table and
 writes bench/results/store.json (or store-<fsync>.json) with the core count and versions.
 """
@@ -17,6 +18,7 @@ import asyncio
 import os
 import platform
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
@@ -30,13 +32,14 @@ import redis.asyncio as aioredis
 from redis.utils import HIREDIS_AVAILABLE
 
 from bench.common import PrivateRedis, percentile, redis_server_version, write_json
-from server.store import EventStore, MemoryEventStore, RedisEventStore, codec
+from server.store import EventStore, MemoryEventStore, RedisEventStore, SqliteEventStore, codec
 from shared.errors import WrongExpectedVersion
 
 RESULTS = Path(__file__).resolve().parent / "results"
 EVENT = {"type": "moved", "move": "t3t5x4", "revealed": ["TH", "4C"], "at": 1_767_000_000_000}
 WRITERS = (1, 10, 100)
 CONTENDED_WRITERS = 10
+SQLITE_SYNC = ("FULL", "NORMAL")  # the SQLite store's synchronous setting: fsync per commit or not
 POOL = 128  # the store's default max_connections; bare XADD gets the same pool
 
 
@@ -128,7 +131,15 @@ async def run(url: str, seconds: float) -> list[Result]:
             results.append(
                 await timed("memory store", writers, seconds, own_stream_appender(memory, tag))
             )
-            for line in format_table(results[-3:], header=writers == WRITERS[0]):
+            for sync in SQLITE_SYNC:
+                with tempfile.TemporaryDirectory() as where:
+                    async with SqliteEventStore(where, synchronous=sync) as sqlite:
+                        appender = own_stream_appender(sqlite, tag)
+                        results.append(
+                            await timed(f"sqlite store, {sync}", writers, seconds, appender)
+                        )
+            cases = 3 + len(SQLITE_SYNC)
+            for line in format_table(results[-cases:], header=writers == WRITERS[0]):
                 print(line, flush=True)
         contended = [
             await timed(

@@ -66,6 +66,7 @@ def update_status(app: App, view: Any, *, playing_hint: str | None = None) -> No
 
 
 Extra = Callable[[Command], Awaitable[bool | Outcome]]
+Ready = Callable[[Command], Awaitable[None]]
 """A mode's own commands: True when it took the command, an Outcome to end the loop with."""
 _PREFIX = re.compile(r"^'?([a-z0-9 ]{1,16})'?: ")
 
@@ -84,12 +85,15 @@ def live(view: Any) -> bool:
     return view is not None and not view.over
 
 
-async def play_loop(app: App, driver: Driver, *, extra: Extra | None = None) -> Outcome:
+async def play_loop(
+    app: App, driver: Driver, *, extra: Extra | None = None, ready: Ready | None = None
+) -> Outcome:
     """Read lines until quit or end of input, playing moves through ``driver``.
 
     ``extra`` handles commands particular to a mode (e.g. `start` in a race); it returns
     True when it took the command, or the Outcome to end the loop with. `quit` and `resign`
-    of a live game ask first (interactive only: a script means what it says).
+    of a live game ask first (interactive only: a script means what it says). ``ready`` is
+    awaited before a command is looked at, so that it can wait for what the command needs.
     """
     session = app.session
     confirming: Kind | None = None
@@ -100,6 +104,8 @@ async def play_loop(app: App, driver: Driver, *, extra: Extra | None = None) -> 
         command = parse_command(line)
         if command.kind is Kind.EMPTY:
             continue
+        if ready is not None:
+            await ready(command)
         session.error = None
         if confirming is not None:
             pending, confirming = confirming, None

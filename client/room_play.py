@@ -112,9 +112,20 @@ async def play_room(client: RoomClient, app: App, *, race: bool, wait_for_result
             return True
         return False
 
+    async def ready(command: Command) -> None:
+        # "Go!" is said when the race starts; the racer's own game is the next frame. A move,
+        # `resign` or `quit` typed in between waits for it: refused, or not asked about, it
+        # would contradict the "Go!" on the screen.
+        if (
+            command.kind in (Kind.MOVE, Kind.MOVES, Kind.RESIGN, Kind.QUIT)
+            and client.my_view is None
+            and client.view.started.is_set()
+        ):
+            await client.wait_for(lambda: client.my_view is not None, 5.0)
+
     interrupted = asyncio.Event()
     with interrupts_set(interrupted):
-        reader = asyncio.create_task(play_loop(app, driver, extra=extra))
+        reader = asyncio.create_task(play_loop(app, driver, extra=extra, ready=ready))
         failed = asyncio.create_task(_until_failed(conn))
         stopped = asyncio.create_task(interrupted.wait())
         closed = asyncio.create_task(client.view.closed_now.wait())

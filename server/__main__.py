@@ -11,16 +11,17 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from server.accounts.ratings import Ratings
 from server.app import App
 from server.archive import Archive, open_archive
 from server.endpoint import AddressInUse
 from server.runtime.clock import SystemClock, clock_from_env
-from server.runtime.config import Config, parse_config
+from server.runtime.config import Config, default_data_dir, parse_config
 from server.runtime.logging import configure_logging, get_logger
 from server.runtime.loops import loop_factory
-from server.store import EventStore, open_store
+from server.store import DataDirError, EventStore, open_store
 from server.workers import run_workers
 
 
@@ -28,6 +29,7 @@ async def serve(config: Config) -> None:
     """Run until a signal asks to stop, then shut down gracefully."""
     log = get_logger("server")
     store = _open(config)
+    _say_where(config, log)
     app = App(config, store, clock_from_env(os.environ), _open_archive(config))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -49,8 +51,12 @@ async def serve(config: Config) -> None:
 
 
 def _open(config: Config) -> EventStore:
+    """The store the options name; raises DataDirInUse if another server holds --data-dir."""
     if not config.redis_url:
-        return open_store(None, retention=config.retention_s)
+        if config.store == "memory":
+            return open_store(None, retention=config.retention_s)
+        data_dir = config.data_dir or default_data_dir(os.environ)
+        return open_store(None, data_dir=data_dir, retention=config.retention_s)
     return open_store(
         config.redis_url,
         prefix=config.redis_prefix,
@@ -58,6 +64,20 @@ def _open(config: Config) -> EventStore:
         cluster=config.redis_cluster,
         ack_after_replicas=config.ack_after_replicas,
     )
+
+
+def _say_where(config: Config, log: Any) -> None:
+    """The operator's first question: where do the races go, and do they outlive a stop?"""
+    if config.redis_url:
+        log.info("store_opened", store="redis", prefix=config.redis_prefix)
+    elif config.store == "memory":
+        log.warning(
+            "store_keeps_nothing",
+            store="memory",
+            note="--store memory: accounts, ratings and races are forgotten when this stops",
+        )
+    else:
+        log.info("store_opened", store="sqlite", data_dir=config.data_dir)
 
 
 def _open_archive(config: Config) -> Archive | None:
@@ -83,14 +103,19 @@ def ratings_main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="solitaire-server ratings",
         description="Rebuild the ratings projection and leaderboards from the log. Takes the "
-        "server's store options (--redis-url, --redis-prefix, --redis-cluster).",
+        "server's store options (--redis-url, --redis-prefix, --redis-cluster, --store, "
+        "--data-dir); a running server holds its --data-dir, so stop it first.",
     )
     parser.add_argument("--rebuild", action="store_true", required=True)
     _, rest = parser.parse_known_args(argv)
     config = parse_config(rest)
     configure_logging(config.log_format, config.log_level)
     started = time.perf_counter()
-    folded = asyncio.run(rebuild_ratings(config))
+    try:
+        folded = asyncio.run(rebuild_ratings(config))
+    except DataDirError as error:  # the server holds it: stop it first
+        print(f"solitaire-server ratings: {error}", file=sys.stderr)
+        return 1
     seconds = time.perf_counter() - started
     for variant, races in folded.items():
         print(f"{variant}: {races} rated races folded")
@@ -109,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with asyncio.Runner(loop_factory=loop_factory(config.loop)) as runner:
             runner.run(serve(config))
-    except AddressInUse as error:  # a second server on a busy port: one line, not a traceback
+    except (AddressInUse, DataDirError) as error:  # a busy port or data directory: one line
         print(f"solitaire-server: {error}", file=sys.stderr)
         return 1
     return 0

@@ -98,7 +98,9 @@ class App:
         self.connections: set[Connection] = set()
         self.export = GameExport(self.commands, clock)
         self.metrics.watch(self.live_figures)
-        self.endpoint = Endpoint(config, store, self.metrics, self.handler, self.export.respond)
+        self.endpoint = Endpoint(
+            config, store, self.metrics, self.handler, pages={"/export/": self.export.respond}
+        )
         self.server: Server | None = None
         self.warmed = asyncio.Event()  # every live room of the directory is loaded
         self._warm_up: asyncio.Task[None] | None = None

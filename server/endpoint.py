@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from http import HTTPStatus
 from typing import Any
 
@@ -22,9 +22,8 @@ from server.store import EventStore
 log = get_logger("server.endpoint")
 
 Handler = Callable[[ServerConnection], Awaitable[None]]
-Pages = Callable[[ServerConnection, Request], Awaitable[Response | None]]
-"""An HTTP route of the server's own beyond the viewer's pages (GET /export/...): its answer,
-or None for a path that is not its."""
+Page = Callable[[ServerConnection, Request], Awaitable[Response | None]]
+"""A page that needs the server's parts (an export reads a room): answers GETs under a prefix."""
 
 
 class AddressInUse(OSError):
@@ -42,13 +41,14 @@ class Endpoint:
         store: EventStore,
         metrics: Metrics,
         handler: Handler,
-        export: Pages | None = None,
+        *,
+        pages: Mapping[str, Page] | None = None,
     ) -> None:
         self.config = config
+        self.pages = dict(pages or {})
         self.store = store
         self.metrics = metrics
         self.handler = handler
-        self.export = export
         self.web = WebViewer(config.allowed_origins)
         self.server: Server | None = None
         self.metrics_server: Server | None = None
@@ -57,11 +57,12 @@ class Endpoint:
     async def process_request(
         self, connection: ServerConnection, request: Request
     ) -> Response | None:
-        """GET /metrics, /healthz and /export, else the web viewer's pages and the Origin
-        check."""
+        """GET /metrics and /healthz, the pages under a prefix of ``pages`` (an export), else
+        the web viewer's static pages and the Origin check."""
         response = await self.process_metrics_request(connection, request)
-        if response is None and self.export is not None and request.path.startswith("/export/"):
-            response = await self.export(connection, request)
+        for prefix, page in self.pages.items():
+            if response is None and request.path.startswith(prefix):
+                response = await page(connection, request)
         return response if response is not None else self.web.respond(connection, request)
 
     async def process_metrics_request(

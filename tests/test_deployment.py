@@ -81,6 +81,19 @@ def test_server_reaches_redis_through_redis_url(compose: dict[str, Any], server_
     assert server["depends_on"]["redis"]["condition"] == "service_healthy"
 
 
+def test_the_data_directory_is_a_volume(compose: dict[str, Any], server_help: str) -> None:
+    """Without REDIS_URL the image keeps its SQLite store in ARENA_DATA_DIR: a volume in the
+    image and in compose, so the data outlives the container."""
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    data_dir = re.search(r"(?m)^ENV ARENA_DATA_DIR=(\S+)$", dockerfile)
+    assert data_dir is not None
+    assert "ARENA_DATA_DIR" in server_help
+    assert re.search(rf"(?m)^VOLUME {re.escape(data_dir.group(1))}$", dockerfile)
+    volume_name, mount = compose["services"]["server"]["volumes"][0].split(":")
+    assert mount == data_dir.group(1)
+    assert volume_name in compose["volumes"]
+
+
 def test_finished_races_go_to_a_durable_postgres(compose: dict[str, Any], server_help: str) -> None:
     """The server's archive is the compose file's PostgreSQL: a volume, a health check, and the
     server waits for it."""
@@ -110,6 +123,7 @@ def test_dockerfile_runs_the_compose_command(compose: dict[str, Any]) -> None:
     assert compose["services"]["server"]["build"] == "."
 
 
+@pytest.mark.e2e
 def test_compose_command_starts_a_server_on_redis_url(
     compose: dict[str, Any], tmp_path: Path
 ) -> None:

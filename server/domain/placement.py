@@ -2,7 +2,7 @@
 
 With ``--workers N`` every worker can serve every room (the store is the shared state), but a
 room whose connections are spread over workers is folded, checked for fairness and encoded
-once per worker (issue 28: about a fifth more CPU a move with two). So each room has a home
+once per worker (about a fifth more CPU a move with two). So each room has a home
 worker, a pure function of its id; a worker draws the ids of the rooms it creates among those
 homed on itself, and a connection that names its room when it opens (``?room=CODE``,
 docs/protocol.md) is handed to that room's home.

@@ -145,7 +145,7 @@ class Delivery(Members):
         player, first, last, progress = change.player, change.first, change.last, change.progress
         if audience.quiet(room.delay_ms):
             # Nobody here to tell, but what viewers may see moves on all the same: a viewer
-            # who joins later is shown it (a game played on another process).
+            # who joins later is shown it (the game may be played on another process).
             audience.shown[player] = progress
             self._release(room, audience)
             return
@@ -154,7 +154,7 @@ class Delivery(Members):
         owner = audience.of(OWNER, player)
         if owner:
             # The racer's own progress goes with its own events and its ack, in their one
-            # write: with the tick it took a write of its own, each move.
+            # write: sent with the tick it would take a write of its own, each move.
             for frame in render.event_frames(room, game, first, last):
                 self.ticker.send(audience, owner, frame)
             self.ticker.send(audience, owner, update_frame)

@@ -1,15 +1,16 @@
 """``--workers``: each connection that names its room goes to the room's home worker.
 
 The kernel spreads a port's connections over the workers at random (SO_REUSEPORT), so a room's
-racers and spectators landed on every worker, and each worker folded, checked and encoded every
-move of the room (issue 28). Here each worker accepts on the shared port itself, peeks at the
-request line without reading it (``MSG_PEEK``), and when it names a room homed on another
-worker (``server.domain.placement``) passes the socket to that worker over a Unix datagram
-socket (``SCM_RIGHTS``); the receiver serves it as if it had accepted it, the request still
-unread. A connection that names no room, or whose request does not come in time, or that
-cannot be passed (the receiver's queue full) is served where it landed: routing is only ever
-an optimisation. TLS connections are not peeked (the bytes are encrypted): with ``--tls-cert``
-the workers keep the kernel's spreading (docs/operations.md: terminate TLS in front).
+racers and spectators would land on every worker, and each worker would fold, check and encode
+every move of the room (with two workers, about a fifth more CPU a move). Here each worker
+accepts on the shared port itself, peeks at the request line without reading it
+(``MSG_PEEK``), and when it names a room homed on another worker (``server.domain.placement``)
+passes the socket to that worker over a Unix datagram socket (``SCM_RIGHTS``); the receiver
+serves it as if it had accepted it, the request still unread. A connection that names no room,
+or whose request does not come in time, or that cannot be passed (the receiver's queue full) is
+served where it landed: routing is only ever an optimisation. TLS connections are not peeked
+(the bytes are encrypted): with ``--tls-cert`` the workers keep the kernel's spreading
+(docs/operations.md: terminate TLS in front).
 """
 
 from __future__ import annotations

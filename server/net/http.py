@@ -1,9 +1,9 @@
-"""Plain HTTP beside the WebSocket on one port: the web viewer's pages and static files with the
+"""Plain HTTP beside the WebSocket on one port: the web client's pages and static files with the
 headers every page on the internet needs, and the Origin check of browsers' WebSocket upgrades.
 
 The pages are static: each is the one shell (web/index.html) whose scripts speak the documented
-protocol over WebSocket from the browser, as any other spectator (docs/architecture.md, "Web
-viewer"). Nothing here knows a room.
+protocol over WebSocket from the browser, as any other player or spectator (docs/architecture.md,
+"Web viewer"). Nothing here knows a room.
 """
 
 from __future__ import annotations
@@ -31,10 +31,11 @@ _SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-cache",
 }
-# The viewer's pages: the rooms, TV, one room's race, one game's replay, the leaderboards, a
-# player's profile (docs/operations.md).
+# The pages: the ways in, TV, one room's race, one game's replay, the leaderboards, a player's
+# profile, and a game to play: a solo deal or a seat in a room (docs/operations.md).
 _PAGE = re.compile(
-    r"/(?:|tv|leaderboard|@/[^/]{1,80}|watch/[A-Za-z0-9]{1,32}|replay/[A-Za-z0-9]{1,32}/[^/]{1,80})"
+    r"/(?:|tv|leaderboard|play|play/[A-Za-z0-9]{1,32}|@/[^/]{1,80}|watch/[A-Za-z0-9]{1,32}"
+    r"|replay/[A-Za-z0-9]{1,32}/[^/]{1,80})"
 )
 _TYPES = {
     ".html": "text/html; charset=utf-8",

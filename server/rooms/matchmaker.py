@@ -177,18 +177,18 @@ class Matchmaker:
             for ticket in list(self.tickets.values()):
                 ticket.on_status(self.status(ticket, now))
 
-    async def _gone_processes(self) -> set[str]:
+    async def _live_processes(self) -> set[str]:
         silent = self.clock.now_ms() - int(self.config.heartbeat_s * 3000)
-        return {e.member for e in await self.commands.presence.silent_since(silent)}
+        return await self.commands.presence.beating_after(silent)
 
     async def form(self, key: QueueKey) -> None:
         """Read the queue, decide its groups, take each and make its room."""
         entries = await self.store.queue_entries(key.name)
-        gone = await self._gone_processes() if entries else set()
+        live = await self._live_processes() if entries else set()
         waiting = []
         for entry in entries:
             info = msgpack.unpackb(entry.value)
-            if info["p"] in gone:  # its process stopped: its connection is gone with it
+            if info["p"] not in live:  # its process stopped: its connection is gone with it
                 await self.store.queue_leave(key.name, entry.member)
                 continue
             waiting.append(Waiting(entry.member, entry.score, info["j"], info.get("a")))

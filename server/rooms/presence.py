@@ -32,6 +32,13 @@ class Presence:
     async def beat(self) -> None:
         await self.store.index_put(PROCESSES_INDEX, self.process, self.clock.now_ms())
 
+    async def beating_after(self, after: int) -> set[str]:
+        """Processes whose last beat is after ``after``, this one always. A process not among
+        them is gone, whether it is still listed, silent, or already forgotten by the process
+        that took over from it: an observer must not depend on seeing it silent first."""
+        entries = await self.store.index_range(PROCESSES_INDEX)
+        return {e.member for e in entries if e.score > after} | {self.process}
+
     async def silent_since(self, before: int) -> list[IndexEntry]:
         """Other processes whose last beat is at or before ``before``."""
         entries = await self.store.index_range(PROCESSES_INDEX, max_score=before)

@@ -1,9 +1,10 @@
 """Unloading: a room that ended (finished or closed) with nobody in it on this process is
 forgotten ``--unload-after-s`` after its end.
 
-Every room a process had served stayed folded and followed for the life of the process, so a
-server that ran for days held every race it had ever seen. The store still holds an unloaded
-room: its next use (a replay, a late spectator, ``list_rooms``) loads it again, as after a restart.
+Without it, every room a process has served would stay folded and followed for the life of the
+process, and a server that runs for days would hold every race it has ever seen. The store still
+holds an unloaded room: its next use (a replay, a late spectator, ``list_rooms``) loads it
+again, as after a restart.
 """
 
 from __future__ import annotations

@@ -19,6 +19,9 @@ class Config:
     host: str = "127.0.0.1"
     port: int = 8765
     redis_url: str | None = None
+    # Without --redis-url: "sqlite" keeps every event in data_dir, "memory" keeps nothing.
+    store: str = "sqlite"
+    data_dir: str | None = None  # the server's files; None: default_data_dir() (parse_config)
     redis_prefix: str = "sa:"
     redis_cluster: bool = False
     ack_after_replicas: int = 0
@@ -37,11 +40,10 @@ class Config:
     max_outbound_bytes: int = 1 << 20
     max_rooms: int = 1000
     max_players_per_room: int = 8
-    max_spectators_per_room: int = 100
+    max_spectators_per_room: int = 5000
     retention_s: float | None = 86400.0
     archive_after_s: float = 300.0
     archive_url: str | None = None
-    data_dir: str | None = None
     allow_custom_deck: bool = False
     shutdown_timeout_s: float = 5.0
     catch_up_s: float = 2.0
@@ -105,7 +107,23 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         "redis_url",
         str,
         "REDIS_URL",
-        "Redis URL of the event store; none = the embedded in-memory store",
+        "Redis URL of the event store; none = the embedded store (--store)",
+    ),
+    (
+        "--store",
+        "store",
+        str,
+        "ARENA_STORE",
+        "the embedded store when there is no --redis-url: sqlite keeps everything in "
+        "--data-dir; memory keeps nothing (all is forgotten when the server stops)",
+    ),
+    (
+        "--data-dir",
+        "data_dir",
+        str,
+        "ARENA_DATA_DIR",
+        "directory of the embedded sqlite store, held by one server at a time "
+        "(default $XDG_DATA_HOME/solitaire-arena, i.e. ~/.local/share/solitaire-arena)",
     ),
     (
         "--redis-prefix",
@@ -126,7 +144,7 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         "workers",
         int,
         "ARENA_WORKERS",
-        "server processes sharing the port (SO_REUSEPORT); more than 1 needs Redis",
+        "server processes sharing the port (SO_REUSEPORT); more than 1 needs --redis-url",
     ),
     (
         "--metrics-port",
@@ -174,14 +192,16 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         "max_spectators_per_room",
         int,
         "ARENA_MAX_SPECTATORS",
-        "spectators per room on this process",
+        "spectators per room on this process (5000: one race watched by 5,000 on one process "
+        "was measured to get every event; a shared link to /tv is opened by a crowd at once)",
     ),
     (
         "--retention-s",
         "retention_s",
         float,
         "ARENA_RETENTION_S",
-        "seconds finished rooms stay in the store (0 = forever)",
+        "seconds finished rooms stay in the store (0 = forever); default 86400 on Redis and "
+        "in memory, forever in the embedded sqlite store",
     ),
     (
         "--archive-after-s",
@@ -197,14 +217,6 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         str,
         "ARENA_ARCHIVE_URL",
         "postgresql:// URL of the archive of finished rooms; none = SQLite in --data-dir",
-    ),
-    (
-        "--data-dir",
-        "data_dir",
-        str,
-        "ARENA_DATA_DIR",
-        "directory of the server's files (the SQLite archive); none = "
-        "$XDG_DATA_HOME/solitaire-arena",
     ),
     (
         "--loop",
@@ -383,6 +395,8 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
             default = ",".join(f"{k}={v:g}" for k, v in default.items())
         elif name == "allowed_origins":
             default = ",".join(default)
+        elif name == "retention_s":
+            default = None  # not given: the store's own default (parse_config)
         if var is not None and env.get(var):
             default = kind(env[var])
         choices = None
@@ -392,6 +406,8 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
             choices = ["debug", "info", "warning", "error"]
         elif name == "loop":
             choices = ["auto", "uvloop", "asyncio"]
+        elif name == "store":
+            choices = ["sqlite", "memory"]
         label = f"{text} [env {var}]" if var else text
         parser.add_argument(
             option, dest=name, type=kind, default=default, help=label, choices=choices
@@ -413,14 +429,17 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
 
 def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> Config:
     """Config from command-line arguments and environment variables."""
+    env = os.environ if env is None else env
     args = build_parser(env).parse_args(argv)
     values = {f.name: getattr(args, f.name) for f in fields(Config) if hasattr(args, f.name)}
     if not values.get("redis_url"):
         values["redis_url"] = None
-    if values.get("retention_s") is not None and values["retention_s"] <= 0:
+    if values.get("retention_s") is None:  # not given: the embedded SQLite store keeps all
+        keeps = values["redis_url"] is None and values["store"] == "sqlite"
+        values["retention_s"] = None if keeps else Config.retention_s
+    elif values["retention_s"] <= 0:
         values["retention_s"] = None
     values["archive_url"] = values.get("archive_url") or None
-    values["data_dir"] = values.get("data_dir") or None
     if values["archive_after_s"] < 0:
         raise SystemExit("solitaire-server: --archive-after-s is >= 0")
     values["default_time_limit_s"] = parse_time_limits(str(values["default_time_limit_s"]))
@@ -447,15 +466,30 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
         ):
             if given:  # one line, not the whole usage: the option is known, its use is not
                 raise SystemExit(
-                    f"solitaire-server: {name} needs --redis-url (the in-memory store lives in"
+                    f"solitaire-server: {name} needs --redis-url (the embedded store lives in"
                     " one process)"
                 )
+    elif values["store"] == "memory":
+        raise SystemExit("solitaire-server: --store memory and --redis-url exclude each other")
     if values["archive_url"] is not None and values["redis_url"] is None:
         raise SystemExit(
             "solitaire-server: --archive-url needs --redis-url (finished races move from Redis"
             " to the archive)"
         )
+    # Resolved whatever the store: the server's files beside the events live there too.
+    given = args.data_dir or default_data_dir(env)
+    values["data_dir"] = os.path.abspath(os.path.expanduser(given))
     return Config(**values)
+
+
+def default_data_dir(env: Mapping[str, str]) -> str:
+    """Where the embedded store keeps its data by default: ``$XDG_DATA_HOME/solitaire-arena``,
+    ``~/.local/share/solitaire-arena`` when that is unset or not absolute (the XDG rule)."""
+    base = env.get("XDG_DATA_HOME", "")
+    if not os.path.isabs(base):
+        home = env.get("HOME") or os.path.expanduser("~")
+        base = os.path.join(home, ".local", "share")
+    return os.path.join(base, "solitaire-arena")
 
 
 def parse_time_limits(text: str) -> dict[str, float]:

@@ -3,9 +3,9 @@
 CPython 3.11 starts a collection when allocations outnumber deallocations by 700, but it
 counts a freed object of any generation against the young one. Racing replaces long-lived
 state at every move (a game's position, its stored events), so the net count stays low while
-the youngest generation grows to tens of thousands of objects: collections then paused the
-server for 5-50 ms (docs/benchmarks.md, round 9). A collection every ``interval`` seconds
-bounds the young generation by what the server allocates in that time.
+the youngest generation grows to tens of thousands of objects: collections then pause the
+server for 5-50 ms (bench.load's gc rows, docs/benchmarks.md). A collection every ``interval``
+seconds bounds the young generation by what the server allocates in that time.
 
 The middle generation is collected after ``threshold[1]`` young collections, as CPython
 does; it holds what survived about 100 ms, and takes a millisecond or two. A full collection

@@ -45,3 +45,17 @@ class NotReplicated(StoreError):
         self.version = version
         self.replicas = replicas
         self.wanted = wanted
+
+
+class DataDirError(StoreError):
+    """The embedded store's data directory cannot be used (not made, not writable, a database
+    this release cannot read); the server stops at start with this one line."""
+
+    code = "data_dir_error"
+
+
+class DataDirInUse(DataDirError):
+    """Another running server holds the data directory: one process owns it, so two servers
+    never write one database at once."""
+
+    code = "data_dir_in_use"

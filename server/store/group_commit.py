@@ -1,14 +1,14 @@
 """Group commit: the appends asked for in one event-loop turn go to the store in one round trip.
 
-Every racer's move is one append. Sent one command at a time, each held a pooled connection
-for its own round trip, so a loaded server was bound by its pool (connections times loop turns per
-second) and by redis-py's per-command overhead, not by Redis (bench.load paced profile,
-docs/benchmarks.md). Batched, a turn's appends share one pipeline, one connection and one
+Every racer's move is one append. Sent one command at a time, each would hold a pooled
+connection for its own round trip, so a loaded server would be bound by its pool (connections
+times loop turns per second) and by redis-py's per-command overhead, not by Redis (bench.load's
+paced profile). Batched, a turn's appends share one pipeline, one connection and one
 write; each caller still gets its own result or its own error.
 
 Where the store can write a batch at once and hear its reply from the connection's own callback
-(``send_now``), the callers are answered there: a task awaiting the reply woke a loop turn after
-it came, and only then answered the callers, who woke a turn later still (issue 28's ack tail).
+(``send_now``), the callers are answered there: a task awaiting the reply would wake a loop
+turn after it came, and only then answer the callers, who would wake a turn later still.
 """
 
 from __future__ import annotations

@@ -109,10 +109,8 @@ class MemoryEventStore(EventStore):
 
     def subscribe(
         self, on_wakeup: WakeupHandler, *, on_gap: Callable[[], None] | None = None
-    ) -> MemorySubscription:
-        subscription = MemorySubscription(self._subscriptions, on_wakeup, on_gap)
-        self._subscriptions.add(subscription)
-        return subscription
+    ) -> Subscription:
+        return self._subscriptions.subscribe(on_wakeup, on_gap)
 
     async def index_put(self, index: str, member: str, score: int, value: bytes = b"") -> None:
         check_index(index, member)
@@ -170,25 +168,3 @@ class MemoryEventStore(EventStore):
 
     async def aclose(self) -> None:
         await self._subscriptions.aclose()
-
-
-class MemorySubscription(Subscription):
-    """Wake-ups straight from ``append``, which runs in this process: nothing can be lost."""
-
-    def __init__(
-        self,
-        local: LocalSubscriptions,
-        on_wakeup: WakeupHandler,
-        on_gap: Callable[[], None] | None,
-    ) -> None:
-        super().__init__(on_wakeup, on_gap)
-        self._local = local
-
-    async def _subscribe(self, groups: list[str]) -> None:
-        return None
-
-    async def _unsubscribe(self, groups: list[str]) -> None:
-        return None
-
-    async def _shutdown(self) -> None:
-        self._local.discard(self)

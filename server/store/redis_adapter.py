@@ -1,12 +1,12 @@
 """Every reach into redis-py's internals, in one place, each with a fallback to its public API.
 
-Five measured shortcuts (docs/benchmarks.md) read what redis-py does not promise: an idle pool
-connection taken without the pool's Condition, a pipeline without response callbacks, a write
-timed without a task of its own, one deadline over a batch's write and replies, and the socket
-of a connection redis-py opened taken over by the pipelined line (its ``_reader``/``_writer``);
-and the Cluster store asks the cluster client to read its slot map again after a node broke.
-``INTERNALS`` lists what each relies on; tests/server/store/test_redis_adapter.py fails loudly
-when an installed redis-py no longer has them, and the store then takes the public path.
+Five measured shortcuts (docs/storage.md, "Connections") read what redis-py does not promise: an
+idle pool connection taken without the pool's Condition, a pipeline without response callbacks, a
+write timed without a task of its own, one deadline over a batch's write and replies, and the socket
+of a connection redis-py opened taken over by the pipelined line (its ``_reader``/``_writer``); and
+the Cluster store asks the cluster client to read its slot map again after a node broke.
+``INTERNALS`` lists what each relies on; tests/server/store/test_redis_adapter.py fails loudly when
+an installed redis-py no longer has them, and the store then takes the public path.
 """
 
 from __future__ import annotations

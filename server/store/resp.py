@@ -2,7 +2,7 @@
 
 redis-py's ``pack_command`` re-joins a growing buffer for every argument and passes each one
 through its encoder's chain of type checks; packing the group commit's appends was the largest
-piece of Python of its own in a paced server's write to Redis (issue 28: about 20 encoder
+piece of Python of its own in a paced server's write to Redis (about 20 encoder
 calls and 2 re-joins a move). Here an argument costs a type look-up, and the strings that come
 back with every append (the script's SHA, a stream's key, its channel, its origin) are encoded
 once. tests/server/store/test_resp.py checks the bytes against redis-py's own packing.

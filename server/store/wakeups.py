@@ -112,6 +112,14 @@ class LocalSubscriptions:
     def add(self, subscription: Subscription) -> None:
         self._open.append(subscription)
 
+    def subscribe(
+        self, on_wakeup: WakeupHandler, on_gap: Callable[[], None] | None
+    ) -> LocalSubscription:
+        """A subscription this object's appends wake (a store's ``subscribe``)."""
+        subscription = LocalSubscription(self, on_wakeup, on_gap)
+        self.add(subscription)
+        return subscription
+
     def discard(self, subscription: Subscription) -> None:
         if subscription in self._open:
             self._open.remove(subscription)
@@ -125,3 +133,26 @@ class LocalSubscriptions:
     async def aclose(self) -> None:
         for subscription in list(self._open):
             await subscription.aclose()
+
+
+class LocalSubscription(Subscription):
+    """Wake-ups straight from ``append``, which runs in this process: nothing can be lost. The
+    subscription of a store one process owns (in memory, or in a data directory it locks)."""
+
+    def __init__(
+        self,
+        local: LocalSubscriptions,
+        on_wakeup: WakeupHandler,
+        on_gap: Callable[[], None] | None,
+    ) -> None:
+        super().__init__(on_wakeup, on_gap)
+        self._local = local
+
+    async def _subscribe(self, groups: list[str]) -> None:
+        return None
+
+    async def _unsubscribe(self, groups: list[str]) -> None:
+        return None
+
+    async def _shutdown(self) -> None:
+        self._local.discard(self)

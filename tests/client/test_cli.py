@@ -76,6 +76,7 @@ def test_bad_command_lines_are_refused(argv: list[str], capsys: pytest.CaptureFi
     assert "usage:" in capsys.readouterr().err
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "argv",
     [["play"], ["race", "create"], ["race", "join"], ["rooms"], ["watch"], ["replay"]],
@@ -92,6 +93,7 @@ def test_help_of_each_subcommand_lists_every_common_option(argv: list[str]) -> N
         assert option in result.stdout, (argv, option)
 
 
+@pytest.mark.e2e
 def test_top_level_help_ends_with_the_common_options() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "client", "--help"],

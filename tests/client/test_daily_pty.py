@@ -31,6 +31,7 @@ def test_daily_once_then_results(server: ServerProcess, tmp_path: Path) -> None:
         child.expect(words("Daily challenge") + r"\s+\d{4}-\d\d-\d\d")
         child.expect(words("one attempt"))
         type_line(child, "resign")
+        child.expect("Resign this game")  # as a person, who reads it first
         type_line(child, "y")
         child.expect(words("You resigned"))
         type_line(child, "quit")

@@ -9,12 +9,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from shared import apply_move, new_game
 from shared.export import parse_export
 from shared.views import public_fold, public_view
 from tests.client.pty_driver import ROOT, finish, spawn, type_line
 from tests.server.wsclient import Client
 from tests.support.server_process import ServerProcess
+
+pytestmark = pytest.mark.e2e  # every test here runs the real CLI
 
 CODE = re.compile(r"room ([a-z0-9]+)")
 

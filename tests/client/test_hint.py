@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from client.commands import Command, Kind, parse_command
 from client.hint import HINT_MAX_NODES, hint_text, is_hint, suggestion_text
 from shared import apply_move, new_game, solve
@@ -43,6 +45,7 @@ def test_hint_is_the_word_hint_only() -> None:
     assert not is_hint(Command(Kind.MOVES, "moves"))
 
 
+@pytest.mark.e2e
 def test_offline_hint_shows_the_solvers_move_and_it_plays() -> None:
     """Quadrennial seed 1: the hint is the solver's first move; typing it plays it, and the
     next hint is the solver's move from there."""
@@ -67,6 +70,7 @@ def test_offline_hint_shows_the_solvers_move_and_it_plays() -> None:
         child.close(force=True)
 
 
+@pytest.mark.e2e
 def test_offline_hint_gives_the_heuristics_move_when_the_budget_runs_out() -> None:
     """Swiss seed 3 is not solved within the hint budget (bench.solver leaves it unknown)."""
     assert solve(new_game("swiss", seed=3), max_nodes=HINT_MAX_NODES).status == "unknown"

@@ -15,6 +15,8 @@ import pytest
 from tests.client.pty_driver import ROOT, finish, spawn, type_line, words
 from tests.support.server_process import ServerProcess
 
+pytestmark = pytest.mark.e2e  # every test here starts a process
+
 CODE = re.compile(r"room ([a-z0-9]+)")
 
 
@@ -104,10 +106,12 @@ def test_race_create_and_join_race_to_results(server: ServerProcess) -> None:
         bob.expect("7 1 -> t7t1")
         ann.expect(r"bob\s+0\s+1 playing")
         type_line(ann, "resign")
+        ann.expect("Resign this game")  # as a person, who reads it first
         type_line(ann, "y")
         ann.expect("Waiting for the others")
         bob.expect("ann resigned with 0 cards on the foundations.")
         type_line(bob, "resign")
+        bob.expect("Resign this game")  # as a person, who reads it first
         type_line(bob, "yes")
         for racer in (ann, bob):
             racer.expect("Race over: every game is done")
@@ -302,6 +306,7 @@ def test_watch_one_player_and_scripted_race(server: ServerProcess, tmp_path: Pat
         # Fair spectating holds the bot's two dealt cards back while ann, still playing, has
         # not turned them; once she resigns they are released.
         type_line(ann, "resign")
+        ann.expect("Resign this game")  # as a person, who reads it first
         type_line(ann, "y")
         watcher.expect("bot — 2 moves")  # the bot's script ran
         assert bot.wait(timeout=30) == 0  # the bot waits for the results, then exits
@@ -335,6 +340,7 @@ def test_a_racer_who_resigned_watches_another_live(server: ServerProcess) -> Non
         type_line(bob, "d")
         bob.expect(r"\b1 move\b")
         type_line(ann, "resign")
+        ann.expect("Resign this game")  # as a person, who reads it first
         type_line(ann, "y")
         ann.expect("Waiting for the others")  # the status line, wrapped: words one by one
         ann.expect("'watch'")
@@ -354,6 +360,7 @@ def test_a_racer_who_resigned_watches_another_live(server: ServerProcess) -> Non
         ann.expect(r"== \d\. bob — 3 moves ==")
         ann.expect(r"== \d\. ann \(you\) — 0 moves, resigned ==")
         type_line(bob, "resign")
+        bob.expect("Resign this game")  # as a person, who reads it first
         type_line(bob, "y")
         for racer in (ann, bob):
             racer.expect("Race over: every game is done")

@@ -1,4 +1,4 @@
-"""What a newcomer meets (issue 14), end to end: the real client in a pseudo-terminal read back
+"""What a newcomer meets, end to end: the real client in a pseudo-terminal read back
 through a terminal emulator, scripts against a real server, and every bad input ending in one
 line and a documented exit status (cli.EXIT_CODES)."""
 
@@ -22,6 +22,8 @@ from shared.game import apply_move, is_won, legal_moves
 from tests.client.pty_driver import ROOT, Term, finish, spawn
 from tests.support.ports import free_port
 from tests.support.server_process import ServerProcess
+
+pytestmark = pytest.mark.e2e  # every test here starts a process
 
 HUGE_SEED = "18446744073709551616"  # 2**64: no msgpack integer holds it
 
@@ -348,7 +350,7 @@ def test_quit_asks_before_it_resigns_a_live_online_game(server: ServerProcess) -
         ann.close(force=True)
 
 
-def _serve(*args: str) -> subprocess.Popen[str]:
+def _serve(*args: str, data_home: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
         ["bash", str(ROOT / "scripts" / "serve"), *args],
         stdout=subprocess.PIPE,
@@ -356,12 +358,13 @@ def _serve(*args: str) -> subprocess.Popen[str]:
         text=True,
         cwd=str(ROOT),
         start_new_session=True,
+        env={**os.environ, "XDG_DATA_HOME": str(data_home)},
     )
 
 
 def test_serve_says_where_to_connect_and_a_busy_port_is_one_line(tmp_path: Path) -> None:
     port = free_port()
-    first = _serve("--port", str(port))
+    first = _serve("--port", str(port), data_home=tmp_path)
     try:
         assert first.stderr is not None
         said = []
@@ -374,8 +377,10 @@ def test_serve_says_where_to_connect_and_a_busy_port_is_one_line(tmp_path: Path)
         text = "".join(said)
         assert f"Solitaire Arena is serving on ws://127.0.0.1:{port}" in text
         assert f"solitaire play --server ws://127.0.0.1:{port}" in text
+        # Where the data lives: the default data directory, under XDG_DATA_HOME.
+        assert f"Accounts, ratings and races are kept in {tmp_path / 'solitaire-arena'}" in text
         # A second one on the same port: one line, no traceback, a failing status.
-        second = _serve("--port", str(port))
+        second = _serve("--port", str(port), data_home=tmp_path / "second")
         _, err = second.communicate(timeout=120)
         assert second.returncode == 1
         lines = [line for line in err.splitlines() if line and "pip" not in line.lower()]
@@ -386,7 +391,7 @@ def test_serve_says_where_to_connect_and_a_busy_port_is_one_line(tmp_path: Path)
         assert "Traceback" not in err
         # The server itself, started directly on the busy port, says the same in one line.
         direct = subprocess.run(
-            [sys.executable, "-m", "server", "--port", str(port)],
+            [sys.executable, "-m", "server", "--port", str(port), "--store", "memory"],
             capture_output=True,
             text=True,
             timeout=60,

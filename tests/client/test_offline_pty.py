@@ -10,6 +10,8 @@ import pytest
 from shared import IllegalMove, apply_move, new_game, parse_move, public_view
 from tests.client.pty_driver import finish, spawn, type_line, words
 
+pytestmark = pytest.mark.e2e  # every test here starts a process
+
 
 def reason_of(variant: str, seed: int, moves: list[str], text: str) -> str:
     """The core's own reason for refusing ``text`` after ``moves``: what the screen must show."""

@@ -1,7 +1,6 @@
-"""The protocol additions of this round (open seeds, winnable rooms, away racers, abandoned
-racers, default time limits, `id_reused`, richer room summaries), fed to the client as frames
-built by hand, since the server side is still being merged; and the messages a player reads,
-as golden strings."""
+"""Open seeds, winnable rooms, away and abandoned racers, default time limits, `id_reused` and
+rich room summaries, fed to the client as frames built by hand, so the client's reading of them
+is checked apart from any server; and the messages a player reads, as golden strings."""
 
 from __future__ import annotations
 

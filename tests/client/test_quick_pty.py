@@ -76,9 +76,11 @@ def test_two_logged_in_players_are_matched_race_and_see_their_ratings(
         for racer in (ann, bob):
             racer.expect("Go! The race has started", timeout=30)
         type_line(ann, "resign")
+        ann.expect("Resign this game")  # as a person, who reads it first
         type_line(ann, "y")
         ann.expect("Waiting for the others")
         type_line(bob, "resign")
+        bob.expect("Resign this game")  # as a person, who reads it first
         type_line(bob, "yes")
         for racer in (ann, bob):
             racer.expect("Race over: every game is done")

@@ -39,6 +39,7 @@ def test_a_finished_race_is_raced_again_by_rematch(server: ServerProcess) -> Non
             racer.expect("Go! The race has started")
         for racer in racers:
             type_line(racer, "resign")
+            racer.expect("Resign this game")  # as a person, who reads it first
             type_line(racer, "y")
         for racer in racers:
             racer.expect("Race over: every game is done")

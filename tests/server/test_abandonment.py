@@ -6,10 +6,14 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from shared import deal_deck, new_game
 from tests.server.wsclient import Client, greedy_moves
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
+
+pytestmark = pytest.mark.e2e  # every test here starts a process
 
 FAST = ["--rate", "1000", "--burst", "1000"]
 SEED = "abandon"

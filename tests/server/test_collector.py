@@ -43,7 +43,7 @@ def test_cpython_lets_the_young_generation_grow_while_frees_match_allocations(
     """The premise of the module: CPython 3.11 counts every free against the young generation,
     so replacing old objects never starts a collection and the young generation grows with
     every replacement. If this fails, the interpreter counts otherwise: measure again whether
-    --gc-interval-ms still pays (docs/benchmarks.md, round 9)."""
+    --gc-interval-ms still pays (bench.load's gc rows, docs/benchmarks.md)."""
     assert gc.isenabled()
     assert replace_all(old_objects, every=1_000) >= 15_000
 

@@ -22,6 +22,8 @@ from shared import apply_move, deal_deck, legal_moves, new_game, public_fold
 from tests.server.wsclient import Client, assert_no_secrets
 from tests.support.server_process import ServerProcess
 
+pytestmark = pytest.mark.e2e  # every test here starts a process
+
 FAST = ["--rate", "1000", "--burst", "1000"]
 
 

@@ -198,6 +198,23 @@ async def test_the_players_of_a_silent_process_are_dropped(app: App, clock: Fake
     assert [e.member for e in await app.store.queue_entries(KEY.name)] == ["a"]
 
 
+async def test_the_players_of_a_process_already_taken_over_are_dropped(
+    app: App, clock: FakeClock
+) -> None:
+    # The process that took over from a silent one forgets it at once (Commands.gone): the
+    # queue must not need to see it silent first, or its players would wait there for good.
+    value = msgpack.packb({"j": clock.now_ms(), "p": "deadbeef", "n": "ghost"})
+    await app.store.queue_join(KEY.name, "ghost", 1500, value)
+    await app.store.index_put(PROCESSES_INDEX, "deadbeef", clock.now_ms())
+    clock.advance(60_000)
+    await app.commands.gone("deadbeef", clock.now_ms() - 60_000)
+    assert await app.store.index_get(PROCESSES_INDEX, "deadbeef") is None
+    a = await queue(app, "a", 1500)
+    await settle(app)
+    assert a.placed == []
+    assert [e.member for e in await app.store.queue_entries(KEY.name)] == ["a"]
+
+
 async def test_one_daily_attempt_per_account(app: App) -> None:
     room = await app.daily.attempt("swiss", "ann", "Ann", "p1")
     assert room.settings.daily.startswith("swiss:")

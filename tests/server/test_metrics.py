@@ -6,6 +6,7 @@ import asyncio
 import urllib.request
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
@@ -32,6 +33,7 @@ def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     }
 
 
+@pytest.mark.e2e
 async def test_moves_rejects_latency_and_live_state_are_reported(tmp_path: Path) -> None:
     server = ServerProcess(log_path=tmp_path / "server.log", extra_args=FAST)
     server.start()

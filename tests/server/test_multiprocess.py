@@ -186,7 +186,7 @@ async def test_kill_9_mid_race_then_resume_with_tokens(
 async def test_a_seat_resumed_on_another_process_is_followed_by_the_first(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    """Issue 23: a solo race played on A, resumed on B and played on there: a spectator who
+    """A solo race played on A, resumed on B and played on there: a spectator who
     then joins on A sees the game as the stream holds it, not as A last saw it."""
     prefix = f"t{uuid.uuid4().hex[:8]}:"
     one = server_on(redis_server, tmp_path / "one.log", prefix)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -31,6 +32,7 @@ def healthz(port: int) -> tuple[int, dict[str, object]]:
         return error.code, json.loads(error.read())
 
 
+@pytest.mark.e2e
 def test_help_lists_every_option_and_env_configures_them() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "server", "--help"], capture_output=True, text=True, check=True
@@ -61,7 +63,43 @@ def test_help_lists_every_option_and_env_configures_them() -> None:
         assert var in out, var
     config = parse_config([], env={"REDIS_URL": "redis://x:1/0", "ARENA_MAX_ROOMS": "7"})
     assert (config.redis_url, config.max_rooms, config.port) == ("redis://x:1/0", 7, 8765)
-    assert parse_config(["--port", "9000"], env={}) == Config(port=9000)
+    assert parse_config(["--port", "9000"], env={"XDG_DATA_HOME": "/x"}) == Config(
+        port=9000, data_dir="/x/solitaire-arena", retention_s=None
+    )
+
+
+def test_the_embedded_store_options() -> None:
+    """SQLite in the XDG data directory by default; --data-dir elsewhere; --store memory keeps
+    nothing and cannot go with Redis."""
+    home = {"HOME": "/home/ann"}
+    assert parse_config([], env=home).data_dir == "/home/ann/.local/share/solitaire-arena"
+    assert parse_config([], env={**home, "XDG_DATA_HOME": "relative"}).data_dir == (
+        "/home/ann/.local/share/solitaire-arena"
+    )
+    assert parse_config(["--data-dir", "~/arena"], env=home).data_dir == (
+        os.path.expanduser("~/arena")
+    )
+    assert parse_config([], env={"ARENA_DATA_DIR": "/srv/arena"}).data_dir == "/srv/arena"
+    assert parse_config(["--store", "memory"], env=home).store == "memory"
+    with pytest.raises(SystemExit, match="--store memory and --redis-url exclude each other"):
+        parse_config(["--store", "memory", "--redis-url", "redis://x:1/0"], env=home)
+
+
+def test_the_embedded_sqlite_store_keeps_finished_rooms_unless_told_otherwise() -> None:
+    """Its disk is cheap and its replays are the point; Redis's memory is not, so finished rooms
+    leave Redis (and the memory store) after a day by default."""
+    retention = {
+        args: parse_config(list(args), env={"HOME": "/h"}).retention_s
+        for args in [
+            (),
+            ("--store", "memory"),
+            ("--redis-url", "redis://x:1/0"),
+            ("--retention-s", "60"),
+            ("--retention-s", "0", "--redis-url", "redis://x:1/0"),
+        ]
+    }
+    assert list(retention.values()) == [None, 86400.0, 86400.0, 60.0, None]
+    assert parse_config([], env={"ARENA_RETENTION_S": "7"}).retention_s == 7.0
 
 
 def test_gc_interval_is_a_knob_and_zero_leaves_collections_to_cpython() -> None:
@@ -112,6 +150,7 @@ async def test_healthz_follows_the_store_and_sigterm_closes_with_1001(
     assert lines[-1]["event"] == "stopped"
 
 
+@pytest.mark.e2e
 async def test_custom_decks_only_with_the_option(tmp_path: Path) -> None:
     case = json.loads(CONFORMANCE.read_text())[0]
     server = ServerProcess(

@@ -1,5 +1,5 @@
-"""Winnable-only rooms and solo hints (issue 15) through real server processes: the deal is
-proved winnable, its seed stays secret until the end, and the solver never holds up the loop."""
+"""Winnable-only rooms and solo hints through real server processes: the deal is proved
+winnable, its seed stays secret until the end, and the solver never holds up the loop."""
 
 from __future__ import annotations
 

@@ -20,6 +20,7 @@ import uuid
 from pathlib import Path
 
 import psutil
+import pytest
 
 from server.domain.placement import home_worker
 from shared import deal_deck, public_fold
@@ -27,6 +28,8 @@ from tests.server.wsclient import Client, assert_no_secrets, winning_seed
 from tests.support.ports import free_port_run
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
+
+pytestmark = pytest.mark.e2e  # every test here starts a process
 
 FAST = ["--rate", "1000", "--burst", "1000"]
 
@@ -214,20 +217,23 @@ def test_a_worker_that_cannot_start_exits_and_stops_the_server(
     assert "choose another --metrics-port" in text
 
 
-def test_workers_without_redis_are_refused_in_one_line() -> None:
+@pytest.mark.parametrize("store", ["sqlite", "memory"])
+def test_workers_without_redis_are_refused_in_one_line(store: str, tmp_path: Path) -> None:
+    """Either embedded store lives in one process (the SQLite one locks its directory)."""
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
     done = subprocess.run(
-        [sys.executable, "-m", "server", "--workers", "2"],
+        [sys.executable, "-m", "server", "--workers", "2", "--store", store],
         capture_output=True,
         text=True,
         timeout=30,
-        env=env,
+        env={**env, "XDG_DATA_HOME": str(tmp_path)},
         check=False,
     )
     assert done.returncode != 0
     assert done.stderr.strip().splitlines() == [
-        "solitaire-server: --workers needs --redis-url (the in-memory store lives in one process)"
+        "solitaire-server: --workers needs --redis-url (the embedded store lives in one process)"
     ]
+    assert list(tmp_path.iterdir()) == []  # refused before anything was made
 
 
 async def test_connections_that_name_their_room_are_served_by_its_home_worker(
@@ -235,7 +241,7 @@ async def test_connections_that_name_their_room_are_served_by_its_home_worker(
 ) -> None:
     """docs/protocol.md, "Connecting": ``/?room=CODE`` sends a connection to the worker the room
     is homed on (its creator's), so a room's players and spectators share one fold and one
-    fan-out (issue 28); a connection naming a room homed elsewhere lands there; the pages and
+    fan-out; a connection naming a room homed elsewhere lands there; the pages and
     /healthz still answer through the routed accept."""
     log = tmp_path / "server.log"
     server, _ = await two_workers(redis_server, log)

@@ -123,6 +123,7 @@ def test_no_module_imports_the_package_itself() -> None:
     assert [m for m, edges in graph.items() if "shared" in edges] == []
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("module", MODULES)
 def test_each_module_imports_first_in_a_fresh_interpreter(module: str) -> None:
     """`python -c "import shared.X"` works for every X, whichever is imported first."""

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import shared
 
 SHARED = Path(shared.__file__).resolve().parent
@@ -17,6 +19,7 @@ FORBIDDEN = ("asyncio", "websockets", "redis", "server", "client")
 MODULES = sorted(f"shared.{p.stem}" for p in SHARED.glob("*.py") if p.stem != "__init__")
 
 
+@pytest.mark.e2e
 def test_importing_every_module_loads_nothing_forbidden() -> None:
     """In a fresh interpreter, import all of shared and look at sys.modules."""
     code = (

@@ -148,8 +148,8 @@ def test_unknown_when_the_budget_runs_out() -> None:
 
 
 def test_quadrennial_deal_is_won_where_greedy_play_loses() -> None:
-    """Seed 2 of Quadrennial: foundation moves first, then deal (the greedy player of issue 15)
-    loses; the solver finds a win by holding a reserve card back."""
+    """Seed 2 of Quadrennial: foundation moves first, then deal (the greedy player of
+    docs/winnability.md) loses; the solver finds a win by holding a reserve card back."""
     state = new_game("quadrennial", seed=2)
     greedy = state
     while not shared.is_over(greedy):

@@ -17,7 +17,8 @@ from tests.support.ports import free_port
 
 
 class ServerProcess:
-    """Runs ``python -m server``; keeps its port across restarts so clients can reconnect."""
+    """Runs ``python -m server``; keeps its port (and ``data_dir``, the SQLite store's, if
+    given; else the in-memory store) across restarts so clients can reconnect."""
 
     def __init__(
         self,
@@ -26,14 +27,18 @@ class ServerProcess:
         port: int | None = None,
         extra_args: list[str] | None = None,
         log_path: Path | None = None,
+        data_dir: Path | None = None,
     ) -> None:
         self.port = port or free_port()
         self.redis_url = redis_url
+        self.data_dir = data_dir
         self.extra_args = list(extra_args or [])
         self.log_path = log_path
         self.process: subprocess.Popen[bytes] | None = None
-        self.data_dir = tempfile.mkdtemp(prefix="arena-data-")  # kept across restarts
-        weakref.finalize(self, shutil.rmtree, self.data_dir, ignore_errors=True)
+        # The server's other files (with Redis, the archive of finished rooms) go to a directory
+        # of the test's, never the user's, unless the test names one; kept across restarts.
+        self._scratch = tempfile.mkdtemp(prefix="arena-data-")
+        weakref.finalize(self, shutil.rmtree, self._scratch, ignore_errors=True)
 
     @property
     def url(self) -> str:
@@ -43,13 +48,17 @@ class ServerProcess:
         args = [sys.executable, "-m", "server", "--host", "127.0.0.1", "--port", str(self.port)]
         if self.redis_url:
             args += ["--redis-url", self.redis_url]
+        elif self.data_dir is not None:
+            args += ["--data-dir", str(self.data_dir)]
+        elif not {"--store", "--data-dir"} & set(self.extra_args):
+            # A test's server forgets everything unless it asks for a data directory: tests
+            # share no store and write nothing outside their temporary directories.
+            args += ["--store", "memory"]
         return [*args, "--log-format", "json", *self.extra_args]
 
     def start(self, timeout: float = 15.0) -> None:
         env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
-        # The server's files (the archive of finished rooms) go to a directory of the test's,
-        # never the user's data directory, unless the test names one.
-        env.setdefault("ARENA_DATA_DIR", self.data_dir)
+        env.setdefault("ARENA_DATA_DIR", str(self.data_dir or self._scratch))
         out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         self.process = subprocess.Popen(
             self.command(), stdout=out, stderr=subprocess.STDOUT, env=env
@@ -57,12 +66,23 @@ class ServerProcess:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"solitaire-server exited with {self.process.returncode}")
+                raise RuntimeError(
+                    f"solitaire-server exited with {self.process.returncode}{self._log_tail()}"
+                )
             if self._healthy():
                 return
             time.sleep(0.05)
         self.kill()
-        raise RuntimeError(f"solitaire-server on port {self.port} not healthy within {timeout}s")
+        raise RuntimeError(
+            f"solitaire-server on port {self.port} not healthy within {timeout}s{self._log_tail()}"
+        )
+
+    def _log_tail(self, lines: int = 20) -> str:
+        """The end of the server's log, so a failed start says why."""
+        if self.log_path is None or not self.log_path.exists():
+            return " (no log: pass log_path)"
+        tail = self.log_path.read_text(errors="replace").splitlines()[-lines:]
+        return ":\n" + "\n".join(tail)
 
     def _healthy(self) -> bool:
         try:

@@ -9,6 +9,8 @@ import pytest
 
 from tests.support.redis_server import PortTaken, RedisServer
 
+pytestmark = pytest.mark.e2e  # every test here starts a process
+
 
 def test_a_picked_port_taken_meanwhile_is_picked_again(tmp_path: Path) -> None:
     with socket.socket() as holder:

@@ -86,3 +86,39 @@ def severe_console_messages(driver: webdriver.Chrome) -> list[str]:
         for entry in driver.get_log("browser")
         if entry["level"] == "SEVERE" and "favicon.ico" not in entry["message"]
     ]
+
+
+@pytest.fixture(scope="session")
+def session_browser() -> Iterator[webdriver.Chrome]:
+    """One Chromium for the tests that play in the page: each starts from a blank tab of the
+    same origin with nothing kept (see ``page``)."""
+    driver = chromium()
+    yield driver
+    quit_browser(driver)
+
+
+@pytest.fixture(scope="session")
+def play_arena(
+    redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerProcess]:
+    """One real server process for the tests that play in the page, on the session's Redis."""
+    folder = tmp_path_factory.mktemp("play")
+    server = ServerProcess(
+        redis_url=redis_server.url,
+        log_path=folder / "server.log",
+        extra_args=[*FAST, "--abandon-grace-s", "30", "--redis-prefix", "webplay:"],
+    )
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def page(session_browser: webdriver.Chrome, play_arena: ServerProcess) -> webdriver.Chrome:
+    """The session's browser on the arena's origin with its storage cleared and one tab."""
+    driver = session_browser
+    driver.set_window_size(1280, 900)
+    driver.get(f"http://127.0.0.1:{play_arena.port}/static/LICENSE")
+    driver.execute_script("sessionStorage.clear(); localStorage.clear();")
+    driver.get_log("browser")  # what earlier tests left
+    return driver

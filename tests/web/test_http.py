@@ -39,6 +39,9 @@ PAGES = [
     "/watch/k2x7m4qa",
     "/replay/k2x7m4qa/ann",
     "/replay/K2X7M4QA/p3f9a%20b",
+    "/play",
+    "/play?variant=quadrennial&seed=19",
+    "/play/k2x7m4qa",
 ]
 WEB = Path(__file__).resolve().parents[2] / "server" / "net" / "web"
 
@@ -101,6 +104,9 @@ def test_every_page_carries_the_csp_and_has_no_inline_script(arena: ServerProces
         "/static/",
         "/watch/",
         "/watch/a/b",
+        "/play/",
+        "/play/a/b",
+        "/play/a-b",
         "/@/",
         "/@/a/b",
     ):

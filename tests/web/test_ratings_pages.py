@@ -111,6 +111,7 @@ async def test_leaderboard_profile_rated_rooms_and_tv_by_rating(
         assert row["cells"][1:] == [
             "Swiss",
             room,
+            "race",
             f"{recent['place']} of {recent['of']}",
             NONE,
             str(recent["rating"]),

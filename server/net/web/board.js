@@ -113,15 +113,20 @@ window.Board = (() => {
     return (card[0] === "T" ? "10" : card[0]) + SYMBOL[card[1]];
   }
 
+  // A card by its name ("seven of hearts") to assistive technology, by rank and suit symbol
+  // on screen: the colour only repeats what the symbol says.
   function card(code, tag = "span") {
     if (!code) return h(tag, { class: "card none", "aria-label": "none" }, "--");
     const red = code[1] === "D" || code[1] === "H";
+    const name = `${RANK_NAME[code[0]]} of ${SUIT_NAME[code[1]]}`;
     return h(
       tag,
       {
         class: red ? "card red" : "card black",
         "data-card": code,
-        title: `${RANK_NAME[code[0]]} of ${SUIT_NAME[code[1]]}`,
+        title: name,
+        "aria-label": name,
+        role: tag === "span" ? "img" : null,
       },
       cardText(code),
     );

@@ -1,6 +1,7 @@
 // The web viewer: a spectator client of the documented protocol (docs/protocol.md) over one
 // WebSocket, msgpack frames through the vendored @msgpack/msgpack. It sees what any spectator
-// sees (fair spectating and the room's delay are the server's), and draws it.
+// sees (fair spectating and the room's delay are the server's), and draws it. The pages to play
+// (play.js) and the ways in (home.js) build on its connection and its race panel.
 "use strict";
 
 (() => {
@@ -20,10 +21,20 @@
     return `${scheme}${location.host}/` + (room ? `?room=${encodeURIComponent(room)}` : "");
   }
 
+  // Close codes after which reconnecting cannot help (docs/protocol.md, "Limits and close codes").
+  const FINAL_CLOSE = {
+    4000: "this page speaks a protocol version the server does not",
+    4001: "your seat was taken back on another tab or device: this page has let it go",
+  };
+
   class Arena {
-    constructor(onMessage, room = null) {
+    // `hello` gives the fields a hello carries besides the protocol (name, key, resume), read
+    // afresh at every connection; a seat's token and an account's key are never in a URL.
+    constructor(onMessage, room = null, hello = null) {
       this.onMessage = onMessage;
       this.room = room;
+      this.hello = hello;
+      this.closed = null;
       this.ws = null;
       this.offset = 0; // server clock minus ours, from pong
       this.pinged = 0;
@@ -39,7 +50,7 @@
       ws.onopen = () => {
         this.retry = 500;
         linkState.textContent = "connected";
-        this.send({ type: "hello", protocol: 1, name: "web viewer" });
+        this.send({ type: "hello", protocol: 1, name: "web viewer", ...(this.hello ? this.hello() : {}) });
         this.ping();
       };
       ws.onmessage = (e) => {
@@ -48,10 +59,18 @@
         const messages = msg.type === "batch" ? msg.messages : [msg];
         for (const one of messages) {
           if (one.type === "pong") this.offset = one.at - (this.pinged + Date.now()) / 2;
+          if (one.type === "welcome") this.limits = one.limits || {};
           this.onMessage(one);
         }
       };
       ws.onclose = (e) => {
+        if (this.ws !== ws) return;
+        if (FINAL_CLOSE[e.code]) {
+          this.closed = FINAL_CLOSE[e.code];
+          linkState.textContent = `disconnected: ${this.closed}`;
+          this.onMessage({ type: "closed", code: e.code, reason: this.closed });
+          return;
+        }
         linkState.textContent = `disconnected (${e.code}); reconnecting…`;
         setTimeout(() => this.open(), this.retry);
         this.retry = Math.min(this.retry * 2, 10000);
@@ -61,7 +80,14 @@
     send(msg) {
       if (this.ws && this.ws.readyState === WebSocket.OPEN) {
         this.ws.send(window.MessagePack.encode(msg));
+        return true;
       }
+      return false;
+    }
+
+    // Drop the connection as a lost network would (the page reconnects and resumes).
+    drop() {
+      if (this.ws) this.ws.close(4100, "dropped");
     }
 
     ping() {
@@ -98,11 +124,28 @@
     return order.map(([p], k) => ({ ...p, place: k + 1 }));
   }
 
+  // What the page says for a refusal it cannot do anything about: a limit reached, plainly.
+  function errorText(msg, code, limits = {}) {
+    switch (msg.code) {
+      case "no_such_room": return `There is no room ${code}.`;
+      case "too_many_spectators": {
+        const n = limits.max_spectators_per_room;
+        return `Room ${code} has as many spectators as this server takes${n ? ` (${n})` : ""}: `
+          + "try again in a moment.";
+      }
+      case "too_many_rooms": return "The server has as many rooms open as it takes: try again in a moment.";
+      case "too_many_lobbies": return "You have as many open lobbies as one player may: start or leave one first.";
+      default: return `${msg.code}: ${msg.reason}`;
+    }
+  }
+
   // ---- one room: the race panel and every racer's board ----------------------------------
   class RoomView {
-    constructor(arena, code, root) {
+    // `me`: the player id of a racer's own page, whose board is drawn by the page itself.
+    constructor(arena, code, root, me = null) {
       this.arena = arena;
       this.code = code.toLowerCase();
+      this.me = me;
       this.root = root;
       this.room = null;
       this.games = new Map(); // player -> {version, events, view}
@@ -170,8 +213,9 @@
           if (this.room) Object.assign(this.room, { status: "finished", finished_at: msg.at });
           break;
         case "error":
-          if (msg.code === "no_such_room") this.error = `There is no room ${this.code}.`;
-          else if (msg.code !== "rate_limited") this.error = `${msg.code}: ${msg.reason}`;
+          if (msg.code !== "rate_limited") {
+            this.error = errorText(msg, this.code, this.arena.limits || {});
+          }
           break;
         default:
           return;
@@ -256,8 +300,9 @@
       const name = this.finished || this.room.status === "finished"
         ? h("a", { href: `/replay/${this.room.id}/${encodeURIComponent(p.player)}` }, p.name)
         : p.name;
-      return h("tr", { "data-player": p.player, "data-place": p.place },
-        h("td", { class: "place" }, p.place), h("td", { class: "name" }, name),
+      const you = p.player === this.me ? h("span", { class: "you" }, " (you)") : null;
+      return h("tr", { "data-player": p.player, "data-place": p.place, class: you ? "me" : null },
+        h("td", { class: "place" }, p.place), h("td", { class: "name" }, name, you),
         h("td", { class: "status" }, STATUS_TEXT[p.status] || p.status),
         h("td", { class: "foundation" }, `${p.foundation}/52`),
         h("td", { class: "moves" }, p.moves), h("td", linkAttrs, link));
@@ -267,7 +312,7 @@
       const seen = new Set();
       for (const p of this.room.players) {
         const game = this.games.get(p.player);
-        if (!game || !game.view) continue;
+        if (!game || !game.view || p.player === this.me) continue;
         seen.add(p.player);
         let section = this.boards.querySelector(`section[data-player="${CSS.escape(p.player)}"]`);
         if (!section) section = h("section", { class: "board", "data-player": p.player });
@@ -356,16 +401,20 @@
     const table = (caption, body, id) => h("table", { class: "rooms", id },
       h("caption", {}, caption),
       h("thead", {}, h("tr", {}, cols.map((c) => h("th", { scope: "col" }, c)))), body);
-    main.replaceChildren(h("h1", {}, "Rooms"), table("Live", live, "live"),
+    main.append(h("section", { id: "rooms", "aria-labelledby": "rooms-title" },
+      h("h2", { id: "rooms-title" }, "Rooms"), table("Live", live, "live"),
       table("Recent", recent, "recent"),
-      h("p", { class: "small" }, "Refreshed every two seconds. Open a room to watch its race."));
+      h("p", { class: "small" }, "Refreshed every two seconds. Open a room to watch its race; "
+        + "a lobby with a free seat can be joined.")));
     let arena = null;
     const list = () => arena.send({ type: "list_rooms" });
     arena = new Arena((msg) => {
       if (msg.type === "welcome") list();
       if (msg.type !== "rooms") return;
       const row = (r) => h("tr", { "data-room": r.id, "data-status": r.status },
-        h("td", {}, h("a", { href: `/watch/${r.id}` }, r.id)),
+        h("td", {}, h("a", { href: `/watch/${r.id}` }, r.id),
+          r.status === "lobby" && r.players < r.capacity
+            ? [" ", h("a", { href: `/play/${r.id}`, class: "join" }, "join")] : null),
         h("td", {}, r.variant), h("td", { class: "status" }, r.status),
         h("td", { class: "names" }, r.names.join(", ") || "–"),
         h("td", { class: "progress" }, "–"),
@@ -673,7 +722,7 @@
           : h("tr", {}, h("td", { colspan: 6, class: "small" }, "No rated race yet."))));
       const recent = h("table", { class: "profile-recent", id: "races" },
         h("caption", {}, "Recent rated races"),
-        h("thead", {}, h("tr", {}, ["when", "variant", "room", "place", "result", "rating", "change"]
+        h("thead", {}, h("tr", {}, ["when", "variant", "room", "race", "place", "result", "rating", "change"]
           .map((c) => h("th", { scope: "col" }, c)))),
         h("tbody", {}, card.recent.map((r) =>
           h("tr", { "data-room": r.room },
@@ -683,6 +732,8 @@
               href: `/replay/${encodeURIComponent(r.room)}/${encodeURIComponent(card.name)}`,
               title: "replay this game",
             }, r.room)),
+            h("td", { class: "race" }, h("a", { href: `/watch/${encodeURIComponent(r.room)}`,
+              title: "the race: every racer's board and the results" }, "race")),
             h("td", { class: "place" }, `${r.place} of ${r.of}`),
             h("td", { class: "result" }, r.won ? "won" : "–"),
             h("td", { class: "rating" }, r.rating),
@@ -694,9 +745,14 @@
     });
   }
 
+  window.Viewer = { Arena, RoomView, errorText, clock, ago, ranking, STATUS_TEXT, profileLink };
   const path = location.pathname;
   let m;
-  if (path === "/") indexPage();
+  if (path === "/") {
+    if (window.Home) window.Home.page(main);
+    indexPage();
+  } else if (path === "/play") window.Play.solo(main, new URLSearchParams(location.search));
+  else if ((m = /^\/play\/([A-Za-z0-9]+)$/.exec(path))) window.Play.room(main, m[1].toLowerCase());
   else if (path === "/tv") tvPage();
   else if (path === "/leaderboard") leaderboardPage();
   else if ((m = /^\/@\/([^/]+)$/.exec(path))) profilePage(decodeURIComponent(m[1]));

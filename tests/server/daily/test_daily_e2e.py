@@ -24,6 +24,8 @@ from tests.support.redis_cluster import LocalRedisCluster
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
 
+pytestmark = pytest.mark.e2e  # every test here starts a process
+
 FAST = ["--rate", "1000", "--burst", "1000"]
 BEFORE_MIDNIGHT_MS = 15_000
 """How long before midnight (on the servers' clock) the test starts: the day's part takes a few

@@ -27,6 +27,8 @@ from tests.support.redis_cluster import LocalRedisCluster
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
 
+pytestmark = pytest.mark.e2e  # every test here starts a process
+
 BOTS = 40
 FAST = ["--rate", "1000", "--burst", "1000", "--heartbeat-s", "1"]
 AUTH = ["--auth-attempts-per-address", "1000", "--auth-attempts-per-name", "100"]

@@ -1,17 +1,27 @@
-"""The backends every contract suite runs on: memory, a real Redis, and a real Redis Cluster
-(three primaries). ``store`` is the whole store; ``streams`` and ``indexes`` the same object
-seen as the one capability a suite checks (the wake-ups suite needs appends too)."""
+"""The backends every contract suite runs on: memory, SQLite in a temporary data directory, a
+real Redis, and a real Redis Cluster (three primaries). ``store`` is the whole store;
+``streams`` and ``indexes`` the same object seen as the one capability a suite checks (the
+wake-ups suite needs appends too)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 
 import pytest
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 
-from server.store import EventStore, EventStreams, Indexes, MemoryEventStore, RedisEventStore
+from server.store import (
+    EventStore,
+    EventStreams,
+    Indexes,
+    MemoryEventStore,
+    RedisEventStore,
+    SqliteEventStore,
+    sqlite_sql,
+)
 from server.store.memory import _Stream
 from tests.support.redis_cluster import LocalRedisCluster
 from tests.support.redis_server import RedisServer
@@ -44,7 +54,8 @@ class Backend:
 
     def twin(self) -> EventStore:
         """Another store object on the same data, as another server process would have; the
-        memory store lives in one process, so its twin is itself."""
+        memory store lives in one process, and one process owns a SQLite data directory, so
+        their twin is the store itself."""
         return self._twin() if self._twin is not None else self.store
 
     async def plant(self, stream: str, payload: bytes) -> str:
@@ -52,6 +63,12 @@ class Backend:
         version = await self.store.last_version(stream) + 1
         if isinstance(self.store, MemoryEventStore):
             self.store._streams.setdefault(stream, _Stream()).entries.append(payload)
+            return f"{version}-0"
+        if isinstance(self.store, SqliteEventStore):
+            now = self.clock()
+            await self.store._thread.write(
+                lambda db: sqlite_sql.append(db, stream, [payload], version - 1, now)
+            )
             return f"{version}-0"
         assert isinstance(self.store, RedisEventStore)
         assert self.raw is not None
@@ -63,11 +80,15 @@ def unique_prefix() -> str:
     return f"t{uuid.uuid4().hex[:12]}:"
 
 
-@pytest.fixture(params=["memory", "redis", "cluster"])
-async def backend(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
+@pytest.fixture(params=["memory", "sqlite", "redis", "cluster"])
+async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
     clock = FakeClock()
-    if request.param == "memory":
-        store: EventStore = MemoryEventStore(clock=clock)
+    if request.param in ("memory", "sqlite"):
+        store: EventStore = (
+            MemoryEventStore(clock=clock)
+            if request.param == "memory"
+            else SqliteEventStore(tmp_path / "data", clock=clock)
+        )
         yield Backend(store, None, clock)
         await store.aclose()
         return

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import server.store
-from server.store import ClusterNodes, MemoryEventStore, RedisEventStore, SingleNode, open_store
+from server.store import (
+    ClusterNodes,
+    MemoryEventStore,
+    RedisEventStore,
+    SingleNode,
+    SqliteEventStore,
+    open_store,
+)
 from tests.server.store.conftest import FakeClock
 from tests.support.redis_server import RedisServer
 
@@ -15,6 +24,15 @@ async def test_no_url_gives_the_memory_store(url: str | None) -> None:
     store = open_store(url, retention=60)
     assert isinstance(store, MemoryEventStore)
     assert store.retention == 60
+    await store.aclose()
+
+
+@pytest.mark.parametrize("url", [None, "", "memory://"])
+async def test_a_data_dir_gives_the_sqlite_store(url: str | None, tmp_path: Path) -> None:
+    store = open_store(url, data_dir=tmp_path / "data", retention=60, synchronous="NORMAL")
+    assert isinstance(store, SqliteEventStore)
+    assert (store.retention, store.data_dir.path) == (60, tmp_path / "data")
+    assert (tmp_path / "data" / "events.sqlite3").exists()
     await store.aclose()
 
 
@@ -76,6 +94,8 @@ def test_the_public_names() -> None:
         "Wakeups",
         "StoreError",
         "MemoryEventStore",
+        "SqliteEventStore",
+        "DataDirInUse",
         "RedisEventStore",
         "open_store",
         "CorruptEntry",

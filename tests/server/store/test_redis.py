@@ -264,8 +264,8 @@ async def spublished(raw: aioredis.Redis) -> int:
 async def test_a_group_followed_by_its_writer_alone_publishes_no_wakeup(
     redis_server: RedisServer, raw: aioredis.Redis
 ) -> None:
-    """Redis would only send the writer its own wake-up back, to be dropped (issue 28: a read
-    and a parse a move on a single server). Once a second process follows the group, the
+    """Redis would only send the writer its own wake-up back, to be dropped (a read and a
+    parse a move on a single server). Once a second process follows the group, the
     writer's appends wake it again."""
     prefix = unique_prefix()
     async with (

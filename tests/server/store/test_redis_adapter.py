@@ -76,8 +76,8 @@ async def test_a_raw_pipeline_gives_flat_replies_and_a_fallback_parsed_ones(
 
 async def test_a_pooled_write_runs_in_its_callers_task(pool: QuickPool) -> None:
     """redis-py's ``wait_for`` ran each write in a task of its own on Python 3.11: two more loop
-    turns an append batch; the timed write makes none. (The pipeline's reset still shields the
-    connection's release in a task.)"""
+    turns an append batch; the timed write makes none. (redis-py up to 8.1 shields the
+    pipeline's release of its connection in a task; 8.2 releases it in place: either is fine.)"""
     client = aioredis.Redis(connection_pool=pool)
     assert await client.ping()  # connected: what follows is the write and the reply alone
     try:
@@ -88,7 +88,8 @@ async def test_a_pooled_write_runs_in_its_callers_task(pool: QuickPool) -> None:
                 assert await pipe.execute() == [True, b"v"]
     finally:
         await client.delete("adapter:w")
-    assert made == ["BlockingConnectionPool.release"]  # a write's task would show up here
+    # A write's task would show up here beside the release, whichever redis-py is installed.
+    assert set(made) <= {"BlockingConnectionPool.release"}, made
 
 
 @contextlib.asynccontextmanager
