@@ -114,10 +114,21 @@ async def export(url: str, room: str, player: str) -> tuple[int, str]:
 
 
 def metric(port: int, name: str) -> float:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
-        for line in answer.read().decode().splitlines():
-            if line.startswith(name + " "):
-                return float(line.split()[1])
+    """One figure of GET /metrics on the metrics port (which may open a moment after the
+    play port answers /healthz)."""
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
+                text = answer.read().decode()
+            break
+        except urllib.error.URLError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
     raise AssertionError(f"no metric {name}")
 
 
