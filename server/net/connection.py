@@ -86,10 +86,10 @@ class TokenBucket:
 
 
 def _over_limit(ws: ServerConnection, limit: int) -> bool:
-    """Whether the connection's unsent bytes exceed ``limit``. Asked only while nothing is
-    queued for it: the transport's buffer grows only when the outbox writes (which clears
-    ``queued``) and only shrinks in between, so once per write is the same answer (it was
-    asked for every frame, several a move per connection)."""
+    """Whether the connection's unsent bytes exceed ``limit``. Asked after each write and
+    while nothing is queued for it: the transport's buffer grows only when the outbox writes
+    (which clears ``queued``) and only shrinks in between, so once per write is the same answer
+    (it was asked for every frame, several a move per connection)."""
     transport = ws.transport
     return transport is not None and transport.get_write_buffer_size() > limit
 
@@ -183,6 +183,12 @@ def _write_queued(connection: Connection) -> None:
         write_pending(connection.ws)
     except Exception as exc:  # as broadcast(): a failed write never stops the others
         log.warning("write_failed", session=connection.session, error=str(exc))
+        return
+    # Asked again after the write: a client that sent many requests and reads nothing gets
+    # their answers queued in one turn, and with no frame after them the check on queuing
+    # would never come; its megabytes would stay held until the keepalive gave up.
+    if _over_limit(connection.ws, connection.config.max_outbound_bytes):
+        connection.drop_slow()
 
 
 @dataclass(eq=False)

@@ -4,6 +4,7 @@ turn, with the hooks that queue frames for it (a room's tick) run first; an ack 
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 from typing import Any
 
 from websockets.protocol import State
@@ -16,9 +17,13 @@ from server.net.ws_adapter import framed
 class _Transport:
     def __init__(self) -> None:
         self.written: list[bytes] = []
+        self.unsent = 0  # bytes the kernel has not taken yet
 
     def write(self, data: bytes) -> None:
         self.written.append(data)
+
+    def get_write_buffer_size(self) -> int:
+        return self.unsent
 
 
 class _Ws:
@@ -37,6 +42,11 @@ class _Connection:
         self.queued = False
         self.session = "s"
         self.plain = True  # what Connection keeps: settled_plain of its protocol
+        self.config = SimpleNamespace(max_outbound_bytes=1000)
+        self.dropped = 0
+
+    def drop_slow(self) -> None:
+        self.dropped += 1
 
 
 def _outbox_and_connection() -> tuple[Outbox, Any, _Transport]:
@@ -92,3 +102,17 @@ async def test_write_now_writes_at_once_and_leaves_the_flush_nothing() -> None:
     assert len(transport.written) == 1
     outbox.write_now(connection)  # nothing queued: no empty write
     assert len(transport.written) == 1
+
+
+async def test_a_write_that_leaves_the_limit_behind_drops_the_slow_reader() -> None:
+    """Answers queued in one turn for a client that reads nothing go out in one write; no frame
+    may follow them, so the limit is asked after the write, not only on the next queuing."""
+    outbox, connection, transport = _outbox_and_connection()
+    outbox.queue(connection, b"within")
+    await asyncio.sleep(0)
+    assert connection.dropped == 0
+    for _ in range(50):
+        outbox.queue(connection, b"x" * 100)
+    transport.unsent = 5000  # the kernel took little of it
+    await asyncio.sleep(0)
+    assert connection.dropped == 1
