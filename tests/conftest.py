@@ -1,6 +1,6 @@
 """Fixtures shared by the whole suite, the CI rule that a skipped test is a failure, and the
 ``e2e`` marker: a test that starts a process (a Redis, a server, a client in a pseudo-terminal,
-a browser) is marked, so ``bash scripts/test --fast`` runs every other test in seconds."""
+a browser) is marked, so ``bash scripts/test --fast`` runs every other test in under a minute."""
 
 from __future__ import annotations
 
