@@ -205,6 +205,15 @@ def used_memory(url: str) -> int:
         client.close()
 
 
+async def drain(archiver: Archiver, name: str) -> None:
+    """Sweep until no finished race waits; a failed sweep ends the run."""
+    while True:
+        if await archiver.sweep():
+            raise RuntimeError(f"archiving to {name} failed")
+        if archiver.figures.waiting == 0:
+            return
+
+
 async def run_backend(
     name: str, archive: Archive, url: str, pool: Sequence[Race], count: int, sample: int
 ) -> dict[str, Any]:
@@ -215,12 +224,8 @@ async def run_backend(
     try:
         # A few races archived first (not counted), so that "before" holds what "after" will:
         # the store's connections (the archiver's eight at once) and its scripts.
-        warm = FakeClock()
-        warm.advance(10**13)
         await fill(store, pool, WARM_UP, first=10**6)
-        warming = Archiver(store, archive, warm, after_s=0)
-        while not await warming.sweep() and warming.figures.waiting:
-            pass
+        await drain(Archiver(store, archive, clock, after_s=0), name)
         before = used_memory(url)
         t0 = time.perf_counter()
         await fill(store, pool, count)
@@ -228,12 +233,7 @@ async def run_backend(
         filled = used_memory(url)
         archiver = Archiver(store, archive, clock, after_s=0)
         t0 = time.perf_counter()
-        while True:
-            failed = await archiver.sweep()
-            if failed:
-                raise RuntimeError(f"archiving to {name} failed")
-            if archiver.figures.waiting == 0:
-                break
+        await drain(archiver, name)
         archive_s = time.perf_counter() - t0
         after = await settled_memory(url, before)
         assert archiver.figures.archived == count, archiver.figures

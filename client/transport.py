@@ -9,6 +9,7 @@ messages mean is the connection's (client/connection.py).
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextlib
 import enum
@@ -88,7 +89,7 @@ class TransportOptions(TypedDict, total=False):
     room: str | None
 
 
-class Transport:
+class Transport(abc.ABC):
     """One logical session with the server across any number of WebSocket connections."""
 
     def __init__(
@@ -275,12 +276,13 @@ class Transport:
         """The token that takes this seat back (for the seat store only)."""
         return self._token
 
+    @abc.abstractmethod
     def _welcomed(self, welcome: dict[str, Any]) -> None:
         """A new socket's welcome, before anything is sent on it (the limits it advertises)."""
 
+    @abc.abstractmethod
     def _dispatch(self, msg: dict[str, Any]) -> None:
         """One server message, in order (a ``batch``'s one by one): the subclass's to read."""
-        raise NotImplementedError
 
     async def _send_raw(self, msg: Mapping[str, Any]) -> None:
         ws = self._ws

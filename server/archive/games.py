@@ -8,6 +8,7 @@ is kept as zlib-compressed msgpack instead, behind a one-byte tag, so nothing is
 
 from __future__ import annotations
 
+import contextlib
 import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -21,13 +22,13 @@ _FALLBACK = b"Z"  # a compact record starts with record.MAGIC instead
 
 
 def encode_game(events: Sequence[Mapping[str, Any]]) -> bytes:
-    try:
-        compact = record.encode_game(events)
-        if record.decode_game(compact) == [dict(e) for e in events]:
+    plain = [dict(e) for e in events]
+    # A game the compact record cannot give back exactly is kept whole instead: never refused.
+    with contextlib.suppress(ArenaError, ValueError, TypeError, KeyError, IndexError):
+        compact = record.encode_game(plain)
+        if record.decode_game(compact) == plain:
             return compact
-    except (ArenaError, ValueError, TypeError, KeyError, IndexError):
-        pass
-    return _FALLBACK + zlib.compress(msgpack.packb([dict(e) for e in events]), 9)
+    return _FALLBACK + zlib.compress(msgpack.packb(plain), 9)
 
 
 def decode_game(data: bytes) -> list[dict[str, Any]]:
