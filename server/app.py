@@ -120,6 +120,7 @@ class App:
             "hub_wakeups": self.hub.wakeups,
             "hub_catch_ups": self.hub.catch_ups,
             "rooms_unloaded": self.unloader.unloaded,
+            "tasks": len(asyncio.all_tasks()),
             "archive_reads": self.hub.archive_reads.served,
             "archive_read_failures": self.hub.archive_reads.failed,
             **(self.archiver.stats() if self.archiver is not None else {}),

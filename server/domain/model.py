@@ -69,6 +69,18 @@ class Game:
     reveals: list[tuple[str, ...]] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
 
+    def compact(self) -> None:
+        """Keep what a game's summary shows (its progress and version) and drop what only its
+        events give: the position, the packed events, the move ids, the cards seen. A game of
+        an ended room nobody here watches is read again from its stream before anyone needs
+        those (server.rooms.hub)."""
+        self.state = None
+        self.public = []
+        self.cids = {}
+        self.cid_moves = {}
+        self.reveals = []
+        self.seen = set()
+
 
 @dataclass(eq=False)
 class FairnessKept:
@@ -108,6 +120,9 @@ class Room:
     idle_since: int | None = None  # since when no seated player is connected (None: someone is)
     fairness: FairnessKept | None = None  # kept by server.domain.fairness.common_cards
     archived: bool = False  # folded from the archive: the live store no longer has it
+    # Only the summary is kept (an ended room nobody here is in): the results, ranking, seed
+    # reveal and each racer's progress; its games' events are read again before any use.
+    compacted: bool = False
 
     @property
     def stream(self) -> str:
@@ -120,6 +135,14 @@ class Room:
             if f.name != "id":
                 setattr(self, f.name, getattr(_EMPTY, f.name))
         self.seats, self.games = {}, {}
+
+    def compact(self) -> None:
+        """Keep the summary only (see ``compacted``): an ended room waiting to be unloaded
+        costs a few KiB, not every folded event."""
+        for game in self.games.values():
+            game.compact()
+        self.fairness = None
+        self.compacted = True
 
     @property
     def settings(self) -> RoomCreated:

@@ -104,6 +104,8 @@ class RoomRequests:
             )
             if self.s.delivery.member(self.s) is not None:  # joined twice concurrently
                 raise AlreadyInRoom("leave your room first")
+        while room.compacted:  # compacted while the seat was taken: its games are read again
+            room = await self.s.commands.room(room.id)
         joined: dict[str, Any] = {
             "type": p.JOINED,
             "room": room.id,

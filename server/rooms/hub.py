@@ -18,7 +18,7 @@ from typing import Any
 from server.archive import Archive
 from server.domain.fold import Change, Loaded, fold_stored
 from server.domain.model import Room
-from server.rooms.room_reader import ArchiveReads, read_room
+from server.rooms.room_reader import ArchiveReads, RoomRead, read_room
 from server.runtime.config import Config
 from server.runtime.logging import get_logger
 from server.runtime.tasks import stop_tasks
@@ -73,9 +73,10 @@ class Hub:
     # ---- loading -----------------------------------------------------------------------------
 
     async def room(self, room_id: str) -> Room | None:
-        """The room, folded from the store and followed from now on; None if there is none."""
+        """The room, folded from the store and followed from now on; None if there is none.
+        A compacted room is folded whole again first (its events read again)."""
         room = self.rooms.get(room_id)
-        if room is not None:
+        if room is not None and not room.compacted:
             return room
         loading = self._loading.get(room_id)
         if loading is not None:
@@ -83,7 +84,7 @@ class Hub:
         future: asyncio.Future[Room | None] = asyncio.get_running_loop().create_future()
         self._loading[room_id] = future
         try:
-            room = await self._load(room_id)
+            room = await (self._load(room_id) if room is None else self._expand(room))
             future.set_result(room)
             return room
         except asyncio.CancelledError:
@@ -109,15 +110,45 @@ class Hub:
             await self._subscription.unsubscribe([room_id])
             return None
         room = Room(room_id)
+        self.rooms[room_id] = room
+        await self._folded(room, read)
+        return room
+
+    async def _expand(self, room: Room) -> Room | None:
+        """A compacted room folded whole again, in place, so whoever holds it sees its games;
+        None (and forgotten) if neither the store nor the archive has it any more."""
+        assert self._subscription is not None, "Hub.start() first"
+        read = await read_room(self.store, room.id, self.archive, self.archive_reads)
+        if read is None:
+            await self._forget([room])
+            return None
+        room.reset()  # no await from here to the fold: nobody sees the room half folded
+        await self._folded(room, read)
+        return room
+
+    async def _folded(self, room: Room, read: RoomRead) -> None:
+        """Fold a room read whole into ``room`` (empty, in ``rooms``) and tell the listeners."""
+        assert self._subscription is not None
         fold_stored(room, read.events)
         room.archived = read.archived
-        self.rooms[room_id] = room
         self._notify(room, [Loaded()])
         if room.archived:  # read only, for good: nothing to be woken for
-            await self._subscription.unsubscribe([room_id])
+            await self._subscription.unsubscribe([room.id])
         else:  # appends made while we read woke nobody (the room was not here yet): look again
             self._mark_behind(room, room.streams())
-        return room
+
+    def loading(self, room_id: str) -> bool:
+        """A use of the room is loading it (or folding it whole again) right now."""
+        return room_id in self._loading
+
+    def compact(self, rooms: Sequence[Room]) -> None:
+        """Keep only the summary of ended rooms nobody here is in (``Room.compact``): their
+        next use reads their events again. Their wake-ups are ignored meanwhile, since that
+        read folds everything."""
+        for room in rooms:
+            if self.rooms.get(room.id) is room and not self.loading(room.id):
+                room.compact()
+                self._behind.pop(room.id, None)
 
     async def load_many(self, room_ids: Sequence[str]) -> None:
         """Load rooms a bounded number at a time (a warm-up after a restart)."""
@@ -133,6 +164,9 @@ class Hub:
     async def unload(self, rooms: Sequence[Room]) -> None:
         """Forget rooms (ended, nobody here): their wake-ups stop; a later use reloads them.
         They are forgotten before the first await, so a use meanwhile loads a fresh fold."""
+        await self._forget([room for room in rooms if not self.loading(room.id)])
+
+    async def _forget(self, rooms: Sequence[Room]) -> None:
         gone = []
         for room in rooms:
             if self.rooms.get(room.id) is room:
@@ -146,6 +180,9 @@ class Hub:
 
     async def sync(self, room: Room) -> None:
         """Fold everything the store holds for the room now (a command about to decide)."""
+        if room.compacted:
+            await self.room(room.id)  # folded whole again: everything the store holds
+            return
         streams = room.streams()
         # The fold as it was before the read: an append of ours that lands while the read is
         # in flight moves the fold on, and must not look like the store going back.
@@ -172,7 +209,7 @@ class Hub:
 
     def _on_wakeup(self, wakeup: Wakeup) -> None:
         room = self.rooms.get(stream_group(wakeup.stream))
-        if room is None:
+        if room is None or room.compacted:  # a compacted room reads everything on its next use
             return
         self.wakeups += 1
         folded = room.version_of(wakeup.stream)
@@ -205,7 +242,7 @@ class Hub:
     async def _catch_up(self, room: Room) -> None:
         """Read the streams marked behind until none is; one task per room at a time."""
         try:
-            while not self._closed and self.rooms.get(room.id) is room:
+            while not self._closed and self.rooms.get(room.id) is room and not room.compacted:
                 streams = self._behind.pop(room.id, None)
                 if not streams:
                     return
@@ -261,7 +298,12 @@ class Hub:
     async def compare_with_store(self) -> None:
         """Mark every loaded, unfinished room's streams that moved on behind (one round trip),
         and fold again the rooms whose streams went back."""
-        streams = {s: r for r in self.rooms.values() if r.finished is None for s in r.streams()}
+        streams = {
+            s: r
+            for r in self.rooms.values()
+            if r.finished is None and not r.compacted
+            for s in r.streams()
+        }
         if not streams:
             return
         before = {s: r.version_of(s) for s, r in streams.items()}

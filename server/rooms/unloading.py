@@ -1,10 +1,12 @@
-"""Unloading: a room that ended (finished or closed) with nobody in it on this process is
-forgotten ``--unload-after-s`` after its end.
+"""Unloading: a room that ended (finished or closed) with nobody in it on this process keeps
+only its summary (``Room.compact``) from the next sweep on, and is forgotten
+``--unload-after-s`` after its end.
 
 Without it, every room a process has served would stay folded and followed for the life of the
 process, and a server that runs for days would hold every race it has ever seen. The store still
 holds an unloaded room: its next use (a replay, a late spectator, ``list_rooms``) loads it
-again, as after a restart.
+again, as after a restart. A compacted room is folded whole again (its events read from the
+store, or the archive) by its next use; meanwhile it costs a few KiB, not every folded event.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from shared.errors import ArenaError
 
 log = get_logger("server.rooms.unloading")
 
-_MAX_SWEEP_S = 60.0
+_MAX_SWEEP_S = 5.0  # ended rooms nobody is in are compacted this soon
 
 
 def ended_at(room: Room) -> int | None:
@@ -50,6 +52,7 @@ class Unloader:
         self.in_use = in_use  # someone here is in the room, or something waits to reach them
         self.forget = list(forget)  # what the other parts keep per room, dropped with it
         self.unloaded = 0  # rooms unloaded (metrics)
+        self.compacted = 0  # rooms compacted (metrics)
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -69,23 +72,31 @@ class Unloader:
                 log.warning("unload_failed", code=exc.code, reason=exc.reason)
 
     async def sweep(self) -> list[str]:
-        """Unload every room that ended long enough ago and is not in use here."""
+        """Unload every room that ended long enough ago and is not in use here; compact the
+        other ended rooms not in use."""
         if self.after_ms <= 0:
             return []
         now = self.clock.now_ms()
-        idle = []
+        idle, compact = [], []
         for room in self.hub.rooms.values():
             ended = ended_at(room)
-            if ended is not None and now - ended >= self.after_ms and not self.in_use(room.id):
+            if ended is None or self.in_use(room.id) or self.hub.loading(room.id):
+                continue
+            if now - ended >= self.after_ms:
                 idle.append(room)
-        if not idle:
-            return []
+            elif not room.compacted:
+                compact.append(room)
         # The other parts forget first, in this turn with the hub's own forgetting: a viewer
         # joining while the unsubscribe is in flight reloads the room, and what delivery keeps
-        # for that new fold must not be dropped after it.
-        for room in idle:
+        # for that new fold must not be dropped after it. A compacted room tells its listeners
+        # Loaded when it is folded whole again, as a reloaded one does.
+        for room in (*compact, *idle):
             for forget in self.forget:
                 forget(room.id)
+        self.hub.compact(compact)
+        self.compacted += len(compact)
+        if not idle:
+            return []
         await self.hub.unload(idle)
         self.unloaded += len(idle)
         log.info("rooms_unloaded", rooms=len(idle), loaded=len(self.hub.rooms))

@@ -11,12 +11,14 @@ import pytest
 import redis.asyncio as aioredis
 
 from server.app import App
+from server.domain.errors import NoSuchRoom
 from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
 from server.store import MemoryEventStore, RedisEventStore
 from server.store.redis_wakeups import RedisSubscription
+from shared import legal_moves
 from tests.server.parts import Peer, join, open_app, racing, until
 from tests.server.store.conftest import unique_prefix
 from tests.support.redis_server import RedisServer
@@ -160,3 +162,74 @@ async def test_a_viewer_who_comes_while_the_room_unloads_gets_the_fresh_fold(
             await raw.aclose()
     finally:
         await app.close_parts()
+
+
+async def test_an_ended_room_nobody_is_in_keeps_its_summary_only_until_it_is_used_again(
+    app: App, clock: FakeClock
+) -> None:
+    ann, bob = Peer("ann"), Peer("bob")
+    room = await racing(app, clock, [ann, bob])
+    for peer in (ann, bob):
+        for _ in range(3):
+            game = room.games[peer.session]
+            assert game.state is not None
+            move = sorted(legal_moves(game.state))[0]
+            await app.commands.games.move(room, peer.session, f"m{game.version}", move)
+        await app.commands.games.resign(room, peer.session)
+    await until(lambda: room.status is RoomStatus.FINISHED)
+    full = {p: (g.version, g.state, list(g.public), g.progress) for p, g in room.games.items()}
+    summary, state = room.finished_message(), app.delivery.room_state(room)
+    for peer in (ann, bob):
+        app.delivery.detach(peer)
+    assert await app.unloader.sweep() == []
+    assert app.hub.rooms[room.id] is room  # still loaded and followed, but compacted
+    assert room.compacted
+    assert all(g.state is None and not g.public and not g.cids for g in room.games.values())
+    assert room.finished_message() == summary  # the results, ranking and reveal stay
+    assert room.id not in app.delivery.audiences
+    fan = Peer("fan")  # a late viewer: the games are read again, in place
+    again, _ = await join(app, fan, room.id, "spectator")
+    assert again is room
+    assert not room.compacted
+    assert {p: (g.version, g.state, g.public, g.progress) for p, g in room.games.items()} == full
+    games = {m["player"]: m for m in fan.of("game")}
+    assert {p: len(m["events"]) for p, m in games.items()} == {p: v for p, (v, *_) in full.items()}
+    assert fan.of("finished") == [summary]
+    assert fan.of("room")[0]["room"]["players"] == state["players"]
+
+
+async def test_a_compacted_room_answers_a_resent_move_id_as_before(
+    app: App, clock: FakeClock
+) -> None:
+    ann = Peer("ann")
+    room = await racing(app, clock, [ann])
+    game = room.games[ann.session]
+    assert game.state is not None
+    version = await app.commands.games.move(
+        room, ann.session, 7, sorted(legal_moves(game.state))[0]
+    )
+    await app.commands.games.resign(room, ann.session)
+    await until(lambda: room.status is RoomStatus.FINISHED)
+    app.delivery.detach(ann)
+    await app.unloader.sweep()
+    assert room.compacted
+    resumed = await app.commands.resume(f"tok-{ann.session}")  # the racer comes back
+    assert resumed == (room, ann.session)
+    assert not room.compacted
+    move = room.games[ann.session].cid_moves[7]
+    assert move is not None
+    assert await app.commands.games.move(room, ann.session, 7, move) == version
+
+
+async def test_a_compacted_room_gone_from_the_store_is_forgotten(
+    app: App, clock: FakeClock, store: MemoryEventStore
+) -> None:
+    room_id = await finished_race(app, clock, Peer("ann"))
+    room = app.hub.rooms[room_id]
+    await app.unloader.sweep()
+    assert room.compacted
+    for stream in room.streams():
+        await store.expire(stream, 0)
+    with pytest.raises(NoSuchRoom):
+        await app.commands.room(room_id)
+    assert room_id not in app.hub.rooms
