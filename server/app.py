@@ -23,7 +23,7 @@ from server.net.export import GameExport
 from server.rooms.archiver import Archiver
 from server.rooms.commands import Commands
 from server.rooms.daily_challenge import DailyChallenge
-from server.rooms.hub import Hub
+from server.rooms.hub import Hub, load_many
 from server.rooms.matchmaker import Matchmaker
 from server.rooms.race_clock import RaceClock
 from server.rooms.unloading import Unloader
@@ -120,6 +120,7 @@ class App:
             "hub_wakeups": self.hub.wakeups,
             "hub_catch_ups": self.hub.catch_ups,
             "rooms_unloaded": self.unloader.unloaded,
+            "rooms_compacted": self.unloader.compacted,
             "tasks": len(asyncio.all_tasks()),
             "archive_reads": self.hub.archive_reads.served,
             "archive_read_failures": self.hub.archive_reads.failed,
@@ -210,7 +211,7 @@ class App:
                     if r["status"] != RoomStatus.FINISHED.value
                     and home_worker(r["id"], self.config.workers) == self.config.worker_index
                 ]
-                await self.hub.load_many(live)
+                await load_many(self.hub, live)
                 await self.ratings.start()
                 log.info("warmed", rooms=len(live))
                 self.warmed.set()

@@ -33,7 +33,7 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-@dataclass
+@dataclass(slots=True)
 class Seat:
     """A racer's seat; ``connection`` names the live connection holding it (any process), and
     ``away_since`` is when the last one went away (None while connected)."""
@@ -50,7 +50,7 @@ class Seat:
         return {"connected": self.connection is not None, "away_since": self.away_since}
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Game:
     """One racer's game as folded from its stream (the private state stays on the server)."""
 
@@ -75,11 +75,8 @@ class Game:
         an ended room nobody here watches is read again from its stream before anyone needs
         those (server.rooms.hub)."""
         self.state = None
-        self.public = []
-        self.cids = {}
-        self.cid_moves = {}
-        self.reveals = []
-        self.seen = set()
+        for held in (self.public, self.cids, self.cid_moves, self.reveals, self.seen):
+            held.clear()  # emptied, not replaced: a cleared container gives its table back
 
 
 @dataclass(eq=False)
@@ -94,7 +91,7 @@ class FairnessKept:
     common: set[str] | None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Room:
     """A room as folded from its streams: the truth every command checks and every view shows.
 

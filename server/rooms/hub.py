@@ -73,8 +73,8 @@ class Hub:
     # ---- loading -----------------------------------------------------------------------------
 
     async def room(self, room_id: str) -> Room | None:
-        """The room, folded from the store and followed from now on; None if there is none.
-        A compacted room is folded whole again first (its events read again)."""
+        """The room, folded from the store and followed from now on (a compacted one folded
+        whole again); None if there is none."""
         room = self.rooms.get(room_id)
         if room is not None and not room.compacted:
             return room
@@ -84,7 +84,7 @@ class Hub:
         future: asyncio.Future[Room | None] = asyncio.get_running_loop().create_future()
         self._loading[room_id] = future
         try:
-            room = await (self._load(room_id) if room is None else self._expand(room))
+            room = await (self._load(room_id) if room is None else self._fold_again(room))
             future.set_result(room)
             return room
         except asyncio.CancelledError:
@@ -109,26 +109,18 @@ class Hub:
         if read is None:
             await self._subscription.unsubscribe([room_id])
             return None
-        room = Room(room_id)
-        self.rooms[room_id] = room
-        await self._folded(room, read)
-        return room
+        room = self.rooms[room_id] = Room(room_id)
+        return await self._fold_again(room, read)
 
-    async def _expand(self, room: Room) -> Room | None:
-        """A compacted room folded whole again, in place, so whoever holds it sees its games;
-        None (and forgotten) if neither the store nor the archive has it any more."""
+    async def _fold_again(self, room: Room, read: RoomRead | None = None) -> Room | None:
+        """The room read whole (unless given) and folded in place (whoever holds it sees the new
+        fold: a compacted room's games, a stream that went back); forgotten if nothing has it."""
         assert self._subscription is not None, "Hub.start() first"
-        read = await read_room(self.store, room.id, self.archive, self.archive_reads)
-        if read is None:
-            await self._forget([room])
+        read = read or await read_room(self.store, room.id, self.archive, self.archive_reads)
+        if read is None:  # neither the store nor the archive has it any more
+            await self.unload([room])
             return None
         room.reset()  # no await from here to the fold: nobody sees the room half folded
-        await self._folded(room, read)
-        return room
-
-    async def _folded(self, room: Room, read: RoomRead) -> None:
-        """Fold a room read whole into ``room`` (empty, in ``rooms``) and tell the listeners."""
-        assert self._subscription is not None
         fold_stored(room, read.events)
         room.archived = read.archived
         self._notify(room, [Loaded()])
@@ -136,37 +128,15 @@ class Hub:
             await self._subscription.unsubscribe([room.id])
         else:  # appends made while we read woke nobody (the room was not here yet): look again
             self._mark_behind(room, room.streams())
+        return room
 
     def loading(self, room_id: str) -> bool:
         """A use of the room is loading it (or folding it whole again) right now."""
         return room_id in self._loading
 
-    def compact(self, rooms: Sequence[Room]) -> None:
-        """Keep only the summary of ended rooms nobody here is in (``Room.compact``): their
-        next use reads their events again. Their wake-ups are ignored meanwhile, since that
-        read folds everything."""
-        for room in rooms:
-            if self.rooms.get(room.id) is room and not self.loading(room.id):
-                room.compact()
-                self._behind.pop(room.id, None)
-
-    async def load_many(self, room_ids: Sequence[str]) -> None:
-        """Load rooms a bounded number at a time (a warm-up after a restart)."""
-        gate = asyncio.Semaphore(_LOAD_CONCURRENCY)
-
-        async def load(room_id: str) -> None:
-            async with gate:
-                with contextlib.suppress(ArenaError):
-                    await self.room(room_id)
-
-        await asyncio.gather(*(load(r) for r in room_ids if r not in self.rooms))
-
     async def unload(self, rooms: Sequence[Room]) -> None:
         """Forget rooms (ended, nobody here): their wake-ups stop; a later use reloads them.
         They are forgotten before the first await, so a use meanwhile loads a fresh fold."""
-        await self._forget([room for room in rooms if not self.loading(room.id)])
-
-    async def _forget(self, rooms: Sequence[Room]) -> None:
         gone = []
         for room in rooms:
             if self.rooms.get(room.id) is room:
@@ -180,8 +150,8 @@ class Hub:
 
     async def sync(self, room: Room) -> None:
         """Fold everything the store holds for the room now (a command about to decide)."""
-        if room.compacted:
-            await self.room(room.id)  # folded whole again: everything the store holds
+        if room.compacted:  # folded whole again: everything the store holds
+            await self.room(room.id)
             return
         streams = room.streams()
         # The fold as it was before the read: an append of ours that lands while the read is
@@ -200,12 +170,7 @@ class Hub:
         replicates asynchronously; --ack-after-replicas prevents it). The stream is the truth,
         so the room is folded again from it, in place (everyone holding it sees the new fold)."""
         log.error("stream_went_back", room=room.id)
-        read = await read_room(self.store, room.id, self.archive, self.archive_reads)
-        room.reset()  # no await from here on: nobody sees the room half folded
-        if read is not None:
-            fold_stored(room, read.events)
-            room.archived = read.archived
-        self._notify(room, [Loaded()])
+        await self._fold_again(room)
 
     def _on_wakeup(self, wakeup: Wakeup) -> None:
         room = self.rooms.get(stream_group(wakeup.stream))
@@ -298,12 +263,8 @@ class Hub:
     async def compare_with_store(self) -> None:
         """Mark every loaded, unfinished room's streams that moved on behind (one round trip),
         and fold again the rooms whose streams went back."""
-        streams = {
-            s: r
-            for r in self.rooms.values()
-            if r.finished is None and not r.compacted
-            for s in r.streams()
-        }
+        live = [r for r in self.rooms.values() if r.finished is None and not r.compacted]
+        streams = {s: r for r in live for s in r.streams()}
         if not streams:
             return
         before = {s: r.version_of(s) for s, r in streams.items()}
@@ -320,3 +281,15 @@ class Hub:
 
     def stats(self) -> dict[str, Any]:
         return {"rooms": len(self.rooms), "wakeups": self.wakeups, "catch_ups": self.catch_ups}
+
+
+async def load_many(hub: Hub, room_ids: Sequence[str]) -> None:
+    """Load rooms a bounded number at a time (a warm-up after a restart)."""
+    gate = asyncio.Semaphore(_LOAD_CONCURRENCY)
+
+    async def load(room_id: str) -> None:
+        async with gate:
+            with contextlib.suppress(ArenaError):
+                await hub.room(room_id)
+
+    await asyncio.gather(*(load(r) for r in room_ids if r not in hub.rooms))

@@ -156,6 +156,10 @@ _LIVE: dict[str, tuple[str, str]] = {
     "hub_wakeups": ("counter", "Wake-ups received for loaded rooms."),
     "hub_catch_ups": ("counter", "Stream reads after a wake-up, a gap or a periodic check."),
     "rooms_unloaded": ("counter", "Ended rooms forgotten with nobody here (--unload-after-s)."),
+    "rooms_compacted": (
+        "counter",
+        "Ended rooms cut to their summary with nobody here (their events read again on use).",
+    ),
     "tasks": ("gauge", "asyncio tasks of the process (a number that grows with time is a leak)."),
     "rooms_archived": ("counter", "Finished rooms this process moved from Redis to the archive."),
     "archive_failures": (

@@ -13,6 +13,7 @@ import redis.asyncio as aioredis
 from server.app import App
 from server.domain.events import PlayerLeft, RaceStarted, RoomCreated, encode
 from server.domain.model import room_stream
+from server.rooms.hub import load_many
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
 from server.store import EventStore, MemoryEventStore, RedisEventStore, Wakeup
@@ -163,7 +164,7 @@ async def test_a_thousand_rooms_followed_on_a_bounded_number_of_connections(
         )
         for room_id in ids:
             await writer.append(room_stream(room_id), [event], expected_version=0)
-        await app.hub.load_many(ids)
+        await load_many(app.hub, ids)
         assert len(app.hub.rooms) == 1000
         joined = encode(PlayerLeft(clock.now_ms(), "nobody"))
         for room_id in ids[::100]:  # another process writes to some of them: all are heard
