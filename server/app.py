@@ -20,6 +20,7 @@ from server.endpoint import Endpoint
 from server.net.connection import Connection, Outbox
 from server.net.delivery import Delivery
 from server.net.export import GameExport
+from server.net.ws_adapter import forget_handshake
 from server.rooms.archiver import Archiver
 from server.rooms.commands import Commands
 from server.rooms.daily_challenge import DailyChallenge
@@ -129,6 +130,7 @@ class App:
 
     async def handler(self, ws: ServerConnection) -> None:
         structlog.contextvars.clear_contextvars()
+        forget_handshake(ws)
         connection = Connection(
             ws,
             commands=self.commands,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import secrets
 import time
 from collections.abc import Callable, Iterable
@@ -240,7 +241,7 @@ class Connection:
         self.strikes = 0
         self.closing = False
         self.close_task: asyncio.Future[None] | None = None
-        self.handlers: dict[str, Handler] = {p.PING: self.on_ping, **room_requests(self)}
+        self._daily = daily
         remote = ws.remote_address
         address = str(remote[0]) if isinstance(remote, tuple) and remote else "unknown"
         self.login = AccountRequests(
@@ -253,12 +254,20 @@ class Connection:
             streaks=daily.streaks,
             logins=logins,
         )
-        self.handlers.update(self.login.handlers())
         self.queue = QueueRequests(
             self, matchmaker, ratings.rating_of, lambda: self.login.account_id
         )
-        self.handlers.update(self.queue.handlers())
-        self.handlers.update(DailyRequests(self, daily, lambda: self.login.account_id).handlers())
+
+    @functools.cached_property
+    def handlers(self) -> dict[str, Handler]:
+        """The request handlers by message type, made by the first request that needs them:
+        an idle connection (a hello, then pings) never pays for their few KiB."""
+        handlers: dict[str, Handler] = {p.PING: self.on_ping, **room_requests(self)}
+        handlers.update(self.login.handlers())
+        handlers.update(self.queue.handlers())
+        daily = DailyRequests(self, self._daily, lambda: self.login.account_id)
+        handlers.update(daily.handlers())
+        return handlers
 
     # ---- sending -----------------------------------------------------------------------------
 
@@ -362,7 +371,7 @@ class Connection:
                 return
             if not self.session:
                 raise HelloRequired("send hello first")
-            await self.handlers[kind](msg)
+            await (self.on_ping(msg) if kind == p.PING else self.handlers[kind](msg))
         except ClientError as exc:
             log.debug("client_error", code=exc.code, reason=exc.reason)
             self.answer_error(msg if msg is not None else _peek(frame), exc)

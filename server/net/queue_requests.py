@@ -37,7 +37,6 @@ class QueueRequests:
         self.matchmaker = matchmaker
         self.rating_of = rating_of
         self.account_id = account_id
-        self.rooms = RoomRequests(session)
 
     def handlers(self) -> dict[str, Callable[[dict[str, Any]], Awaitable[None]]]:
         return {p.QUICK: self.on_quick, p.LEAVE_QUEUE: self.on_leave_queue}
@@ -79,7 +78,7 @@ class QueueRequests:
         """A room was formed with this player: seat them, and start it if they are the last."""
         self.s.send({"type": p.MATCHED, "room": room_id})
         try:
-            await self.rooms.join(room_id, Role.PLAYER)
+            await RoomRequests(self.s).join(room_id, Role.PLAYER)
             await self.matchmaker.seated(room_id)
         except ArenaError as exc:
             log.warning("not_seated", room=room_id, code=exc.code)

@@ -17,6 +17,7 @@ import struct
 from collections.abc import Callable
 
 from websockets.asyncio.server import Server, ServerConnection
+from websockets.datastructures import Headers
 from websockets.exceptions import InvalidState, ProtocolError
 from websockets.frames import Opcode
 from websockets.protocol import Protocol, Side, State
@@ -157,3 +158,16 @@ def connection_factory(
         return ServerConnection(protocol, server, close_timeout=close_timeout)
 
     return factory
+
+
+def forget_handshake(ws: ServerConnection) -> None:
+    """Drop the opening handshake's headers and response (3 KiB of every idle connection):
+    read by ``process_request`` and the handshake only, both done by now. The request itself
+    stays: websockets takes a connection without one as still shaking hands."""
+    if ws.request is not None:
+        ws.request.headers = _NO_HEADERS
+    ws.response = None
+
+
+_NO_HEADERS = Headers()
+"""What a connection's request keeps of its headers once open: the same empty one for all."""
