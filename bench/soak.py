@@ -3,7 +3,7 @@ its memory stays flat.
 
     python -m bench.soak [--quick] [--minutes 5] [--concurrency 10] [--room-size 2]
                          [--warmup-s S] [--sample-s 5] [--unload-after-s 300]
-                         [--archive-after-s 30] [--max-moves 150] [--spectator-every 3]
+                         [--archive-after-s 30] [--max-moves 60] [--spectator-every 3]
                          [--reconnect-every 4] [--late-viewer-every 5] [--loop auto]
 
 Starts a private redis-server and ``python -m server`` on it (the SQLite archive in a
@@ -335,6 +335,7 @@ class Sample:
     rss_mib: float
     open_files: int
     tasks: float
+    python_blocks: float
     connections: float
     rooms_loaded: float
     redis_keys: int
@@ -378,6 +379,7 @@ def growth(samples: list[Sample], warmup_s: float) -> dict[str, Any]:
         "rss_mib",
         "open_files",
         "tasks",
+        "python_blocks",
         "connections",
         "rooms_loaded",
         "redis_keys",
@@ -405,6 +407,7 @@ async def sample(started: float, soak: Soak, pid: int, port: int, redis: Any) ->
         rss_mib=round(process.memory_info().rss / 2**20, 2),
         open_files=process.num_fds(),
         tasks=gauges.get("arena_tasks", 0.0),
+        python_blocks=gauges.get("arena_python_blocks", 0.0),
         connections=gauges.get("arena_connections", 0.0),
         rooms_loaded=gauges.get("arena_rooms_loaded", 0.0),
         redis_keys=int(await redis.dbsize()),
@@ -430,6 +433,7 @@ async def soak_run(
             print(
                 f"{last.at_s:7.0f} s  races {last.races:6d}  rss {last.rss_mib:7.1f} MiB  "
                 f"fds {last.open_files:4d}  tasks {last.tasks:5.0f}  "
+                f"blocks {last.python_blocks / 1000:6.0f}k  "
                 f"rooms {last.rooms_loaded:5.0f}  "
                 f"redis keys {last.redis_keys:6d} {last.redis_used_memory_mib:6.1f} MiB",
                 flush=True,
@@ -468,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample-s", type=float, default=5.0)
     parser.add_argument("--unload-after-s", type=float, default=300.0, help="the server's option")
     parser.add_argument("--archive-after-s", type=float, default=30.0, help="the server's option")
-    parser.add_argument("--max-moves", type=int, default=150, help="then the racer resigns")
+    parser.add_argument("--max-moves", type=int, default=60, help="then the racer resigns")
     parser.add_argument("--spectator-every", type=int, default=3)
     parser.add_argument("--reconnect-every", type=int, default=4)
     parser.add_argument("--late-viewer-every", type=int, default=5)

@@ -6,6 +6,7 @@ import asyncio
 import gc
 import itertools
 import secrets
+import sys
 
 import structlog
 from websockets.asyncio.server import Server, ServerConnection
@@ -123,6 +124,7 @@ class App:
             "rooms_unloaded": self.unloader.unloaded,
             "rooms_compacted": self.unloader.compacted,
             "tasks": len(asyncio.all_tasks()),
+            "python_blocks": sys.getallocatedblocks(),
             "archive_reads": self.hub.archive_reads.served,
             "archive_read_failures": self.hub.archive_reads.failed,
             **(self.archiver.stats() if self.archiver is not None else {}),

@@ -160,6 +160,10 @@ _LIVE: dict[str, tuple[str, str]] = {
         "counter",
         "Ended rooms cut to their summary with nobody here (their events read again on use).",
     ),
+    "python_blocks": (
+        "gauge",
+        "Memory blocks the interpreter holds (sys.getallocatedblocks): flat under steady load.",
+    ),
     "tasks": ("gauge", "asyncio tasks of the process (a number that grows with time is a leak)."),
     "rooms_archived": ("counter", "Finished rooms this process moved from Redis to the archive."),
     "archive_failures": (
