@@ -424,10 +424,18 @@ async def soak_run(
     soak = Soak(url, args)
     started = time.monotonic()
     stop_at = started + args.minutes * 60
+    # A loaded machine may finish few races in a short run: it goes on (up to 3 times as long)
+    # until it has finished the few a report needs.
+    hard_stop = started + args.minutes * 180
+
+    def running() -> bool:
+        now = time.monotonic()
+        return now < stop_at or (soak.counts.races < args.min_races and now < hard_stop)
+
     slots = [asyncio.create_task(soak.run(i)) for i in range(args.concurrency)]
     samples: list[Sample] = []
     try:
-        while time.monotonic() < stop_at:
+        while running():
             samples.append(await sample(started, soak, pid, port, redis))
             last = samples[-1]
             print(
@@ -438,7 +446,7 @@ async def soak_run(
                 f"redis keys {last.redis_keys:6d} {last.redis_used_memory_mib:6.1f} MiB",
                 flush=True,
             )
-            await asyncio.sleep(min(args.sample_s, max(0.0, stop_at - time.monotonic())))
+            await asyncio.sleep(args.sample_s if running() else 0.0)
         soak.stopping = True
         await asyncio.wait(slots, timeout=60)
         samples.append(await sample(started, soak, pid, port, redis))
@@ -476,12 +484,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spectator-every", type=int, default=3)
     parser.add_argument("--reconnect-every", type=int, default=4)
     parser.add_argument("--late-viewer-every", type=int, default=5)
+    parser.add_argument("--min-races", type=int, default=0, help="run on until this many")
     parser.add_argument("--loop", default="auto")
     args = parser.parse_args(argv)
     if args.quick:
         args.minutes, args.concurrency, args.sample_s = 1 / 3, 4, 2.0
         args.unload_after_s, args.archive_after_s, args.max_moves = 5.0, 2.0, 40
         args.warmup_s = 8.0 if args.warmup_s is None else args.warmup_s
+        args.min_races = max(args.min_races, 4)
     raise_nofile()
     from tests.support.server_process import ServerProcess
 

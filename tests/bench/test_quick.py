@@ -33,6 +33,7 @@ CASES = {
     "matchmaking": ("matchmaking.json", {"machine", "versions", "result"}),
     "archive": ("archive.json", {"machine", "versions", "results", "bytes_per_move", "targets"}),
     "records": ("records.json", {"machine", "bytes_per_move", "met"}),
+    "soak": ("soak.json", {"machine", "versions", "counts", "samples", "growth", "targets"}),
 }
 
 Quick = Callable[..., dict[str, Any]]
@@ -188,3 +189,18 @@ def test_archive_reports_both_backends(quick: Quick) -> None:
         assert figures["replay_from_archive"]["n"] > 0
         memory = figures["redis_used_memory"]
         assert memory["with_races"] > memory["before"]
+
+
+SAMPLED = {"at_s", "races", "rss_mib", "open_files", "tasks", "python_blocks", "redis_keys"}
+
+
+def test_soak_samples_the_server_and_reports_growth_per_thousand_races(quick: Quick) -> None:
+    report = quick("soak")
+    assert report["counts"]["races"] >= 4  # a quick run goes on until it has a few
+    assert report["counts"]["moves"] > 0
+    assert len(report["samples"]) >= 2
+    for sample in report["samples"]:
+        assert sample.keys() >= SAMPLED
+        assert sample["rss_mib"] > 0
+    assert report["growth"].keys() >= {"samples", "rss_mib_per_1000_races"}
+    assert report["targets"]["rss_growth_per_1000_races_mib"]["met"] is None  # quick: not judged
