@@ -325,6 +325,15 @@ class Connection:
                 # Returning first would let websockets close with 1000 before our own code.
                 with contextlib.suppress(Exception):
                     await self.close_task
+            self._unlink()
+
+    def _unlink(self) -> None:
+        """Drop the parts that refer back to this connection (its handlers' bound methods, the
+        request parts' callbacks and closures): an ended connection is then freed at once by
+        reference counting, with its socket and websockets' buffers, not by the collector's
+        next full pass, which a busy server makes minutes apart (server/runtime/gc_timer.py)."""
+        self.__dict__.pop("handlers", None)
+        del self.login, self.queue
 
     async def _gone(self) -> None:
         """The connection ended: a seat it held is marked away (the grace starts), for all to
