@@ -94,6 +94,7 @@ class App:
             config,
             in_use=self.delivery.in_use,
             forget=[self.delivery.forget, self.race_clock.forget],
+            unloaded=self.commands.presence.let_go,
         )
         self.daily = DailyChallenge(store, self.commands, clock)
         self.matchmaker = Matchmaker(store, self.commands, clock, config, process=self.process)

@@ -6,6 +6,9 @@ rooms it noted in ``held.<process>`` are where its seats' connections went away 
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
+
 from server.runtime.clock import Clock
 from server.store import IndexEntry, Indexes
 
@@ -49,6 +52,13 @@ class Presence:
 
     async def release(self, process: str, room_id: str) -> None:
         await self.store.index_remove(held_index(process), room_id)
+
+    async def let_go(self, room_ids: Sequence[str]) -> None:
+        """This process holds no seat in these rooms any more (they ended, nobody is here):
+        their entries leave its ``held`` index, which would otherwise grow by every room it
+        ever seated someone in."""
+        held = held_index(self.process)
+        await asyncio.gather(*(self.store.index_remove(held, room_id) for room_id in room_ids))
 
     async def forget(self, process: str) -> None:
         await self.store.index_remove(PROCESSES_INDEX, process)

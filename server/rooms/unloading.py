@@ -12,7 +12,7 @@ store, or the archive) by its next use; meanwhile it costs a few KiB, not every 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from server.domain.model import Room
 from server.rooms.hub import Hub
@@ -45,12 +45,14 @@ class Unloader:
         *,
         in_use: Callable[[str], bool],
         forget: Sequence[Callable[[str], None]] = (),
+        unloaded: Callable[[Sequence[str]], Awaitable[None]] | None = None,
     ) -> None:
         self.hub = hub
         self.clock = clock
         self.after_ms = int(config.unload_after_s * 1000)
         self.in_use = in_use  # someone here is in the room, or something waits to reach them
         self.forget = list(forget)  # what the other parts keep per room, dropped with it
+        self.after_unload = unloaded  # told the rooms unloaded (what the store keeps of them)
         self.unloaded = 0  # rooms unloaded (metrics)
         self.compacted = 0  # rooms compacted (metrics)
         self._task: asyncio.Task[None] | None = None
@@ -99,6 +101,8 @@ class Unloader:
         if not idle:
             return []
         await self.hub.unload(idle)
+        if self.after_unload is not None:
+            await self.after_unload([room.id for room in idle])
         self.unloaded += len(idle)
         log.info("rooms_unloaded", rooms=len(idle), loaded=len(self.hub.rooms))
         return [room.id for room in idle]

@@ -14,6 +14,7 @@ from server.app import App
 from server.domain.errors import NoSuchRoom
 from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room
+from server.rooms.presence import held_index
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
 from server.store import MemoryEventStore, RedisEventStore
@@ -233,3 +234,14 @@ async def test_a_compacted_room_gone_from_the_store_is_forgotten(
     with pytest.raises(NoSuchRoom):
         await app.commands.room(room_id)
     assert room_id not in app.hub.rooms
+
+
+async def test_an_unloaded_room_leaves_the_rooms_this_process_holds_seats_in(
+    app: App, clock: FakeClock, store: MemoryEventStore
+) -> None:
+    room_id = await finished_race(app, clock, Peer("ann"))
+    held = held_index(app.process)
+    assert [e.member for e in await store.index_range(held)] == [room_id]
+    clock.advance(AFTER_S * 1000)
+    assert await app.unloader.sweep() == [room_id]
+    assert await store.index_range(held) == []  # it would grow by every room ever seated
