@@ -255,6 +255,9 @@ class RedisStreams(EventStreams):
 
     async def expire(self, stream: str, seconds: float) -> None:
         check_stream(stream)
+        # A finished stream takes no more appends (one that comes makes its head again): its
+        # append head goes, and a long-running server keeps those of live streams only.
+        self._append_heads.pop(stream, None)
         milliseconds = max(0, math.ceil(seconds * 1000))
         with edge():
             await self.topology.client.pexpire(self.key(stream), milliseconds)

@@ -453,3 +453,18 @@ async def test_a_redis_error_reply_is_a_store_error_not_redis_pys(
         assert not isinstance(caught.value, StoreUnavailable)
         assert caught.value.code == "store_error"
         assert isinstance(caught.value.__cause__, redis_errors.ResponseError)
+
+
+async def test_a_finished_stream_leaves_the_append_heads_a_long_run_keeps(
+    store: RedisEventStore,
+) -> None:
+    """Each stream's append command head is kept for its next append; a stream that expired (a
+    finished room) takes none, so its head goes, and a server that runs for days keeps the
+    heads of its live streams, not one for every stream it ever wrote."""
+    await store.append("{r1}:game:ann", [ev(1)], expected_version=0)
+    await store.append("{r1}:game:bob", [ev(1)], expected_version=0)
+    assert set(store._append_heads) == {"{r1}:game:ann", "{r1}:game:bob"}
+    await store.expire("{r1}:game:ann", 0)
+    await store.retire("{r1}:game:bob")
+    assert set(store._append_heads) == ({"{r1}:game:bob"} if store.retention is None else set())
+    assert await store.append("{r1}:game:ann", [ev(1)], expected_version=0) == 1  # made again
