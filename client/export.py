@@ -38,6 +38,8 @@ async def export_online(args: Any, output: Output) -> int:
         result=status if status in ("won", "over", "resigned") else "unfinished",
         place=int(rank["place"]) if rank is not None else None,
         seed=state.finished.get("seed"),
+        salt=state.finished.get("salt"),
+        commitment=state.finished.get("commitment"),
     )
     text = write_export(header, events)
     if args.output is None:
