@@ -106,6 +106,7 @@ EXIT_CODES = """exit status:
   1    the server could not be reached, or went away for good
   2    a bad command line or request (unknown room, bad seed, ...)
   3    --moves: at least one scripted move was refused (illegal, or not a move)
+  4    verify: the race is not fair, or cannot be checked
   130  interrupted (Ctrl-C); in a race your seat is kept for the server's grace"""
 
 
@@ -255,6 +256,23 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     )
     export.add_argument(
         "-o", "--output", default=None, metavar="FILE", help="write to FILE (default: stdout)"
+    )
+    verify = sub.add_parser(
+        "verify",
+        parents=[common],
+        help="check that a finished race was fair",
+        description=(
+            "Check a finished race from what the server published: the commitment made before "
+            "the race against the seed and salt revealed at its end, and every racer's deal and "
+            "moves against the deck that seed deals. Says 'fair', or 'not fair' and which check "
+            "failed. --file checks a game 'solitaire export' wrote, with no server."
+        ),
+    )
+    verify.add_argument(
+        "code", metavar="CODE", nargs="?", type=_room_code, default=None, help="the room code"
+    )
+    verify.add_argument(
+        "--file", default=None, metavar="FILE", help="check a game saved by 'solitaire export'"
     )
     daily = sub.add_parser(
         "daily",

@@ -52,7 +52,7 @@ async def export_online(args: Any, output: Output) -> int:
 
 async def replay_file(args: Any, output: Output) -> int:
     """`solitaire replay --file FILE`: an exported game, stepped through with no server."""
-    game = parse_export(_load(args.file))
+    game = parse_export(load_text(args.file))
     head = game.header
     session = Session(
         title=f"Solitaire Arena - replay of {head.player} - room {head.room} ({head.result})",
@@ -72,7 +72,8 @@ def _save(path: str, text: str) -> None:
         raise ClientError(f"{path}: {error.strerror or error}") from None
 
 
-def _load(path: str) -> str:
+def load_text(path: str) -> str:
+    """A game record's text, or a ClientError naming the file."""
     try:
         return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:

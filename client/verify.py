@@ -1,0 +1,93 @@
+"""`solitaire verify CODE` (or `--file FILE`): whether a race was fair, checked here from what
+the server published, never taken on its word (shared/verification.py does the checking).
+
+Live, the client watches the finished room as any spectator: the commitment comes from `room`
+(published before the race), the seed and salt from `finished`, and every racer's game from
+the `game` snapshots; a file is a game `solitaire export` wrote, with its Seed, Salt and
+Commitment tags.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from client.cli import Output
+from client.export import load_text
+from client.room_entry import connected, join_as_spectator
+from client.room_state import RoomState
+from shared.errors import ClientError
+from shared.export import parse_export
+from shared.verification import RaceRecord, Verdict, verify_export, verify_race
+
+NOT_FAIR = 4
+"""The exit status when the race is not shown fair: not fair, or it cannot be checked."""
+
+
+async def verify_command(args: Any, output: Output) -> int:
+    if args.file is not None:
+        game = parse_export(load_text(args.file))
+        title = f"{game.header.player}'s game in room {game.header.room} ({args.file})"
+        return _report(title, verify_export(game))
+    if args.code is None:
+        raise ClientError(
+            "verify needs a room CODE, or --file FILE (a game 'solitaire export' wrote)"
+        )
+    race = await fetch_race(args)
+    racers = len(race.games)
+    title = f"Room {args.code} ({race.variant}, {racers} racer{'s' if racers != 1 else ''})"
+    return _report(title, verify_race(race))
+
+
+def _report(title: str, verdict: Verdict) -> int:
+    lines = [f"{title}: {verdict}"]
+    lines += [f"  checked: {check}" for check in verdict.passed]
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0 if verdict.fair else NOT_FAIR
+
+
+async def fetch_race(args: Any) -> RaceRecord:
+    """What a spectator of the finished room is shown: its commitment, its reveal, its games."""
+    quiet = Output(color=False, tty=False, json=False)
+    _app, client = await connected(args, quiet, [], "verify", room=args.code, spectator=True)
+    conn = client.conn
+    assert conn is not None
+    state = client.state
+    try:
+        await join_as_spectator(client, args.code)
+        if state.room.get("status") != "finished":
+            raise ClientError(
+                f"room {args.code} is {state.room.get('status', 'not a race')}: a race is checked "
+                "once it is over, when its seed is revealed"
+            )
+        await conn.send({"type": "watch", "room": args.code})
+        if not await client.wait_for(lambda: _complete(state), 15.0):
+            raise ClientError(
+                f"room {args.code}: the race is over but its spectators do not see its end yet "
+                "(a spectator delay): verify it again in a while"
+            )
+    finally:
+        await conn.close()
+    return _record(state)
+
+
+def _complete(state: RoomState) -> bool:
+    finished = state.finished
+    return finished is not None and all(r["player"] in state.games for r in finished["ranking"])
+
+
+def _record(state: RoomState) -> RaceRecord:
+    finished = state.finished
+    assert finished is not None
+    games: dict[str, list[dict[str, Any]]] = {}
+    for rank in finished["ranking"]:
+        player = rank["player"]
+        name = state.names.get(player, player)
+        games[name if name not in games else f"{name} ({player})"] = state.games[player].events
+    return RaceRecord(
+        variant=str(state.room.get("variant", finished.get("variant"))),
+        commitment=state.room.get("commitment"),
+        seed=finished.get("seed"),
+        salt=finished.get("salt"),
+        games=games,
+    )

@@ -1,0 +1,96 @@
+"""`solitaire verify` through the real command line: a race played on a real server says fair,
+live and from its export; the export tampered with says not fair; a race still on is refused."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.client.pty_driver import ROOT
+from tests.server.wsclient import Client
+from tests.support.server_process import ServerProcess
+
+pytestmark = pytest.mark.e2e  # every test here runs the real CLI on a real server
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "client", *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=str(ROOT),
+        check=False,
+    )
+
+
+async def race(url: str, *, finish: bool = True) -> tuple[str, list[Client]]:
+    """A two-racer race on a secret seed: a few moves each, then both resign (if ``finish``)."""
+    ann, bob = Client(url, "ann"), Client(url, "bob")
+    for racer in (ann, bob):
+        await racer.open()
+        await racer.hello()
+    await ann.send({"type": "create_room", "variant": "quadrennial", "countdown_ms": 0, "ref": 1})
+    room = (await ann.expect("room", lambda m: m.get("ref") == 1))["room"]["id"]
+    for racer in (ann, bob):
+        await racer.send({"type": "join", "room": room, "role": "player"})
+        await racer.expect("joined")
+    await ann.send({"type": "start"})
+    for racer in (ann, bob):
+        await racer.expect("started")
+    for racer, moves in ((ann, ["d", "d", "d"]), (bob, ["d"])):
+        for move in moves:
+            assert (await racer.move(move))["type"] == "ack"
+    if finish:
+        for racer in (ann, bob):
+            await racer.send({"type": "resign"})
+        await ann.expect("finished")
+    return room, [ann, bob]
+
+
+async def test_a_real_race_is_fair_live_and_from_its_export(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    room, racers = await race(server.url)
+    for racer in racers:
+        await racer.close()
+    live = await asyncio.to_thread(cli, "verify", room, "--server", server.url)
+    assert live.returncode == 0, live.stderr
+    lines = live.stdout.splitlines()
+    assert lines[0] == f"Room {room} (quadrennial, 2 racers): fair"
+    assert lines[1].startswith("  checked: the commitment ")
+    assert lines[2] == "  checked: 2 racers dealt the seed's deal (deal version 1)"
+    assert lines[3] == "  checked: 4 moves replayed on the seed's deck, every card as shown"
+
+    saved = tmp_path / "ann.txt"
+    exported = await asyncio.to_thread(
+        cli, "export", room, "--server", server.url, "--player", "ann", "-o", str(saved)
+    )
+    assert exported.returncode == 0, exported.stderr
+    from_file = await asyncio.to_thread(cli, "verify", "--file", str(saved))
+    assert from_file.returncode == 0, from_file.stderr
+    assert from_file.stdout.splitlines()[0] == f"ann's game in room {room} ({saved}): fair"
+
+    text = saved.read_text(encoding="utf-8")
+    salt = next(line for line in text.splitlines() if line.startswith("[Salt "))
+    tampered = tmp_path / "tampered.txt"
+    tampered.write_text(text.replace(salt, '[Salt "' + "0" * 32 + '"]'), encoding="utf-8")
+    result = await asyncio.to_thread(cli, "verify", "--file", str(tampered))
+    assert result.returncode == 4
+    assert ": not fair: the revealed seed " in result.stdout
+    assert "do not match the commitment" in result.stdout
+
+
+async def test_a_race_still_on_is_not_verified(server: ServerProcess) -> None:
+    room, racers = await race(server.url, finish=False)
+    try:
+        result = await asyncio.to_thread(cli, "verify", room, "--server", server.url)
+        assert result.returncode == 2
+        assert f"room {room} is racing: a race is checked once it is over" in result.stderr
+    finally:
+        for racer in racers:
+            await racer.close()
