@@ -139,6 +139,15 @@
     }
   }
 
+  // The verdict on a finished race, in the words of `solitaire verify`.
+  function verdictSection(v) {
+    const state = { fair: "fair", "not fair": "not-fair", "cannot be checked": "unchecked" }[v.outcome];
+    return h("section", { class: "verify", "aria-label": "verify" },
+      h("h2", {}, "Verify"),
+      h("p", { class: "verdict", "data-verdict": state }, v.outcome + (v.reason ? `: ${v.reason}` : "")),
+      h("ul", { class: "checks" }, v.passed.map((line) => h("li", {}, `checked: ${line}`))));
+  }
+
   // ---- one room: the race panel and every racer's board ----------------------------------
   class RoomView {
     // `me`: the player id of a racer's own page, whose board is drawn by the page itself.
@@ -150,6 +159,7 @@
       this.room = null;
       this.games = new Map(); // player -> {version, events, view}
       this.finished = null;
+      this.verified = null;
       this.error = null;
       this.dirty = false;
       this.panel = h("section", { class: "panel", "aria-label": "race" });
@@ -165,6 +175,7 @@
     join() {
       this.games.clear();
       this.finished = null;
+      this.verified = null;
       this.arena.send({ type: "join", room: this.code, role: "spectator" });
     }
 
@@ -278,6 +289,8 @@
         parts.push(h("p", { class: "result" },
           `Finished (${f.reason === "time_limit" ? "time limit" : "every game done"}). `,
           f.seed !== null ? `Seed ${f.seed}, ` : "", `commitment ${f.commitment.slice(0, 12)}…`));
+        const verdict = this.verdict();
+        if (verdict) parts.push(verdictSection(verdict));
       }
       if (r.rematch) {
         // Its racers asked to race again: the new room is a click away.
@@ -285,6 +298,22 @@
           h("a", { href: `/watch/${r.rematch}` }, `watch the rematch in room ${r.rematch}`), "."));
       }
       return parts;
+    }
+
+    // The race checked here, from what the server published (window.Verify), once every
+    // racer's game is in: computed once per set of events shown.
+    verdict() {
+      const f = this.finished;
+      const ranked = f.ranking.map((p) => p.player);
+      if (!ranked.every((player) => this.games.has(player))) return null;
+      const key = ranked.map((player) => this.games.get(player).version).join(",");
+      if (this.verified && this.verified.key === key) return this.verified.verdict;
+      const games = f.ranking.map((p) => [p.name, this.games.get(p.player).events]);
+      const verdict = window.Verify.verifyRace({
+        variant: this.room.variant, commitment: this.room.commitment, seed: f.seed, salt: f.salt, games,
+      });
+      this.verified = { key, verdict };
+      return verdict;
     }
 
     rankRow(p) {
