@@ -33,6 +33,7 @@ class TcpProxy:
         self._partitioned = False
         self._links: set[asyncio.StreamWriter] = set()
         self._held: set[asyncio.StreamWriter] = set()
+        self._holding = threading.Event()
         self._loop = asyncio.new_event_loop()
         self._server: asyncio.Server | None = None
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -67,7 +68,13 @@ class TcpProxy:
 
     @property
     def open_links(self) -> int:
+        """Connections being forwarded (each counts its two sides)."""
         return len(self._links)
+
+    def wait_held(self, timeout: float = 10.0) -> bool:
+        """Whether a connection was taken and held during a partition within ``timeout`` (the
+        kernel accepts a connection before the proxy takes it)."""
+        return self._holding.wait(timeout)
 
     def __enter__(self) -> TcpProxy:
         return self.start()
@@ -120,6 +127,7 @@ class TcpProxy:
     async def _hold(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """Bytes in, nothing out, until the partition heals and the connection is cut."""
         self._held.add(writer)
+        self._holding.set()
         try:
             while await reader.read(_CHUNK):
                 pass

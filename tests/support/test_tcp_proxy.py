@@ -67,11 +67,13 @@ async def test_a_drop_cuts_every_open_connection_and_new_ones_work(proxy: TcpPro
 
 async def test_a_partition_answers_nothing_until_it_heals(proxy: TcpProxy) -> None:
     reader, writer = await _connect(proxy)
+    assert await _roundtrip(reader, writer, b"up") == b"up"  # the link is forwarded by now
     await asyncio.to_thread(proxy.partition)
     with pytest.raises((asyncio.IncompleteReadError, ConnectionError)):
         await _roundtrip(reader, writer, b"cut")
     held_reader, held_writer = await _connect(proxy)
     held_writer.write(b"into the void")
+    assert await asyncio.to_thread(proxy.wait_held)
     with pytest.raises(TimeoutError):
         await asyncio.wait_for(held_reader.read(1), 0.3)
     await asyncio.to_thread(proxy.heal)
