@@ -141,12 +141,14 @@ async def test_latency_and_cut_connections_lose_no_move_and_apply_none_twice(
 ) -> None:
     rng = random.Random(1)
     arena.proxy.latency = 0.02
+    connections = arena.proxy.connections
     for turn in range(24):
         if not legal_moves(racer.state):
             break
         # Every third move, the store's connections are cut while its append is under way.
         await racer.play(rng, after_send=arena.proxy.drop if turn % 3 == 0 else None)
     assert len(racer.acked) >= 8
+    assert arena.proxy.connections > connections  # the cut links were made again
     await assert_stream_holds_exactly(arena, racer)
 
 
@@ -173,3 +175,44 @@ async def test_a_partition_refuses_moves_healthz_says_so_and_play_resumes(
         if legal_moves(racer.state):
             await racer.play(rng)
     await assert_stream_holds_exactly(arena, racer)
+
+
+async def test_a_spectator_on_another_process_misses_nothing_through_cut_links(
+    arena: Arena, racer: Racer, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Its process follows the room by wake-ups over its own link to Redis; each cut loses the
+    wake-ups in flight, which the process must make up from the streams."""
+    with TcpProxy(redis_server.port) as link:
+        other = ServerProcess(
+            redis_url=f"redis://127.0.0.1:{link.port}/0",
+            log_path=tmp_path / "other.log",
+            extra_args=["--redis-prefix", arena.prefix],
+        )
+        other.start()
+        spectator = await Client(other.url, "spectator").open()
+        try:
+            await spectator.hello()
+            await spectator.send({"type": "join", "room": racer.room, "role": "spectator"})
+            await spectator.expect("joined")
+            await spectator.expect("game")
+            rng = random.Random(3)
+            reconnected = link.connections
+            for turn in range(15):
+                if not legal_moves(racer.state):
+                    break
+                await racer.play(rng, after_send=link.drop if turn % 2 == 0 else None)
+            assert link.connections > reconnected  # its links were cut and made again
+            await caught_up(spectator, racer.player, 1 + len(racer.acked))
+            seen = spectator.game_events(racer.player)[1:]
+            assert [e["move"] for e in seen] == [move for _, move in racer.acked]
+        finally:
+            await spectator.close()
+            other.stop()
+
+
+async def caught_up(client: Client, player: str, events: int) -> None:
+    """Until ``client`` has seen ``events`` events of the player's game."""
+    async with asyncio.timeout(30):
+        while len(client.game_events(player)) < events:
+            client.arrived.clear()
+            await client.arrived.wait()
