@@ -7,7 +7,7 @@ import random
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from shared.deal import deal_deck
@@ -166,3 +166,44 @@ def test_an_export_with_an_altered_move_is_not_fair() -> None:
     verdict = verify_export(parse_export("\n".join(lines)))
     assert verdict.outcome is Outcome.NOT_FAIR
     assert f"turned up {other}" in str(verdict)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from([SWISS, QUADRENNIAL]), st.integers(0, 10**6), st.data())
+def test_any_two_dealt_cards_swapped_or_any_turned_card_changed_is_not_fair(
+    variant: str, seed: int, data: st.DataObject
+) -> None:
+    real = race(variant, str(seed), racers=1, moves=60)
+    events = [dict(e) for e in real.games["racer0"]]
+    if data.draw(st.booleans(), label="swap two dealt cards"):
+        kind = "tableau" if variant == SWISS else "reserve"
+        places = [
+            (i, j) for i, pile in enumerate(events[0]["layout"][kind]) for j in range(len(pile))
+        ] if kind == "tableau" else [(i, None) for i in range(8)]  # fmt: skip
+        a, b = data.draw(st.lists(st.sampled_from(places), min_size=2, max_size=2, unique=True))
+        layout = {k: [list(p) if isinstance(p, list) else p for p in v]
+                  for k, v in events[0]["layout"].items()}  # fmt: skip
+
+        def get(at: tuple[int, int | None]) -> Any:
+            return layout[kind][at[0]] if at[1] is None else layout[kind][at[0]][at[1]]
+
+        def put(at: tuple[int, int | None], card: Any) -> None:
+            if at[1] is None:
+                layout[kind][at[0]] = card
+            else:
+                layout[kind][at[0]][at[1]] = card
+
+        first, second = get(a), get(b)
+        put(a, second)
+        put(b, first)
+        events[0] = events[0] | {"layout": layout}
+    else:
+        turned = [i for i, e in enumerate(events) if e.get("revealed")]
+        assume(turned)
+        index = data.draw(st.sampled_from(turned), label="the move")
+        shown = events[index]["revealed"]
+        spot = data.draw(st.integers(0, len(shown) - 1), label="the card")
+        other = data.draw(st.sampled_from([c for c in deal_deck(variant, "1") if c != shown[spot]]))
+        events[index] = events[index] | {"revealed": [*shown[:spot], other, *shown[spot + 1 :]]}
+    record = RaceRecord(variant, real.commitment, str(seed), SALT, {"racer0": events})
+    assert verify_race(record).outcome is Outcome.NOT_FAIR
