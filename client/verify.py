@@ -9,6 +9,7 @@ Commitment tags.
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
@@ -28,7 +29,7 @@ async def verify_command(args: Any, output: Output) -> int:
     if args.file is not None:
         game = parse_export(load_text(args.file))
         title = f"{game.header.player}'s game in room {game.header.room} ({args.file})"
-        return _report(title, verify_export(game))
+        return _report(title, verify_export(game), output)
     if args.code is None:
         raise ClientError(
             "verify needs a room CODE, or --file FILE (a game 'solitaire export' wrote)"
@@ -36,13 +37,23 @@ async def verify_command(args: Any, output: Output) -> int:
     race = await fetch_race(args)
     racers = len(race.games)
     title = f"Room {args.code} ({race.variant}, {racers} racer{'s' if racers != 1 else ''})"
-    return _report(title, verify_race(race))
+    return _report(title, verify_race(race), output)
 
 
-def _report(title: str, verdict: Verdict) -> int:
-    lines = [f"{title}: {verdict}"]
-    lines += [f"  checked: {check}" for check in verdict.passed]
-    sys.stdout.write("\n".join(lines) + "\n")
+def _report(title: str, verdict: Verdict, output: Output) -> int:
+    """The verdict and the checks that passed, in words or (``--json``) as one JSON object."""
+    if output.json:
+        shown = {
+            "what": title,
+            "verdict": verdict.outcome.value,
+            "reason": verdict.reason,
+            "checked": list(verdict.passed),
+        }
+        sys.stdout.write(json.dumps(shown, ensure_ascii=False) + "\n")
+    else:
+        lines = [f"{title}: {verdict}"]
+        lines += [f"  checked: {check}" for check in verdict.passed]
+        sys.stdout.write("\n".join(lines) + "\n")
     return 0 if verdict.fair else NOT_FAIR
 
 

@@ -4,6 +4,7 @@ live and from its export; the export tampered with says not fair; a race still o
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -74,6 +75,14 @@ async def test_a_real_race_is_fair_live_and_from_its_export(
     from_file = await asyncio.to_thread(cli, "verify", "--file", str(saved))
     assert from_file.returncode == 0, from_file.stderr
     assert from_file.stdout.splitlines()[0] == f"ann's game in room {room} ({saved}): fair"
+
+    as_json = await asyncio.to_thread(cli, "verify", "--file", str(saved), "--json")
+    assert json.loads(as_json.stdout) == {
+        "what": f"ann's game in room {room} ({saved})",
+        "verdict": "fair",
+        "reason": None,
+        "checked": [line[len("  checked: ") :] for line in from_file.stdout.splitlines()[1:]],
+    }
 
     text = saved.read_text(encoding="utf-8")
     salt = next(line for line in text.splitlines() if line.startswith("[Salt "))
