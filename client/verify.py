@@ -3,21 +3,25 @@ the server published, never taken on its word (shared/verification.py does the c
 
 Live, the client watches the finished room as any spectator: the commitment comes from `room`
 (published before the race), the seed and salt from `finished`, and every racer's game from
-the `game` snapshots; a file is a game `solitaire export` wrote, with its Seed, Salt and
+the `game` snapshots (a daily challenge attempt's seed and salt from the day's standings, once
+its day is over); a file is a game `solitaire export` wrote, with its Seed, Salt and
 Commitment tags.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import json
 import sys
 from typing import Any
 
 from client.cli import Output
+from client.connection import Connection
 from client.export import load_text
 from client.room_entry import connected, join_as_spectator
 from client.room_state import RoomState
-from shared.errors import ClientError
+from shared.errors import ArenaError, ClientError
 from shared.export import parse_export
 from shared.verification import RaceRecord, Verdict, verify_export, verify_race
 
@@ -77,9 +81,29 @@ async def fetch_race(args: Any) -> RaceRecord:
                 f"room {args.code}: the race is over but its spectators do not see its end yet "
                 "(a spectator delay): verify it again in a while"
             )
+        record = _record(state)
+        if record.seed is None:
+            record = await _daily_reveal(conn, state, record)
     finally:
         await conn.close()
-    return _record(state)
+    return record
+
+
+async def _daily_reveal(conn: Connection, state: RoomState, record: RaceRecord) -> RaceRecord:
+    """A daily challenge attempt's `finished` never reveals the seed: the day's standings do,
+    once the day is over; the day is the one whose commitment the room published."""
+    started = state.room.get("started_at")
+    if not isinstance(started, int):
+        return record
+    day = dt.datetime.fromtimestamp(started / 1000, dt.UTC).date().isoformat()
+    ask = {"type": "daily_results", "variant": record.variant, "date": day}
+    try:
+        standings = await conn.request(ask, expect="daily_standings")
+    except ArenaError:
+        return record
+    if not standings.get("revealed") or standings.get("commitment") != record.commitment:
+        return record
+    return dataclasses.replace(record, seed=standings["seed"], salt=standings["salt"])
 
 
 def _complete(state: RoomState) -> bool:

@@ -4,15 +4,21 @@ live and from its export; the export tampered with says not fair; a race still o
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import subprocess
 import sys
+import time
+import uuid
 from pathlib import Path
 
 import pytest
 
+from server.domain.daily import day_end_ms
 from tests.client.pty_driver import ROOT
+from tests.server.daily.test_daily_e2e import ask, connect, register
 from tests.server.wsclient import Client
+from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
 
 pytestmark = pytest.mark.e2e  # every test here runs the real CLI on a real server
@@ -103,3 +109,34 @@ async def test_a_race_still_on_is_not_verified(server: ServerProcess) -> None:
     finally:
         for racer in racers:
             await racer.close()
+
+
+async def test_a_daily_attempt_is_verified_once_its_day_is_over(
+    redis_server: RedisServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its `finished` reveals no seed: the day's standings do, after midnight (the server's
+    clock is moved to just before one)."""
+    midnight = day_end_ms(dt.datetime.now(dt.UTC).date())
+    offset = midnight - 8_000 - time.time_ns() // 1_000_000
+    monkeypatch.setenv("ARENA_TEST_CLOCK_OFFSET_MS", str(offset))
+    server = ServerProcess(
+        redis_url=redis_server.url,
+        log_path=tmp_path / "server.log",
+        extra_args=["--redis-prefix", f"d{uuid.uuid4().hex[:8]}:"],
+    )
+    server.start()
+    try:
+        key = await register(server.url, "ann")
+        ann = await connect(server.url, "ann", key)
+        started = await ask(ann, {"type": "daily", "variant": "swiss"}, "daily_started")
+        await ann.expect("started")
+        assert (await ann.move("d"))["type"] == "ack"
+        await ann.send({"type": "resign"})
+        assert (await ann.expect("finished"))["seed"] is None
+        await ann.close()
+        await asyncio.sleep(max(0.0, (midnight - time.time_ns() // 1_000_000 - offset) / 1000))
+        result = await asyncio.to_thread(cli, "verify", started["room"], "--server", server.url)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert result.stdout.startswith(f"Room {started['room']} (swiss, 1 racer): fair\n")
+    finally:
+        server.stop()
