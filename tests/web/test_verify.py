@@ -4,8 +4,13 @@ real and tampered races alike."""
 
 from __future__ import annotations
 
+import asyncio
+import datetime as dt
 import hashlib
 import random
+import time
+import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,12 +18,15 @@ from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from server.domain.daily import day_end_ms
 from shared.deal import deal_deck
 from shared.protocol import commitment
 from shared.variants import QUADRENNIAL, SWISS
 from shared.verification import RaceRecord, verify_race
 from tests.client.test_verify_cli import race
+from tests.server.daily.test_daily_e2e import ask, connect, register
 from tests.shared.test_verification import SALT, play
+from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
 from tests.web.conftest import severe_console_messages
 
@@ -95,3 +103,45 @@ async def test_the_race_page_says_fair_and_checks_as_the_terminal_does(
     for record in tampered_races():
         assert browser.execute_script(VERDICT, as_js(record)) == str(verify_race(record))
     assert severe_console_messages(browser) == []
+
+
+async def test_a_daily_attempt_is_verified_on_its_page_once_its_day_is_over(
+    redis_server: RedisServer,
+    browser: webdriver.Chrome,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its `finished` reveals no seed; the page asks the day's standings, which do after
+    midnight (the server's clock is moved to just before one)."""
+    midnight = day_end_ms(dt.datetime.now(dt.UTC).date())
+    offset = midnight - 8_000 - time.time_ns() // 1_000_000
+    monkeypatch.setenv("ARENA_TEST_CLOCK_OFFSET_MS", str(offset))
+    server = ServerProcess(
+        redis_url=redis_server.url,
+        log_path=tmp_path / "server.log",
+        extra_args=["--redis-prefix", f"wd{uuid.uuid4().hex[:8]}:"],
+    )
+    server.start()
+    try:
+        ann = await connect(server.url, "ann", await register(server.url, "ann"))
+        started = await ask(ann, {"type": "daily", "variant": "quadrennial"}, "daily_started")
+        await ann.expect("started")
+        for _ in range(3):
+            assert (await ann.move("d"))["type"] == "ack"
+        await ann.send({"type": "resign"})
+        await ann.expect("finished")
+        await ann.close()
+        await asyncio.sleep(max(0.0, (midnight - time.time_ns() // 1_000_000 - offset) / 1000))
+        browser.get(f"http://127.0.0.1:{server.port}/watch/{started['room']}")
+        verdict = WebDriverWait(browser, 20).until(
+            lambda d: d.find_elements(By.CSS_SELECTOR, "section.verify .verdict[data-verdict=fair]")
+        )[0]
+        assert verdict.text == "fair"
+        checks = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "section.verify li")]
+        assert checks[1:] == [
+            "checked: the game dealt the seed's deal (deal version 1)",
+            "checked: 3 moves replayed on the seed's deck, every card as shown",
+        ]
+        assert severe_console_messages(browser) == []
+    finally:
+        server.stop()

@@ -160,6 +160,8 @@
       this.games = new Map(); // player -> {version, events, view}
       this.finished = null;
       this.verified = null;
+      this.daily = null;
+      this.dailyAsked = false;
       this.error = null;
       this.dirty = false;
       this.panel = h("section", { class: "panel", "aria-label": "race" });
@@ -176,6 +178,7 @@
       this.games.clear();
       this.finished = null;
       this.verified = null;
+      this.dailyAsked = false;
       this.arena.send({ type: "join", room: this.code, role: "spectator" });
     }
 
@@ -217,6 +220,11 @@
         case "started":
           if (this.room) {
             Object.assign(this.room, { status: "racing", started_at: msg.at, ends_at: msg.ends_at });
+          }
+          break;
+        case "daily_standings":
+          if (msg.revealed && this.room && msg.commitment === this.room.commitment) {
+            this.daily = { seed: msg.seed, salt: msg.salt };
           }
           break;
         case "finished":
@@ -306,11 +314,18 @@
       const f = this.finished;
       const ranked = f.ranking.map((p) => p.player);
       if (!ranked.every((player) => this.games.has(player))) return null;
-      const key = ranked.map((player) => this.games.get(player).version).join(",");
+      // A daily challenge attempt reveals no seed: the day's standings do, once it is over.
+      if (f.seed === null && this.room.started_at && !this.dailyAsked) {
+        this.dailyAsked = true;
+        const day = new Date(this.room.started_at).toISOString().slice(0, 10);
+        this.arena.send({ type: "daily_results", variant: this.room.variant, date: day, ref: "verify" });
+      }
+      const reveal = f.seed === null && this.daily ? this.daily : f;
+      const key = ranked.map((player) => this.games.get(player).version).join(",") + reveal.seed;
       if (this.verified && this.verified.key === key) return this.verified.verdict;
       const games = f.ranking.map((p) => [p.name, this.games.get(p.player).events]);
       const verdict = window.Verify.verifyRace({
-        variant: this.room.variant, commitment: this.room.commitment, seed: f.seed, salt: f.salt, games,
+        variant: this.room.variant, commitment: this.room.commitment, seed: reveal.seed, salt: reveal.salt, games,
       });
       this.verified = { key, verdict };
       return verdict;
