@@ -121,7 +121,7 @@ def _committed_deck(race: RaceRecord, passed: list[str]) -> list[str]:
             f"the revealed seed {race.seed!r} and salt {race.salt} do not match the commitment "
             f"{race.commitment} published before the race"
         )
-    passed.append(f"the commitment {race.commitment[:16]}... matches seed {race.seed!r} and salt")
+    passed.append(f"the commitment {race.commitment} matches seed {race.seed!r} and salt")
     try:
         return deal_deck(race.variant, race.seed)
     except ArenaError as exc:

@@ -8,7 +8,6 @@ import asyncio
 import datetime as dt
 import hashlib
 import random
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from shared.deal import deal_deck
 from shared.protocol import commitment
 from shared.variants import QUADRENNIAL, SWISS
 from shared.verification import RaceRecord, verify_race
-from tests.client.test_verify_cli import race
+from tests.client.test_verify_cli import now_ms, race, restart_after
 from tests.server.daily.test_daily_e2e import ask, connect, register
 from tests.shared.test_verification import SALT, play
 from tests.support.redis_server import RedisServer
@@ -112,10 +111,9 @@ async def test_a_daily_attempt_is_verified_on_its_page_once_its_day_is_over(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Its `finished` reveals no seed; the page asks the day's standings, which do after
-    midnight (the server's clock is moved to just before one)."""
+    midnight (the server is restarted with its clock past one)."""
     midnight = day_end_ms(dt.datetime.now(dt.UTC).date())
-    offset = midnight - 8_000 - time.time_ns() // 1_000_000
-    monkeypatch.setenv("ARENA_TEST_CLOCK_OFFSET_MS", str(offset))
+    monkeypatch.setenv("ARENA_TEST_CLOCK_OFFSET_MS", str(midnight - 60_000 - now_ms()))
     server = ServerProcess(
         redis_url=redis_server.url,
         log_path=tmp_path / "server.log",
@@ -131,7 +129,7 @@ async def test_a_daily_attempt_is_verified_on_its_page_once_its_day_is_over(
         await ann.send({"type": "resign"})
         await ann.expect("finished")
         await ann.close()
-        await asyncio.sleep(max(0.0, (midnight - time.time_ns() // 1_000_000 - offset) / 1000))
+        await asyncio.to_thread(restart_after, server, started["date"], monkeypatch)
         browser.get(f"http://127.0.0.1:{server.port}/watch/{started['room']}")
         verdict = WebDriverWait(browser, 20).until(
             lambda d: d.find_elements(By.CSS_SELECTOR, "section.verify .verdict[data-verdict=fair]")

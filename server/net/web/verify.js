@@ -156,7 +156,7 @@ window.Verify = (() => {
       if (commitment(seed, salt) !== published) {
         throw new Unfair(`the revealed seed '${seed}' and salt ${salt} do not match the commitment ${published} published before the race`);
       }
-      passed.push(`the commitment ${published.slice(0, 16)}... matches seed '${seed}' and salt`);
+      passed.push(`the commitment ${published} matches seed '${seed}' and salt`);
       if (!games.length) throw new Unknown("no racer's game was served");
       const deck = dealDeck(variant, seed);
       let moves = 0;
