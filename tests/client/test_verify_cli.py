@@ -4,12 +4,14 @@ live and from its export; the export tampered with says not fair; a race still o
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -114,8 +116,26 @@ async def test_a_race_still_on_is_not_verified(server: ServerProcess) -> None:
 async def test_a_daily_attempt_is_verified_once_its_day_is_over(
     redis_server: RedisServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Its `finished` reveals no seed: the day's standings do, after midnight (the server is
-    restarted with its clock past one)."""
+    """Its `finished` reveals no seed: the day's standings do, after midnight."""
+    async with daily_attempt(redis_server, tmp_path, monkeypatch, "swiss", moves=1) as played:
+        server, room = played
+        result = await asyncio.to_thread(cli, "verify", room, "--server", server.url)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert result.stdout.startswith(f"Room {room} (swiss, 1 racer): fair\n")
+
+
+@contextlib.asynccontextmanager
+async def daily_attempt(
+    redis_server: RedisServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    variant: str,
+    *,
+    moves: int,
+) -> AsyncIterator[tuple[ServerProcess, str]]:
+    """A server and a daily attempt of ``moves`` deals, then resigned, on a day that is over:
+    played a minute before a midnight (whatever the machine's load), then the server is
+    restarted on the same store with its clock past that midnight."""
     midnight = day_end_ms(dt.datetime.now(dt.UTC).date())
     monkeypatch.setenv("ARENA_TEST_CLOCK_OFFSET_MS", str(midnight - 60_000 - now_ms()))
     server = ServerProcess(
@@ -125,18 +145,16 @@ async def test_a_daily_attempt_is_verified_once_its_day_is_over(
     )
     server.start()
     try:
-        key = await register(server.url, "ann")
-        ann = await connect(server.url, "ann", key)
-        started = await ask(ann, {"type": "daily", "variant": "swiss"}, "daily_started")
+        ann = await connect(server.url, "ann", await register(server.url, "ann"))
+        started = await ask(ann, {"type": "daily", "variant": variant}, "daily_started")
         await ann.expect("started")
-        assert (await ann.move("d"))["type"] == "ack"
+        for _ in range(moves):
+            assert (await ann.move("d"))["type"] == "ack"
         await ann.send({"type": "resign"})
         assert (await ann.expect("finished"))["seed"] is None
         await ann.close()
         await asyncio.to_thread(restart_after, server, started["date"], monkeypatch)
-        result = await asyncio.to_thread(cli, "verify", started["room"], "--server", server.url)
-        assert result.returncode == 0, result.stdout + result.stderr
-        assert result.stdout.startswith(f"Room {started['room']} (swiss, 1 racer): fair\n")
+        yield server, started["room"]
     finally:
         server.stop()
 
@@ -146,8 +164,7 @@ def now_ms() -> int:
 
 
 def restart_after(server: ServerProcess, day: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The server again on the same store, its clock a second past ``day``'s end: the attempt
-    was played a minute before midnight (whatever the machine's load), and its day is over."""
+    """The server again on the same store, its clock a second past ``day``'s end."""
     server.stop()
     end = day_end_ms(dt.date.fromisoformat(day))
     monkeypatch.setenv("ARENA_TEST_CLOCK_OFFSET_MS", str(end + 1_000 - now_ms()))

@@ -4,11 +4,8 @@ real and tampered races alike."""
 
 from __future__ import annotations
 
-import asyncio
-import datetime as dt
 import hashlib
 import random
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +14,11 @@ from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from server.domain.daily import day_end_ms
 from shared.deal import deal_deck
 from shared.protocol import commitment
 from shared.variants import QUADRENNIAL, SWISS
 from shared.verification import RaceRecord, verify_race
-from tests.client.test_verify_cli import now_ms, race, restart_after
-from tests.server.daily.test_daily_e2e import ask, connect, register
+from tests.client.test_verify_cli import daily_attempt, race
 from tests.shared.test_verification import SALT, play
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
@@ -111,26 +106,10 @@ async def test_a_daily_attempt_is_verified_on_its_page_once_its_day_is_over(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Its `finished` reveals no seed; the page asks the day's standings, which do after
-    midnight (the server is restarted with its clock past one)."""
-    midnight = day_end_ms(dt.datetime.now(dt.UTC).date())
-    monkeypatch.setenv("ARENA_TEST_CLOCK_OFFSET_MS", str(midnight - 60_000 - now_ms()))
-    server = ServerProcess(
-        redis_url=redis_server.url,
-        log_path=tmp_path / "server.log",
-        extra_args=["--redis-prefix", f"wd{uuid.uuid4().hex[:8]}:"],
-    )
-    server.start()
-    try:
-        ann = await connect(server.url, "ann", await register(server.url, "ann"))
-        started = await ask(ann, {"type": "daily", "variant": "quadrennial"}, "daily_started")
-        await ann.expect("started")
-        for _ in range(3):
-            assert (await ann.move("d"))["type"] == "ack"
-        await ann.send({"type": "resign"})
-        await ann.expect("finished")
-        await ann.close()
-        await asyncio.to_thread(restart_after, server, started["date"], monkeypatch)
-        browser.get(f"http://127.0.0.1:{server.port}/watch/{started['room']}")
+    midnight."""
+    attempt = daily_attempt(redis_server, tmp_path, monkeypatch, "quadrennial", moves=3)
+    async with attempt as (server, room):
+        browser.get(f"http://127.0.0.1:{server.port}/watch/{room}")
         verdict = WebDriverWait(browser, 20).until(
             lambda d: d.find_elements(By.CSS_SELECTOR, "section.verify .verdict[data-verdict=fair]")
         )[0]
@@ -141,5 +120,3 @@ async def test_a_daily_attempt_is_verified_on_its_page_once_its_day_is_over(
             "checked: 3 moves replayed on the seed's deck, every card as shown",
         ]
         assert severe_console_messages(browser) == []
-    finally:
-        server.stop()
