@@ -10,10 +10,13 @@ import secrets
 import structlog
 from websockets.asyncio.server import Server, ServerConnection
 
+from server.accounts.limits import AttemptLimiter
 from server.accounts.logins import Logins
 from server.accounts.ratings import PENDING_INDEX, Ratings
 from server.accounts.service import Accounts
 from server.archive import Archive
+from server.domain.challenges import Challenge
+from server.domain.challenges import decide_rating as challenge_rating
 from server.domain.lifecycle import RoomStatus
 from server.domain.placement import home_worker
 from server.endpoint import Endpoint
@@ -21,6 +24,7 @@ from server.net.connection import Connection, Outbox
 from server.net.delivery import Delivery
 from server.net.export import GameExport
 from server.rooms.archiver import Archiver
+from server.rooms.challenges import Challenges
 from server.rooms.commands import Commands
 from server.rooms.daily_challenge import DailyChallenge
 from server.rooms.hub import Hub
@@ -94,9 +98,24 @@ class App:
             forget=[self.delivery.forget, self.race_clock.forget],
         )
         self.daily = DailyChallenge(store, self.commands, clock)
+        self.challenges = Challenges(
+            store,
+            self.commands,
+            clock,
+            on_settled=self.rate_challenge,
+            sweep_s=config.challenge_sweep_s,
+        )
+        self.hub.listen(self.challenges.on_change)
+        self.challenge_limiter = AttemptLimiter(
+            store,
+            clock,
+            "challenge",
+            config.challenges_per_account,
+            config.challenge_window_s,
+        )
         self.matchmaker = Matchmaker(store, self.commands, clock, config, process=self.process)
         self.connections: set[Connection] = set()
-        self.export = GameExport(self.commands, clock)
+        self.export = GameExport(self.commands, clock, self.challenges)
         self.metrics.watch(self.live_figures)
         self.endpoint = Endpoint(
             config, store, self.metrics, self.handler, pages={"/export/": self.export.respond}
@@ -140,6 +159,8 @@ class App:
             ratings=self.ratings,
             matchmaker=self.matchmaker,
             daily=self.daily,
+            challenges=self.challenges,
+            challenge_limiter=self.challenge_limiter,
             logins=self.logins,
         )
         self.connections.add(connection)
@@ -147,6 +168,12 @@ class App:
             await connection.run()
         finally:
             self.connections.discard(connection)
+
+    async def rate_challenge(self, challenge: Challenge) -> None:
+        """A settled challenge rated once, as a race among the accounts that played it."""
+        event = challenge_rating(challenge)
+        if event is not None:
+            await self.ratings.record_rated(event)
 
     def solver(self) -> SolverPool:
         """The solver's pool, started on first use: a server nobody asks for a winnable deal
@@ -161,6 +188,7 @@ class App:
         self.race_clock.start()
         self.unloader.start()
         self.matchmaker.start()
+        self.challenges.start()
         if self.archiver is not None:
             self.archiver.start()
 
@@ -225,6 +253,7 @@ class App:
         self.collector.stop()
         self.metrics.unwatch_gc()
         await self.matchmaker.aclose()
+        await self.challenges.aclose()
         if self.archiver is not None:
             await self.archiver.aclose()
         await self.unloader.aclose()

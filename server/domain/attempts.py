@@ -10,8 +10,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
+from server.domain.lifecycle import ENDED
 from server.domain.model import Room
-from server.domain.progress import PlayerStatus
+from server.domain.progress import PlayerStatus, Progress
 
 
 class Outcome(Enum):
@@ -54,24 +55,26 @@ class Attempt:
 
 def attempt_in(room: Room, account: str, *, now: int) -> Attempt | None:
     """The attempt played in a solo ``room`` as it stands at ``now``; None when nobody ever
-    sat in it (its player never saw the deal). A game the time limit ended is over."""
+    sat in it (its player never saw the deal). A game the time limit ended is over, as is
+    one whose room closed before it began."""
     seat = next(iter(room.seats.values()), None)
     if seat is None:
         return None
     game = room.games.get(seat.player)
     start = room.started_at or 0
-    if game is None:
+    if game is None and room.status not in ENDED:
         return Attempt(account, seat.name, Outcome.PLAYING, 0, 0, 0, room.id)
-    progress = game.progress
+    progress = game.progress if game is not None else Progress()
     end = progress.finished_at or (room.finished.at if room.finished else None)
     outcome = _OUTCOMES[progress.status]
-    if room.finished is not None and outcome is Outcome.PLAYING:
-        outcome = Outcome.OVER  # time ran out
+    if outcome is Outcome.PLAYING and room.status in ENDED:
+        outcome = Outcome.OVER  # time ran out, or the room closed before its race began
+    elapsed = max(0, (end or now) - start) if room.started_at is not None else 0
     return Attempt(
         account,
         seat.name,
         outcome,
-        max(0, (end or now) - start),
+        elapsed,
         progress.foundation,
         max(0, (progress.reached_at or start) - start),
         room.id,

@@ -29,6 +29,7 @@ ORPHAN_AFTER_MS = 30_000
 """An attempt claimed this long ago whose room nobody sat in was left by a process that died
 between the claim and the player's seat (it takes milliseconds): it gets a new room."""
 
+
 class DailyChallenge:
     """Days, attempts and standings, on the shared store."""
 
@@ -135,8 +136,7 @@ class DailyChallenge:
             if found is not None:
                 attempts.append(found)
         rows = [
-            standing_row(a, place, revealed=revealed)
-            for place, a in enumerate(ranked(attempts), 1)
+            standing_row(a, place, revealed=revealed) for place, a in enumerate(ranked(attempts), 1)
         ]
         deal = await self.deal(variant, day) if day <= d.day_of(now) else None
         return {
