@@ -413,6 +413,7 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("ratings", "list", items="map"),
         _f("recent", "list", items="map"),
         _opt("streaks", "map"),
+        _opt("challenges", "list", items="map"),
     ),
     RATING_CHANGES: (
         _f("room", "str"),

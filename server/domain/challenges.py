@@ -372,6 +372,23 @@ def decide_rating(ch: Challenge) -> RaceRated | None:
     return RaceRated(settled.at, ch.code, ch.meta.variant, racers)
 
 
+def profile_row(ch: Challenge, account: str) -> dict[str, Any]:
+    """A settled challenge in an account's profile: when, how many played, its place (None:
+    it did not play)."""
+    settled = ch.settled
+    assert settled is not None
+    row = next((r for r in settled.standings if r["account"] == account), None)
+    return {
+        "code": ch.code,
+        "variant": ch.meta.variant,
+        "creator": ch.meta.creator_name,
+        "at": settled.at,
+        "of": len(settled.standings),
+        "place": row["place"] if row is not None else None,
+        "status": row["status"] if row is not None else None,
+    }
+
+
 def view(
     ch: Challenge, attempts: Sequence[Attempt], reader: str | None, *, now: int
 ) -> dict[str, Any]:

@@ -257,6 +257,7 @@ class Connection:
             on_account=self._logged_in,
             streaks=daily.streaks,
             logins=logins,
+            challenges=challenges.finished,
         )
         self.handlers.update(self.login.handlers())
         self.queue = QueueRequests(

@@ -113,6 +113,18 @@ class Challenges:
                 listed.append(await self.view(entry.member, account))
         return listed
 
+    async def finished(self, account: str) -> list[dict[str, Any]]:
+        """The account's settled challenges, newest first, with its place in each: what its
+        profile shows (to anyone: a settled challenge hides nothing)."""
+        entries = await self.store.index_range(c.challenges_index(account))
+        rows = []
+        for entry in sorted(entries, key=lambda e: -e.score)[:LISTED]:
+            with contextlib.suppress(NoSuchChallenge):
+                challenge = await self.load(entry.member)
+                if challenge.settled is not None:
+                    rows.append(c.profile_row(challenge, account))
+        return rows
+
     async def hidden_from(self, room: Room, reader: str | None) -> str | None:
         """Why ``reader`` may not watch, replay or export a game of ``room`` (None: they may):
         a challenge's attempt is shown once the reader finished their own, or once settled."""
