@@ -24,6 +24,7 @@ from server.net.connection import Connection, Outbox
 from server.net.delivery import Delivery
 from server.net.export import GameExport
 from server.rooms.archiver import Archiver
+from server.rooms.challenge_sweep import ChallengeSweep
 from server.rooms.challenges import Challenges
 from server.rooms.commands import Commands
 from server.rooms.daily_challenge import DailyChallenge
@@ -98,21 +99,16 @@ class App:
             forget=[self.delivery.forget, self.race_clock.forget],
         )
         self.daily = DailyChallenge(store, self.commands, clock)
+        created = AttemptLimiter(
+            store, clock, "challenge", config.challenges_per_account, config.challenge_window_s
+        )
         self.challenges = Challenges(
-            store,
-            self.commands,
-            clock,
-            on_settled=self.rate_challenge,
-            sweep_s=config.challenge_sweep_s,
+            store, self.commands, clock, on_settled=self.rate_challenge, limit=created.attempt
         )
-        self.hub.listen(self.challenges.on_change)
-        self.challenge_limiter = AttemptLimiter(
-            store,
-            clock,
-            "challenge",
-            config.challenges_per_account,
-            config.challenge_window_s,
+        self.challenge_sweep = ChallengeSweep(
+            self.challenges, clock, sweep_s=config.challenge_sweep_s
         )
+        self.hub.listen(self.challenge_sweep.on_change)
         self.matchmaker = Matchmaker(store, self.commands, clock, config, process=self.process)
         self.connections: set[Connection] = set()
         self.export = GameExport(self.commands, clock, self.challenges)
@@ -160,7 +156,6 @@ class App:
             matchmaker=self.matchmaker,
             daily=self.daily,
             challenges=self.challenges,
-            challenge_limiter=self.challenge_limiter,
             logins=self.logins,
         )
         self.connections.add(connection)
@@ -188,7 +183,7 @@ class App:
         self.race_clock.start()
         self.unloader.start()
         self.matchmaker.start()
-        self.challenges.start()
+        self.challenge_sweep.start()
         if self.archiver is not None:
             self.archiver.start()
 
@@ -253,7 +248,7 @@ class App:
         self.collector.stop()
         self.metrics.unwatch_gc()
         await self.matchmaker.aclose()
-        await self.challenges.aclose()
+        await self.challenge_sweep.aclose()
         if self.archiver is not None:
             await self.archiver.aclose()
         await self.unloader.aclose()

@@ -8,35 +8,29 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from server.accounts.limits import AttemptLimiter
 from server.accounts.service import Accounts
 from server.domain import challenges as c
 from server.domain.accounts import fold_name
 from server.domain.errors import AlreadyInRoom, NoSuchAccount, NotLoggedIn
 from server.domain.names import clean_name
+from server.net.account_requests import AccountRequests
 from server.net.audience import Role
 from server.net.room_requests import RoomRequests, Session
-from server.rooms.challenges import Challenges
 from shared import protocol as p
 
 
 class ChallengeRequests:
-    """The challenge requests of one connection; ``limiter`` counts creations per account."""
+    """The challenge requests of one connection (``login`` says who it is)."""
 
-    def __init__(
-        self,
-        session: Session,
-        challenges: Challenges,
-        accounts: Accounts,
-        limiter: AttemptLimiter,
-        account_id: Callable[[], str | None],
-    ) -> None:
+    def __init__(self, session: Session, accounts: Accounts, login: AccountRequests) -> None:
         self.s = session
-        self.challenges = challenges
+        self.challenges = session.challenges
         self.accounts = accounts
-        self.limiter = limiter
-        self.account_id = account_id
+        self.login = login
         self.rooms = RoomRequests(session)
+
+    def account_id(self) -> str | None:
+        return self.login.account_id
 
     def handlers(self) -> dict[str, Callable[[dict[str, Any]], Awaitable[None]]]:
         return {
@@ -61,7 +55,6 @@ class ChallengeRequests:
             if account is None:
                 raise NoSuchAccount(f"no account {name!r} to invite")
             invited.append((account.id, account.name))
-        await self.limiter.attempt(creator)  # counted once the request is sound
         challenge = await self.challenges.create(
             request, creator=creator, creator_name=self.s.account or creator, invited=invited
         )

@@ -18,7 +18,6 @@ import msgpack
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
-from server.accounts.limits import AttemptLimiter
 from server.accounts.logins import Logins
 from server.accounts.ratings import Ratings
 from server.accounts.service import Accounts
@@ -225,7 +224,6 @@ class Connection:
         matchmaker: Matchmaker,
         daily: DailyChallenge,
         challenges: Challenges,
-        challenge_limiter: AttemptLimiter,
         logins: Logins | None = None,
     ) -> None:
         self.metrics = metrics
@@ -266,11 +264,7 @@ class Connection:
         self.handlers.update(self.queue.handlers())
         self.handlers.update(DailyRequests(self, daily, lambda: self.login.account_id).handlers())
         self.challenges = challenges
-        self.handlers.update(
-            ChallengeRequests(
-                self, challenges, accounts, challenge_limiter, lambda: self.login.account_id
-            ).handlers()
-        )
+        self.handlers.update(ChallengeRequests(self, accounts, self.login).handlers())
 
     # ---- sending -----------------------------------------------------------------------------
 

@@ -7,7 +7,6 @@ hold across processes (the last place, one attempt per account, one settlement).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import re
 import secrets
@@ -17,18 +16,14 @@ from typing import Any
 from server.domain import challenges as c
 from server.domain.attempts import Attempt, attempt_in
 from server.domain.errors import NoSuchChallenge, NotAllowed
-from server.domain.events import RaceFinished
-from server.domain.fold import Change as RoomChange
-from server.domain.fold import RoomChanged
 from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room
 from server.rooms.commands import Commands
 from server.rooms.daily_challenge import ORPHAN_AFTER_MS
 from server.runtime.clock import Clock
 from server.runtime.logging import get_logger
-from server.runtime.tasks import stop_tasks
 from server.store import EventStore
-from shared.errors import ArenaError, ClientError, ServerError, WrongExpectedVersion
+from shared.errors import ClientError, ServerError, WrongExpectedVersion
 
 log = get_logger("server.rooms.challenges")
 
@@ -48,7 +43,8 @@ Settled = Callable[[c.Challenge], Awaitable[None]]
 
 class Challenges:
     """Challenges on the shared store; ``on_settled`` is told of each settled one (its
-    rating), possibly more than once: it must be idempotent."""
+    rating), possibly more than once: it must be idempotent. What wakes settling is
+    server/rooms/challenge_sweep.py."""
 
     def __init__(
         self,
@@ -57,15 +53,13 @@ class Challenges:
         clock: Clock,
         *,
         on_settled: Settled | None = None,
-        sweep_s: float = 30.0,
+        limit: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         self.store = store
         self.commands = commands
         self.clock = clock
         self.on_settled = on_settled
-        self.sweep_ms = int(sweep_s * 1000)
-        self._task: asyncio.Task[None] | None = None
-        self._spawned: set[asyncio.Task[Any]] = set()
+        self.limit = limit  # counts an account's creations; raises once over its limit
 
     # ---- reading ---------------------------------------------------------------------------
 
@@ -157,6 +151,8 @@ class Challenges:
         invited: Sequence[tuple[str, str]],
     ) -> c.Challenge:
         """A new challenge at a fresh code, listed for its creator and those invited."""
+        if self.limit is not None:
+            await self.limit(creator)
         now = self.clock.now_ms()
         for _ in range(5):
             created = c.decide_create(
@@ -260,47 +256,3 @@ class Challenges:
             await self.store.index_remove(c.OPEN_INDEX, challenge.code)
             return challenge
         raise ServerError("the challenge is changing too fast; try again")
-
-    # ---- what wakes settling ---------------------------------------------------------------
-
-    def on_change(self, room: Room, changes: Sequence[RoomChange]) -> None:
-        """An attempt's race ended: the challenge may be settled now (all played)."""
-        code = room.settings.challenge if room.meta is not None else ""
-        if not code:
-            return
-        for change in changes:
-            if isinstance(change, RoomChanged) and isinstance(change.event, RaceFinished):
-                self._spawn(self.settle(code))
-
-    def _spawn(self, work: Awaitable[Any]) -> None:
-        async def logged() -> None:
-            try:
-                await work
-            except ArenaError as exc:  # the store down: the sweep settles it later
-                log.warning("challenge_settle_deferred", code=exc.code, reason=exc.reason)
-
-        task = asyncio.get_running_loop().create_task(logged())
-        self._spawned.add(task)
-        task.add_done_callback(self._spawned.discard)
-
-    def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._sweeping(), name="challenges")
-
-    async def aclose(self) -> None:
-        await stop_tasks([self._task, *self._spawned])
-
-    async def _sweeping(self) -> None:
-        while True:
-            try:
-                await self.sweep()
-            except ArenaError as exc:
-                log.warning("challenge_sweep_failed", code=exc.code, reason=exc.reason)
-            await self.clock.sleep_until(self.clock.now_ms() + self.sweep_ms)
-
-    async def sweep(self) -> None:
-        """Settle every open challenge whose window has closed (and rate what a process that
-        died after settling left unrated)."""
-        due = await self.store.index_range(c.OPEN_INDEX, max_score=self.clock.now_ms())
-        for entry in due:
-            with contextlib.suppress(NoSuchChallenge):
-                await self.settle(entry.member)
