@@ -150,6 +150,12 @@ def profile_lines(card: Mapping[str, Any]) -> list[str]:
             f"  daily challenge: played {plural(streaks['played'], 'day')} in a row, "
             f"won {plural(streaks['won'], 'day')} in a row"
         )
+    challenges = card.get("challenges") or []
+    if challenges:
+        lines.append("Finished challenges (see one: solitaire challenge show CODE):")
+    for ch in challenges[:10]:
+        place = f"place {ch['place']}/{ch['of']}" if ch["place"] is not None else "did not play"
+        lines.append(f"  {ch['code']}  {ch['variant']:<12} by {ch['creator']:<12} {place}")
     if card["recent"]:
         lines.append("Recent races (replay: solitaire replay CODE --player NAME):")
     for race in card["recent"][:10]:

@@ -39,10 +39,20 @@ def standings_lines(answer: Mapping[str, Any], *, color: bool) -> list[str]:
         ok = p.commitment_ok(answer["seed"], answer["salt"], answer["commitment"])
         verdict = "matches the commitment" if ok else "DOES NOT match the commitment"
         lines.append(f"  seed {answer['seed']} (salt {answer['salt']}): {verdict}")
-    lines.append(f"  {'#':>4}  {'name':<20}  {'status':<9}  {'time':>6}  {'cards':>5}")
-    me = answer.get("me")
-    for row in answer["rows"]:
-        ours = me is not None and row["account"] == me["account"]
+    lines.extend(standings_table(answer["rows"], answer.get("me"), color=color))
+    if not answer["rows"]:
+        lines.append("  nobody has played this day's deal")
+    return lines
+
+
+def standings_table(
+    rows: list[Mapping[str, Any]], me: Mapping[str, Any] | None, *, color: bool
+) -> list[str]:
+    """Standings of a deal played at different times (a daily, a challenge): place, name,
+    status, time, cards, and the room to replay once shown; the reader's own line marked."""
+    lines = [f"  {'#':>4}  {'name':<20}  {'status':<9}  {'time':>6}  {'cards':>5}"]
+    for row in rows:
+        ours = me is not None and row["account"] == me.get("account")
         text = (
             f"{'>' if ours else ' '} {row['place']:>4}  {row['name']:<20}  {row['status']:<9}  "
             f"{_clock(row['elapsed_ms']):>6}  {row['foundations']:>5}"
@@ -50,8 +60,6 @@ def standings_lines(answer: Mapping[str, Any], *, color: bool) -> list[str]:
         if "room" in row:
             text += f"  room {row['room']}"
         lines.append(f"{HIGHLIGHT}{text}{RESET}" if ours and color else text)
-    if not answer["rows"]:
-        lines.append("  nobody has played this day's deal")
     return lines
 
 
