@@ -738,9 +738,19 @@
             h("td", { class: "result" }, r.won ? "won" : "–"),
             h("td", { class: "rating" }, r.rating),
             h("td", { class: "change" }, r.delta > 0 ? `+${r.delta}` : String(r.delta))))));
+      const challenges = h("table", { class: "profile-challenges", id: "challenges" },
+        h("caption", {}, "Finished challenges"),
+        h("thead", {}, h("tr", {}, ["when", "variant", "challenge", "by", "place"]
+          .map((c) => h("th", { scope: "col" }, c)))),
+        h("tbody", {}, (card.challenges || []).map((c) =>
+          h("tr", { "data-challenge": c.code },
+            h("td", { class: "when" }, `${ago(arena.now() - c.at)} ago`),
+            h("td", { class: "variant" }, VARIANT_NAME[c.variant] || c.variant),
+            h("td", { class: "code" }, c.code), h("td", { class: "by" }, c.creator),
+            h("td", { class: "place" }, c.place === null ? "did not play" : `${c.place} of ${c.of}`)))));
       status.textContent = "Races stay replayable while the server keeps their room.";
       status.className = "small";
-      main.replaceChildren(title, ratings, recent, status);
+      main.replaceChildren(title, ratings, recent, challenges, status);
       main.dataset.refreshed = String(Date.now());
     });
   }
