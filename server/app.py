@@ -24,6 +24,7 @@ from server.net.connection import Connection, Outbox
 from server.net.delivery import Delivery
 from server.net.export import GameExport
 from server.rooms.archiver import Archiver
+from server.rooms.challenge_archive import ChallengeArchive
 from server.rooms.challenge_sweep import ChallengeSweep
 from server.rooms.challenges import Challenges
 from server.rooms.commands import Commands
@@ -103,7 +104,12 @@ class App:
             store, clock, "challenge", config.challenges_per_account, config.challenge_window_s
         )
         self.challenges = Challenges(
-            store, self.commands, clock, on_settled=self.rate_challenge, limit=created.attempt
+            store,
+            self.commands,
+            clock,
+            on_settled=self.rate_challenge,
+            limit=created.attempt,
+            archive=ChallengeArchive(store, archive, clock) if archive is not None else None,
         )
         self.challenge_sweep = ChallengeSweep(
             self.challenges, clock, sweep_s=config.challenge_sweep_s

@@ -18,12 +18,13 @@ from server.domain.attempts import Attempt, attempt_in
 from server.domain.errors import NoSuchChallenge, NotAllowed
 from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room
+from server.rooms.challenge_archive import ChallengeArchive
 from server.rooms.commands import Commands
 from server.rooms.daily_challenge import ORPHAN_AFTER_MS
 from server.runtime.clock import Clock
 from server.runtime.logging import get_logger
 from server.store import EventStore
-from shared.errors import ClientError, ServerError, WrongExpectedVersion
+from shared.errors import ArenaError, ClientError, ServerError, WrongExpectedVersion
 
 log = get_logger("server.rooms.challenges")
 
@@ -54,25 +55,34 @@ class Challenges:
         *,
         on_settled: Settled | None = None,
         limit: Callable[[str], Awaitable[None]] | None = None,
+        archive: ChallengeArchive | None = None,
     ) -> None:
         self.store = store
         self.commands = commands
         self.clock = clock
         self.on_settled = on_settled
         self.limit = limit  # counts an account's creations; raises once over its limit
+        self.archive = archive  # where settled challenges go (none: they stay in the store)
 
     # ---- reading ---------------------------------------------------------------------------
 
     async def load(self, code: str) -> c.Challenge:
-        """The challenge as its stream folds; NoSuchChallenge for a code that names none."""
+        """The challenge as its stream folds (from the archive once it has left the store);
+        NoSuchChallenge for a code that names none."""
+        challenge, _ = await self._read(code)
+        return challenge
+
+    async def _read(self, code: str) -> tuple[c.Challenge, list[dict[str, Any]]]:
         code = code.strip().lower()
         if not CODE.fullmatch(code):
             raise NoSuchChallenge(f"no challenge {code[:40]!r}")
-        stored = await self.store.read(c.challenge_stream(code))
-        challenge = c.fold(code, (e.data for e in stored))
+        events = [e.data for e in await self.store.read(c.challenge_stream(code))]
+        if not events and self.archive is not None:
+            events = await self.archive.events(code)
+        challenge = c.fold(code, events)
         if challenge.status is c.ChallengeStatus.NEW:
             raise NoSuchChallenge(f"no challenge {code!r}")
-        return challenge
+        return challenge, events
 
     async def _room(self, room_id: str) -> Room | None:
         with contextlib.suppress(ClientError):
@@ -233,7 +243,7 @@ class Challenges:
         """Settle the challenge if it is due (appended once, whoever else tries), and tell
         ``on_settled`` of a settled one; the challenge as it is then."""
         for _ in range(_RETRIES):
-            challenge = await self.load(code)
+            challenge, events = await self._read(code)
             if challenge.status is c.ChallengeStatus.OPEN:
                 now = self.clock.now_ms()
                 settled = c.decide_settle(challenge, await self.attempts(challenge), now=now)
@@ -248,11 +258,18 @@ class Challenges:
                 except WrongExpectedVersion:
                     continue
                 challenge = c.apply(challenge, settled)
+                events = [*events, c.encode(settled)]
                 log.info("challenge_settled", challenge=challenge.code, reason=settled.reason)
             elif await self.store.index_get(c.OPEN_INDEX, challenge.code) is None:
                 return challenge  # settled and rated before
             if self.on_settled is not None:
                 await self.on_settled(challenge)
+            if self.archive is not None:
+                try:
+                    await self.archive.keep(challenge, events)
+                except ArenaError as exc:  # the archive down: the sweep archives it later
+                    log.warning("challenge_archive_deferred", code=exc.code, reason=exc.reason)
+                    return challenge
             await self.store.index_remove(c.OPEN_INDEX, challenge.code)
             return challenge
         raise ServerError("the challenge is changing too fast; try again")

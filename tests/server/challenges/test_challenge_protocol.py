@@ -10,13 +10,15 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import msgpack
 import pytest
 
 from server.app import App
-from server.domain.challenges import challenge_stream
+from server.archive.sqlite import SqliteArchive
+from server.domain.challenges import OPEN_INDEX, challenge_stream
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
 from server.store import MemoryEventStore
@@ -71,11 +73,14 @@ class Served:
         return await self.connect(name, made["key"])
 
 
-@pytest.fixture
-async def served() -> AsyncIterator[Served]:
+@pytest.fixture(params=["store", "archive"])
+async def served(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Served]:
+    """A server on the memory store, alone or with an archive (SQLite) that settled
+    challenges (and finished rooms) leave the store for."""
     clock = FakeClock()
     config = Config(port=0, rate=1000, burst=1000, challenges_per_account=3, challenge_sweep_s=60)
-    app = App(config, MemoryEventStore(), clock)
+    archive = SqliteArchive(tmp_path / "archive.sqlite") if request.param == "archive" else None
+    app = App(config, MemoryEventStore(), clock, archive)
     server = await app.start()
     port = next(iter(server.sockets)).getsockname()[1]
     done = Served(app, clock, f"ws://127.0.0.1:{port}/", [], {})
@@ -154,6 +159,9 @@ async def test_two_accounts_hours_apart_see_nothing_of_each_other_before_finishi
                 break
             await asyncio.sleep(0.01)
     assert after["settled_reason"] == "all_played"
+    if s.app.archive is not None:  # archived: the store holds it no more, readers read it
+        assert await s.app.store.read(challenge_stream(code)) == []
+        assert await s.app.archive.get(code) is not None
     assert commitment_ok(after["seed"], after["salt"], made["commitment"])
     assert {r["room"] for r in after["rows"]} == {ann_room, bobs["room"]}
     joined = await s.ask(eve, {"type": "join", "room": ann_room, "role": "spectator"}, "joined")
@@ -211,9 +219,8 @@ async def test_bad_attempts_get_their_codes(served: Served) -> None:
     assert (await play(bob_again, to_bob))["code"] == "challenge_closed"
 
     # The sweep settles the closed challenge, unasked (nobody played it: no standings).
-    stream = challenge_stream(to_bob)
     for _ in range(2000):
-        if len(await s.app.store.read(stream)) == 2:
+        if await s.app.store.index_get(OPEN_INDEX, to_bob) is None:
             break
         await asyncio.sleep(0.01)
     else:
