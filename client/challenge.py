@@ -11,14 +11,10 @@ from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from client.accounts import saved_key
+from client.app import App
 from client.cli import Output
-from client.commands import confirm_texts
 from client.connection import Connection
-from client.daily import standings_table
-from client.offline import exit_status
-from client.play import update_status
-from client.room_entry import connected
-from client.room_play import play_room
+from client.daily import Attempt, play_attempt, standings_table
 from client.terminal import write_lines
 from shared import protocol as p
 from shared.errors import ClientError
@@ -152,31 +148,25 @@ async def challenge_command(
 
 async def play_challenge(args: Any, output: Output, script: list[str] | None) -> int:
     """Play your one attempt at the challenge, as a solo game on its deal."""
-    app, client = await connected(args, output, script, f"challenge {args.code}", solo=True)
-    conn = client.conn
-    assert conn is not None
-    app.confirm_texts = confirm_texts(online=True, race=False)
-    app.next_steps = f"Next: 'quit', then 'solitaire challenge show {args.code}'."
-    try:
-        async with app:
-            started = await conn.request(
-                {"type": p.CHALLENGE_PLAY, "challenge": args.code}, expect=p.CHALLENGE_STARTED
-            )
-            client.state.room_id = started["room"]
-            app.variant = started["variant"]
-            app.session.title = f"challenge {started['challenge']} ({started['variant']})"
-            app.session.say(
-                f"Challenge {started['challenge']}: one attempt. Commitment "
-                f"{started['commitment'][:16]}..., the seed is shown when the challenge is over."
-            )
-            if not await client.wait_for(lambda: client.my_view is not None, 15.0):
-                raise ClientError("the server did not start the game")
-            update_status(app, client.my_view)
-            await play_room(client, app, race=False, wait_for_results=False)
-    finally:
-        await conn.close()
-    if client.interrupted:
-        write_lines(app.out, ["Left your attempt: it stays yours (one each)."])
-        return 130
-    app.final_screen()
-    return exit_status(app)
+
+    def begin(app: App, started: Mapping[str, Any]) -> None:
+        app.variant = started["variant"]
+        app.session.title = f"challenge {started['challenge']} ({started['variant']})"
+        app.session.say(
+            f"Challenge {started['challenge']}: one attempt. Commitment "
+            f"{started['commitment'][:16]}..., the seed is shown when the challenge is over."
+        )
+
+    return await play_attempt(
+        args,
+        output,
+        script,
+        Attempt(
+            title=f"challenge {args.code}",
+            request={"type": p.CHALLENGE_PLAY, "challenge": args.code},
+            answer=p.CHALLENGE_STARTED,
+            next_steps=f"Next: 'quit', then 'solitaire challenge show {args.code}'.",
+            left="Left your attempt: it stays yours (one each).",
+        ),
+        begin,
+    )

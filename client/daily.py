@@ -5,10 +5,12 @@ marked, the seed and its check once the day is over (docs/protocol.md, "Daily ch
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from client.accounts import HIGHLIGHT, RESET, saved_key
+from client.app import App
 from client.cli import Output
 from client.commands import confirm_texts
 from client.connection import Connection
@@ -88,22 +90,60 @@ async def daily_command(args: Any, output: Output, script: list[str] | None) -> 
         return await daily_results(args, output)
     if args.action is not None:
         raise ClientError(f"unknown daily action {args.action!r}")
-    app, client = await connected(args, output, script, f"daily {args.variant}", solo=True)
+
+    def begin(app: App, started: Mapping[str, Any]) -> None:
+        app.session.title = f"daily {args.variant} {started['date']}"
+        app.session.say(
+            f"Daily challenge {started['date']} (UTC): one attempt. Commitment "
+            f"{started['commitment'][:16]}..., the seed is shown when the day ends."
+        )
+
+    return await play_attempt(
+        args,
+        output,
+        script,
+        Attempt(
+            title=f"daily {args.variant}",
+            request={"type": p.DAILY, "variant": args.variant},
+            answer=p.DAILY_STARTED,
+            next_steps="Next: 'quit', then 'solitaire daily results' for the standings.",
+            left="Left your daily attempt: it stays yours (one a day).",
+        ),
+        begin,
+    )
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """What differs between playing a daily and a challenge: the request that starts the
+    attempt, its answer, and what the screen says around it."""
+
+    title: str
+    request: dict[str, Any]
+    answer: str
+    next_steps: str
+    left: str
+
+
+async def play_attempt(
+    args: Any,
+    output: Output,
+    script: list[str] | None,
+    attempt: Attempt,
+    begin: Callable[[App, Mapping[str, Any]], None],
+) -> int:
+    """One attempt at a deal others play at other times: the server makes, seats and starts
+    a solo room on the request; ``begin`` titles it from the answer; then it is played."""
+    app, client = await connected(args, output, script, attempt.title, solo=True)
     conn = client.conn
     assert conn is not None
     app.confirm_texts = confirm_texts(online=True, race=False)
-    app.next_steps = "Next: 'quit', then 'solitaire daily results' for the standings."
+    app.next_steps = attempt.next_steps
     try:
         async with app:
-            started = await conn.request(
-                {"type": p.DAILY, "variant": args.variant}, expect=p.DAILY_STARTED
-            )
+            started = await conn.request(attempt.request, expect=attempt.answer)
             client.state.room_id = started["room"]
-            app.session.title = f"daily {args.variant} {started['date']}"
-            app.session.say(
-                f"Daily challenge {started['date']} (UTC): one attempt. Commitment "
-                f"{started['commitment'][:16]}..., the seed is shown when the day ends."
-            )
+            begin(app, started)
             if not await client.wait_for(lambda: client.my_view is not None, 15.0):
                 raise ClientError("the server did not start the game")
             update_status(app, client.my_view)
@@ -111,7 +151,7 @@ async def daily_command(args: Any, output: Output, script: list[str] | None) -> 
     finally:
         await conn.close()
     if client.interrupted:
-        write_lines(app.out, ["Left your daily attempt: it stays yours (one a day)."])
+        write_lines(app.out, [attempt.left])
         return 130
     app.final_screen()
     return exit_status(app)
