@@ -1,7 +1,8 @@
 """A challenge in Chromium, on a real server process: a terminal player challenges the browser's
 account; the home page lists it, its link plays it (a reload keeps the game), the standings
 show once the browser's game is over, without the other's game until the terminal has played;
-and the home page's form makes a challenge and gives its link."""
+the profile page lists it once over; and the home page's form makes a challenge and gives its
+link."""
 
 from __future__ import annotations
 
@@ -78,6 +79,10 @@ def test_a_challenge_link_played_in_the_browser(
         "webchal",
         "termchal",
     }
+
+    page.get(f"{base}/@/webchal")  # the profile lists the finished challenge, and the place
+    row = wait_text(page, f"#challenges tr[data-challenge='{code}']", "of 2")
+    assert "termchal" in row
 
     # The form on the home page: a challenge to anyone with its link.
     page.get(f"{base}/")
