@@ -358,6 +358,8 @@ def check_hint(room: Room, game: Game) -> None:
     """Hints are help the other racers do not get: solo practice only, in a live game."""
     if room.settings.capacity != 1:
         raise NotAllowed("hints are for solo practice")
+    if room.settings.challenge:
+        raise NotAllowed("a challenge's attempts are compared and rated: no hints")
     if room.status is not RoomStatus.RACING or game.state is None:
         raise NotRacing(f"the race is {room.status.value}, not racing")
     if game.progress.status.done:

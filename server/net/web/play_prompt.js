@@ -248,7 +248,7 @@ window.PlayPrompt = (() => {
       if (r && this.page.role === "player") {
         if (r.status === "lobby" && this.page.how.kind !== "quick") parts.push(button("Start", "start"));
         if (r.status === "racing" && this.page.view && !gameStatus(this.page.view, this.page.myProgress())) {
-          if (r.capacity === 1) parts.push(button("Hint", "hint"));
+          if (r.capacity === 1 && !this.page.challenge) parts.push(button("Hint", "hint"));
           parts.push(button("Resign", "resign"));
         }
         if (r.status === "finished" && r.capacity > 1 && !this.page.daily) parts.push(button("Rematch", "rematch"));

@@ -101,6 +101,8 @@ async def play_out(s: Served, client: Client, code: str) -> dict[str, Any]:
     await client.expect("started")
     for _ in range(3):
         await client.move("d")
+    hint = await s.ask(client, {"type": "hint"}, "suggestion")
+    assert hint["code"] == "not_allowed"  # compared and rated: the solver helps nobody
     await client.send({"type": "resign"})
     await client.expect("finished", lambda m: m["room"] == started["room"])
     return started
