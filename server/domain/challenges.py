@@ -264,6 +264,8 @@ def decide_create(
     """The challenge, committed to its fresh secret seed; ``invited`` the accounts (id, name)
     the request's names are, the creator left out (one plays one's own challenge anyway)."""
     others = [(i, n) for i, n in invited if i != creator]
+    if invited and not others:  # else it would be open to anyone, which nobody asked for
+        raise BadField("field 'to' names only you: invite others, or nobody", field="to")
     return ChallengeCreated(
         at=now,
         code=code,

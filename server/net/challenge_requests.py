@@ -65,17 +65,18 @@ class ChallengeRequests:
         account = self._account("play one")
         if self.s.delivery.member(self.s) is not None:
             raise AlreadyInRoom("you are in a room: leave it first")
-        code = msg["challenge"].strip().lower()
-        room = await self.challenges.play(code, account, self.s.name, self.s.session)
+        challenge, room = await self.challenges.play(
+            msg["challenge"], account, self.s.name, self.s.session
+        )
         self.s.reply(
             msg,
             {
                 "type": p.CHALLENGE_STARTED,
                 "room": room.id,
-                "challenge": code,
+                "challenge": challenge.code,
                 "variant": room.settings.variant,
                 "commitment": room.settings.commitment,
-                "closes_at": (await self.challenges.load(code)).meta.closes_at,
+                "closes_at": challenge.meta.closes_at,
             },
         )
         await self.rooms.join(room.id, Role.PLAYER)

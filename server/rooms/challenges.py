@@ -187,7 +187,9 @@ class Challenges:
             return c.fold(created.code, [c.encode(created)])
         raise ServerError("could not find a free challenge code")
 
-    async def play(self, code: str, account: str, name: str, session: str) -> Room:
+    async def play(
+        self, code: str, account: str, name: str, session: str
+    ) -> tuple[c.Challenge, Room]:
         """Claim ``account``'s one attempt and make its solo room, for ``session`` alone to sit
         in; the challenge's refusals otherwise (closed, not invited, played, full)."""
         room: Room | None = None
@@ -227,7 +229,7 @@ class Challenges:
                 c.challenges_index(account), challenge.code, challenge.meta.at
             )
             log.info("challenge_attempt", challenge=challenge.code, room=room.id)
-            return room
+            return challenge, room
         raise ServerError("the challenge is changing too fast; try again")
 
     async def _unplayed(self, challenge: c.Challenge, account: str, now: int) -> bool:

@@ -36,7 +36,7 @@ async def create(app: App, *, invited: tuple[str, ...] = (), capacity: int = 2) 
 
 async def played(app: App, code: str, account: str) -> None:
     """``account``'s attempt, seated, started and resigned."""
-    room = await app.challenges.play(code, account, account, f"sess-{account}")
+    _, room = await app.challenges.play(code, account, account, f"sess-{account}")
     await join(app, Peer(f"sess-{account}"), room.id)
     await app.commands.start(room, f"sess-{account}")
     await until(lambda: room.games.get(f"sess-{account}") is not None)
@@ -65,7 +65,7 @@ async def test_two_accounts_at_once_for_the_last_place_one_gets_it(app: App) -> 
         *(app.challenges.play(code, who, who, f"sess-{who}") for who in ("bob", "cy")),
         return_exceptions=True,
     )
-    assert sorted(type(r).__name__ for r in results) == ["ChallengeFull", "Room"]
+    assert sorted(type(r).__name__ for r in results) == ["ChallengeFull", "tuple"]
     assert len((await app.challenges.load(code)).entries) == 2
 
 
@@ -76,16 +76,16 @@ async def test_one_account_on_two_connections_at_once_gets_one_attempt(app: App)
         app.challenges.play(code, "ann", "ann", "sess-2"),
         return_exceptions=True,
     )
-    assert sorted(type(r).__name__ for r in results) == ["ChallengePlayed", "Room"]
+    assert sorted(type(r).__name__ for r in results) == ["ChallengePlayed", "tuple"]
 
 
 async def test_an_attempt_nobody_sat_in_gets_a_new_room_later(app: App, clock: FakeClock) -> None:
     code = await create(app)
-    first = await app.challenges.play(code, "ann", "ann", "sess-dead")  # then the process died
+    _, first = await app.challenges.play(code, "ann", "ann", "sess-dead")  # then the process died
     with pytest.raises(ChallengePlayed):  # another connection may be about to sit: not yet
         await app.challenges.play(code, "ann", "ann", "sess-new")
     clock.advance(ORPHAN_AFTER_MS)
-    second = await app.challenges.play(code, "ann", "ann", "sess-new")
+    _, second = await app.challenges.play(code, "ann", "ann", "sess-new")
     assert second.id != first.id
     assert (await app.challenges.load(code)).entries["ann"].room == second.id
     with pytest.raises(NotAllowed):  # the old room's seat stays the dead session's

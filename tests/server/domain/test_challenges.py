@@ -157,6 +157,18 @@ def test_the_creator_invited_is_not_counted_twice() -> None:
     )
     assert event.invited == ("bob",)
     assert event.closes_at == T0 + c.DAY_MS
+    alone = c.CreateRequest("swiss", ("ANN",), 2, c.DAY_MS)
+    with pytest.raises(BadField):  # not a challenge open to anyone by surprise
+        c.decide_create(
+            alone,
+            code=CODE,
+            creator="ann",
+            creator_name="Ann",
+            invited=[("ann", "Ann")],
+            seed="s",
+            salt="t",
+            now=T0,
+        )
 
 
 # ---- attempts --------------------------------------------------------------------------------
