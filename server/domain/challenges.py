@@ -171,7 +171,7 @@ class Challenge:
         meta = self.meta
         return frozenset((meta.creator, *meta.invited))
 
-    def may_play(self, account: str) -> bool:
+    def admits(self, account: str) -> bool:
         meta = self.meta
         return not meta.invited or account in self.expected()
 
@@ -299,7 +299,7 @@ def decide_attempt(
     meta = ch.meta
     if ch.status is not ChallengeStatus.OPEN or now >= meta.closes_at:
         raise ChallengeClosed(f"challenge {ch.code} has closed: see 'challenge show {ch.code}'")
-    if not ch.may_play(account):
+    if not ch.admits(account):
         raise NotInvited(f"challenge {ch.code} is for the players {meta.creator_name} invited")
     if account in ch.entries and not replaces_unplayed:
         raise ChallengePlayed(f"you have played challenge {ch.code}: one attempt each")
@@ -426,7 +426,7 @@ def view(
             ch.status is ChallengeStatus.OPEN
             and now < meta.closes_at
             and reader is not None
-            and ch.may_play(reader)
+            and ch.admits(reader)
             and reader not in ch.entries
             and len(ch.entries) < meta.capacity
         ),

@@ -7,6 +7,8 @@ their codes, and creations per account are limited."""
 from __future__ import annotations
 
 import asyncio
+import urllib.error
+import urllib.request
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -108,6 +110,20 @@ async def play_out(s: Served, client: Client, code: str) -> dict[str, Any]:
     return started
 
 
+async def export(s: Served, room: str, player: str) -> tuple[int, str]:
+    """GET /export/ROOM/PLAYER: its status and text."""
+    url = s.url.replace("ws://", "http://").rstrip("/") + f"/export/{room}/{player}"
+
+    def get() -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(url, timeout=10) as answer:
+                return int(answer.status), answer.read().decode()
+        except urllib.error.HTTPError as refused:
+            return int(refused.code), refused.read().decode()
+
+    return await asyncio.to_thread(get)
+
+
 def card_bytes(deck: list[str]) -> list[bytes]:
     return [msgpack.packb(card) for card in deck]
 
@@ -148,6 +164,8 @@ async def test_two_accounts_hours_apart_see_nothing_of_each_other_before_finishi
     assert taken["code"] == "wrong_status"  # no seat in a finished room (nor in a live one)
     rooms = await s.ask(bob, {"type": "list_rooms"}, "rooms")
     assert ann_room not in {r["id"] for r in rooms["rooms"]}
+    status, text = await export(s, ann_room, "ann")
+    assert (status, text.split(":")[0]) == (403, "not_allowed")  # names nobody: waits for the end
 
     bobs = await play_out(s, bob, code)
     assert bobs["commitment"] == made["commitment"]
@@ -168,6 +186,9 @@ async def test_two_accounts_hours_apart_see_nothing_of_each_other_before_finishi
     assert {r["room"] for r in after["rows"]} == {ann_room, bobs["room"]}
     joined = await s.ask(eve, {"type": "join", "room": ann_room, "role": "spectator"}, "joined")
     assert joined["type"] == "joined"  # a replay now
+    status, text = await export(s, ann_room, "ann")
+    assert status == 200
+    assert after["seed"] in text  # the record names the deal, public now
 
     profile = await s.ask(bob, {"type": "profile"}, "player_card")
     assert [r["room"] for r in profile["recent"]] == [code]  # rated against ann
