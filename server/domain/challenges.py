@@ -172,6 +172,7 @@ class Challenge:
         return frozenset((meta.creator, *meta.invited))
 
     def admits(self, account: str) -> bool:
+        """Whether ``account`` is one of those it is for (anyone, if nobody was invited)."""
         meta = self.meta
         return not meta.invited or account in self.expected()
 
