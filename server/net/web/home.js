@@ -73,7 +73,8 @@ window.Home = (() => {
   function challengeSection() {
     const section = h("section", { id: "challenge", "aria-labelledby": "challenge-title" });
     const said = h("p", { class: "said", role: "status", id: "challenge-status" });
-    const mine = h("ul", { class: "challenges", "aria-label": "Your open challenges" });
+    const mine = h("ul", { class: "challenges", "aria-label": "Your open challenges" },
+      h("li", {}, "Log in to see yours."));
     let arena = null;
     const create = form("challenge-create", "Challenge friends", [field("Variant", variantSelect("variant")),
       field("Invite (account names, comma-separated; empty: anyone with the link)",
