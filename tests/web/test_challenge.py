@@ -80,6 +80,11 @@ def test_a_challenge_link_played_in_the_browser(
         "termchal",
     }
 
+    page.execute_script("sessionStorage.clear()")  # a new tab: no seat to come back to
+    page.get(f"{base}/play?challenge={code}")  # over: the link shows the standings instead
+    wait_text(page, "#refused", f"challenge {code} has closed")
+    assert "termchal" in wait_text(page, "#ratings", "over: the seed is revealed")
+
     page.get(f"{base}/@/webchal")  # the profile lists the finished challenge, and the place
     row = wait_text(page, f"#challenges tr[data-challenge='{code}']", "of 2")
     assert "termchal" in row

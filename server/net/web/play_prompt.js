@@ -317,6 +317,11 @@ window.PlayPrompt = (() => {
         this.page.refuse(`${String(ref).slice(4)}: ${msg.reason}`);
         return;
       }
+      if (ref === "challenge" && ["challenge_played", "challenge_closed", "challenge_full", "not_invited"]
+        .includes(msg.code)) {
+        // No attempt to play: the challenge as the server lets this reader see it.
+        this.page.arena.send({ type: "challenge_show", challenge: this.page.how.challenge, ref: "challenge-show" });
+      }
       if (msg.code === "rate_limited") {
         this.page.refuse("Too fast: the server dropped that one (rate limited).");
         return;
