@@ -158,11 +158,13 @@ def profile_lines(card: Mapping[str, Any]) -> list[str]:
         lines.append(f"  {ch['code']}  {ch['variant']:<12} by {ch['creator']:<12} {place}")
     if card["recent"]:
         lines.append("Recent races (replay: solitaire replay CODE --player NAME):")
+    codes = {ch["code"] for ch in challenges}  # a rated challenge: no room to replay
     for race in card["recent"][:10]:
         sign = "+" if race["delta"] >= 0 else ""
+        kind = " (challenge)" if race["room"] in codes else ""
         lines.append(
             f"  {race['room']}  {race['variant']:<12} place {race['place']}/{race['of']}  "
-            f"{race['rating']} ({sign}{race['delta']})"
+            f"{race['rating']} ({sign}{race['delta']}){kind}"
         )
     return lines
 

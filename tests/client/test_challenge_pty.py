@@ -85,4 +85,5 @@ def test_a_challenge_made_played_and_shown(server: ServerProcess, tmp_path: Path
     child = run(server, ann, "profile")
     child.expect(words("Finished challenges"))
     child.expect(words(f"{code} quadrennial by ann place"))
+    child.expect(rf"{code}\s+quadrennial\s+place \d/2\s+\d+ \([+-]?\d+\) \(challenge\)")
     assert finish(child) == 0

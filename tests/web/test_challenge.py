@@ -88,6 +88,8 @@ def test_a_challenge_link_played_in_the_browser(
     page.get(f"{base}/@/webchal")  # the profile lists the finished challenge, and the place
     row = wait_text(page, f"#challenges tr[data-challenge='{code}']", "of 2")
     assert "termchal" in row
+    rated = wait_text(page, f"#races tr[data-challenge='{code}']", "challenge")  # rated, once
+    assert "of 2" in rated
 
     # The form on the home page: a challenge to anyone with its link.
     page.get(f"{base}/")
