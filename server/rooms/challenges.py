@@ -251,6 +251,9 @@ class Challenges:
                 settled = c.decide_settle(challenge, await self.attempts(challenge), now=now)
                 if settled is None:
                     return challenge
+                # Due now for the sweep: if this process dies before the rating (or the
+                # archive), the next sweep anywhere finishes it, not the window's close.
+                await self.store.index_put(c.OPEN_INDEX, challenge.code, now)
                 try:
                     await self.store.append(
                         c.challenge_stream(challenge.code),

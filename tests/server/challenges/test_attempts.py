@@ -15,7 +15,7 @@ from server.domain import challenges as c
 from server.domain.errors import ChallengeFull, ChallengePlayed, NotAllowed
 from server.rooms.daily_challenge import ORPHAN_AFTER_MS
 from server.runtime.clock import FakeClock
-from server.store import MemoryEventStore
+from server.store import MemoryEventStore, StoreError
 from tests.server.parts import Peer, join, open_app, until
 
 
@@ -107,6 +107,27 @@ async def test_settling_at_once_everywhere_settles_and_rates_once(app: App) -> N
     assert [r for r in table.races if r == code] == [code]
     assert {change.account for change in table.races[code]} == {"ann", "bob"}
     assert table.version == 1  # one race_rated, however many tried
+
+
+async def test_a_settlement_whose_rating_failed_is_rated_by_the_next_sweep(app: App) -> None:
+    """As after a kill -9 between the settlement and the rating: the sweep rates it, long
+    before the window closes."""
+    code = await create(app, invited=("bob",))
+    await played(app, code, "ann")
+    rating = app.challenges.on_settled
+
+    async def store_down(challenge: c.Challenge) -> None:
+        raise StoreError("the store went away")
+
+    app.challenges.on_settled = store_down
+    await played(app, code, "bob")  # the listener settles it, and the rating fails
+    await until(lambda: not app.challenge_sweep._spawned)
+    assert (await app.challenges.load(code)).status is c.ChallengeStatus.SETTLED
+    assert code not in (await app.ratings.catch_up("swiss")).races
+    app.challenges.on_settled = rating
+    await app.challenge_sweep.sweep()
+    assert code in (await app.ratings.catch_up("swiss")).races
+    assert await app.store.index_get(c.OPEN_INDEX, code) is None
 
 
 async def test_a_challenges_room_is_watched_once_the_reader_has_played(app: App) -> None:
