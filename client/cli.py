@@ -287,6 +287,42 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     daily.add_argument(
         "--date", default=None, metavar="YYYY-MM-DD", help="the day of the results (default: today)"
     )
+    challenge = sub.add_parser(
+        "challenge",
+        parents=[common],
+        help="a deal for friends, each playing it once when they can",
+        description="'challenge create' deals a fresh deal for those you name with --to (or "
+        "anyone with its code) and prints its code and link; each plays it once, alone, "
+        "within the window with 'challenge play CODE'; 'challenge show CODE' shows the "
+        "standings once you have played (to everyone once it is over), 'challenge list' yours. "
+        "Log in first.",
+    )
+    challenge.add_argument("action", choices=("create", "play", "show", "list"), help="what to do")
+    challenge.add_argument(
+        "code", metavar="CODE", nargs="?", default=None, help="the challenge (play, show)"
+    )
+    challenge.add_argument(
+        "--to",
+        metavar="NAME",
+        nargs="+",
+        default=[],
+        help="create: the accounts invited (default: anyone with the code)",
+    )
+    challenge.add_argument(
+        "--capacity",
+        type=int,
+        default=None,
+        metavar="N",
+        help="create: how many accounts may play it, you counted (default: you and those "
+        "invited, or 8)",
+    )
+    challenge.add_argument(
+        "--window",
+        type=int,
+        default=None,
+        metavar="DAYS",
+        help="create: the days it may be played in (1 to 30, default 7)",
+    )
     for command, text in (("register", "create an account"), ("login", "log in")):
         account = sub.add_parser(
             command,

@@ -764,12 +764,23 @@
             h("td", { class: "games" }, r.games), h("td", { class: "wins" }, r.wins),
             h("td", { class: "best" }, duration(r.best_ms))))
           : h("tr", {}, h("td", { colspan: 6, class: "small" }, "No rated race yet."))));
+      // A rated challenge is a race in the ratings, under its code: it has no room to replay.
+      const challengeCodes = new Set((card.challenges || []).map((c) => c.code));
       const recent = h("table", { class: "profile-recent", id: "races" },
         h("caption", {}, "Recent rated races"),
         h("thead", {}, h("tr", {}, ["when", "variant", "room", "race", "place", "result", "rating", "change"]
           .map((c) => h("th", { scope: "col" }, c)))),
-        h("tbody", {}, card.recent.map((r) =>
-          h("tr", { "data-room": r.room },
+        h("tbody", {}, card.recent.map((r) => challengeCodes.has(r.room)
+          ? h("tr", { "data-challenge": r.room },
+            h("td", { class: "when" }, `${ago(arena.now() - r.at)} ago`),
+            h("td", { class: "variant" }, VARIANT_NAME[r.variant] || r.variant),
+            h("td", { class: "room" }, h("a", { href: `/play?challenge=${encodeURIComponent(r.room)}` }, r.room)),
+            h("td", { class: "race" }, "challenge"),
+            h("td", { class: "place" }, `${r.place} of ${r.of}`),
+            h("td", { class: "result" }, r.won ? "won" : "–"),
+            h("td", { class: "rating" }, r.rating),
+            h("td", { class: "change" }, r.delta > 0 ? `+${r.delta}` : String(r.delta)))
+          : h("tr", { "data-room": r.room },
             h("td", { class: "when" }, `${ago(arena.now() - r.at)} ago`),
             h("td", { class: "variant" }, VARIANT_NAME[r.variant] || r.variant),
             h("td", { class: "room" }, h("a", {
@@ -782,9 +793,20 @@
             h("td", { class: "result" }, r.won ? "won" : "–"),
             h("td", { class: "rating" }, r.rating),
             h("td", { class: "change" }, r.delta > 0 ? `+${r.delta}` : String(r.delta))))));
+      const challenges = h("table", { class: "profile-challenges", id: "challenges" },
+        h("caption", {}, "Finished challenges"),
+        h("thead", {}, h("tr", {}, ["when", "variant", "challenge", "by", "place"]
+          .map((c) => h("th", { scope: "col" }, c)))),
+        h("tbody", {}, (card.challenges || []).map((c) =>
+          h("tr", { "data-challenge": c.code },
+            h("td", { class: "when" }, `${ago(arena.now() - c.at)} ago`),
+            h("td", { class: "variant" }, VARIANT_NAME[c.variant] || c.variant),
+            h("td", { class: "code" }, h("a", { href: `/play?challenge=${encodeURIComponent(c.code)}`,
+              title: "its standings" }, c.code)), h("td", { class: "by" }, c.creator),
+            h("td", { class: "place" }, c.place === null ? "did not play" : `${c.place} of ${c.of}`)))));
       status.textContent = "Races stay replayable while the server keeps their room.";
       status.className = "small";
-      main.replaceChildren(title, ratings, recent, status);
+      main.replaceChildren(title, ratings, recent, challenges, status);
       main.dataset.refreshed = String(Date.now());
     });
   }
