@@ -49,6 +49,9 @@ class RoomCreated(RoomEvent):
     daily: str = ""
     # A quick race's room: only these sessions (the matched players) may take its seats.
     members: tuple[str, ...] = ()
+    # A challenge's attempt (the challenge's code): watched, replayed or exported only as the
+    # challenge allows (server/domain/challenges.py), its seed shown once it is settled.
+    challenge: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +173,7 @@ _SCHEMA: Schema[RoomEvent] = Schema(
         "account": None,
         "daily": "",
         "members": (),
+        "challenge": "",
     },
     sequences=("deck", "ranking", "members"),
 )

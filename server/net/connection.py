@@ -33,11 +33,13 @@ from server.domain.model import game_stream
 from server.domain.names import DEFAULT_NAME, clean_name
 from server.net.account_requests import AccountRequests
 from server.net.audience import Role
+from server.net.challenge_requests import ChallengeRequests
 from server.net.daily_requests import DailyRequests
 from server.net.delivery import Delivery
 from server.net.queue_requests import QueueRequests
 from server.net.room_requests import Handler, room_requests
 from server.net.ws_adapter import framed, queue_binary, settled_plain, write_pending
+from server.rooms.challenges import Challenges
 from server.rooms.commands import Commands
 from server.rooms.daily_challenge import DailyChallenge
 from server.rooms.matchmaker import Matchmaker
@@ -222,6 +224,7 @@ class Connection:
         ratings: Ratings,
         matchmaker: Matchmaker,
         daily: DailyChallenge,
+        challenges: Challenges,
         logins: Logins | None = None,
     ) -> None:
         self.metrics = metrics
@@ -253,10 +256,13 @@ class Connection:
             on_account=self._logged_in,
             streaks=daily.streaks,
             logins=logins,
+            challenges=challenges.finished,
         )
         self.queue = QueueRequests(
             self, matchmaker, ratings.rating_of, lambda: self.login.account_id
         )
+        self.challenges = challenges
+        self._accounts = accounts
 
     @functools.cached_property
     def handlers(self) -> dict[str, Handler]:
@@ -267,6 +273,7 @@ class Connection:
         handlers.update(self.queue.handlers())
         daily = DailyRequests(self, self._daily, lambda: self.login.account_id)
         handlers.update(daily.handlers())
+        handlers.update(ChallengeRequests(self, self._accounts, self.login).handlers())
         return handlers
 
     # ---- sending -----------------------------------------------------------------------------
