@@ -266,15 +266,8 @@ class Connection:
 
     @functools.cached_property
     def handlers(self) -> dict[str, Handler]:
-        """The request handlers by message type, made by the first request that needs them:
-        an idle connection (a hello, then pings) never pays for their few KiB."""
-        handlers: dict[str, Handler] = {p.PING: self.on_ping, **room_requests(self)}
-        handlers.update(self.login.handlers())
-        handlers.update(self.queue.handlers())
-        daily = DailyRequests(self, self._daily, lambda: self.login.account_id)
-        handlers.update(daily.handlers())
-        handlers.update(ChallengeRequests(self, self._accounts, self.login).handlers())
-        return handlers
+        """Made by the first request that needs them: an idle connection never pays for them."""
+        return _handlers(self)
 
     # ---- sending -----------------------------------------------------------------------------
 
@@ -332,15 +325,7 @@ class Connection:
                 # Returning first would let websockets close with 1000 before our own code.
                 with contextlib.suppress(Exception):
                     await self.close_task
-            self._unlink()
-
-    def _unlink(self) -> None:
-        """Drop the parts that refer back to this connection (its handlers' bound methods, the
-        request parts' callbacks and closures): an ended connection is then freed at once by
-        reference counting, with its socket and websockets' buffers, not by the collector's
-        next full pass, which a busy server makes minutes apart (server/runtime/gc_timer.py)."""
-        self.__dict__.pop("handlers", None)
-        del self.login, self.queue
+            _unlink(self)
 
     async def _gone(self) -> None:
         """The connection ended: a seat it held is marked away (the grace starts), for all to
@@ -471,6 +456,25 @@ class Connection:
             log.info("resumed", room=room.id)
         else:
             log.info("hello", name=self.name)
+
+
+def _handlers(c: Connection) -> dict[str, Handler]:
+    """The request handlers of a connection, by message type (a few KiB of bound methods)."""
+    handlers: dict[str, Handler] = {p.PING: c.on_ping, **room_requests(c)}
+    handlers.update(c.login.handlers())
+    handlers.update(c.queue.handlers())
+    handlers.update(DailyRequests(c, c._daily, lambda: c.login.account_id).handlers())
+    handlers.update(ChallengeRequests(c, c._accounts, c.login).handlers())
+    return handlers
+
+
+def _unlink(c: Connection) -> None:
+    """Drop the parts of an ended connection that refer back to it (its handlers' bound
+    methods, the request parts' callbacks and closures): it is then freed at once by reference
+    counting, with its socket and websockets' buffers, not by the collector's next full pass,
+    which a busy server makes minutes apart (server/runtime/gc_timer.py)."""
+    c.__dict__.pop("handlers", None)
+    del c.login, c.queue
 
 
 def _ref(msg: dict[str, Any] | None) -> Any:
