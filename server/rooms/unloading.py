@@ -18,6 +18,7 @@ from server.domain.model import Room
 from server.rooms.hub import Hub
 from server.runtime.clock import Clock
 from server.runtime.config import Config
+from server.runtime.heap import give_back
 from server.runtime.logging import get_logger
 from server.runtime.tasks import stop_tasks
 from shared.errors import ArenaError
@@ -99,10 +100,13 @@ class Unloader:
             room.compact()
         self.compacted += len(compact)
         if not idle:
+            if compact:
+                give_back()  # their games' memory, to the system rather than kept by malloc
             return []
         await self.hub.unload(idle)
         if self.after_unload is not None:
             await self.after_unload([room.id for room in idle])
         self.unloaded += len(idle)
+        give_back()
         log.info("rooms_unloaded", rooms=len(idle), loaded=len(self.hub.rooms))
         return [room.id for room in idle]
