@@ -366,6 +366,25 @@ def slope(xs: list[float], ys: list[float]) -> float | None:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
 
 
+def slope_beside(xs: list[float], zs: list[float], ys: list[float]) -> float | None:
+    """The least-squares slope of ys over xs with zs beside them (y = a + b x + c z): what xs
+    explain that zs do not. None when the two cannot be told apart."""
+    n = len(xs)
+    if n < 3:
+        return None
+    mx, mz, my = sum(xs) / n, sum(zs) / n, sum(ys) / n
+    dx, dz, dy = [x - mx for x in xs], [z - mz for z in zs], [y - my for y in ys]
+    sxx = sum(a * a for a in dx)
+    szz = sum(c * c for c in dz)
+    sxz = sum(a * c for a, c in zip(dx, dz, strict=True))
+    sxy = sum(a * b for a, b in zip(dx, dy, strict=True))
+    szy = sum(c * b for c, b in zip(dz, dy, strict=True))
+    det = sxx * szz - sxz * sxz
+    if det <= 1e-9 * max(sxx * szz, 1e-300):
+        return None
+    return (sxy * szz - szy * sxz) / det
+
+
 def growth(samples: list[Sample], warmup_s: float) -> dict[str, Any]:
     """Per 1,000 races after the warm-up: each figure's least-squares slope, and RSS's from the
     first to the last sample (the coarse reading)."""
@@ -387,6 +406,15 @@ def growth(samples: list[Sample], warmup_s: float) -> dict[str, Any]:
     ):
         per_race = slope(races, [float(getattr(s, key)) for s in after])
         out[f"{key}_per_1000_races"] = None if per_race is None else round(per_race * 1000, 3)
+    # The rooms in memory follow the race rate (each waits --unload-after-s), and a shared
+    # machine's rate wanders: RSS's slope with the loaded rooms beside it is the growth that
+    # the races themselves leave, whatever the rate.
+    rooms = [float(s.rooms_loaded) for s in after]
+    for key in ("rss_mib", "python_blocks"):
+        beside = slope_beside(races, rooms, [float(getattr(s, key)) for s in after])
+        out[f"{key}_per_1000_races_rooms_aside"] = (
+            None if beside is None else round(beside * 1000, 3)
+        )
     if len(after) >= 2 and after[-1].races > after[0].races:
         span = after[-1].races - after[0].races
         out["rss_mib_first_to_last_per_1000_races"] = round(
@@ -531,6 +559,7 @@ def main(argv: list[str] | None = None) -> int:
     warmup = warmup_of(args)
     grown = growth(samples, warmup)
     per_1000 = grown.get("rss_mib_per_1000_races")
+    aside = grown.get("rss_mib_per_1000_races_rooms_aside")
     measured = not args.quick and grown.get("races", 0) >= 200
     report = {
         "machine": machine(),
@@ -548,7 +577,12 @@ def main(argv: list[str] | None = None) -> int:
                 "goal": GROWTH_GOAL_MIB,
                 "value": per_1000,
                 "met": (per_1000 <= GROWTH_GOAL_MIB) if measured and per_1000 is not None else None,
-            }
+            },
+            "rss_growth_per_1000_races_rooms_aside_mib": {
+                "goal": GROWTH_GOAL_MIB,
+                "value": aside,
+                "met": (aside <= GROWTH_GOAL_MIB) if measured and aside is not None else None,
+            },
         },
     }
     path = write_json("soak.json", report)
@@ -562,6 +596,7 @@ def main(argv: list[str] | None = None) -> int:
         ("errors", str(sum(soak.errors.values()))),
         (f"after {warmup:.0f} s warm-up: races measured", str(grown.get("races", 0))),
         ("RSS per 1,000 races (slope)", f"{per_1000} MiB (goal <= {GROWTH_GOAL_MIB})"),
+        ("the same, loaded rooms aside", f"{aside} MiB"),
         (
             "open files / tasks per 1,000 races",
             f"{grown.get('open_files_per_1000_races')} / {grown.get('tasks_per_1000_races')}",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.soak import Sample, growth, slope
+from bench.soak import Sample, growth, slope, slope_beside
 
 
 def sample(at_s: float, races: int, rss_mib: float) -> Sample:
@@ -34,3 +34,11 @@ def test_growth_says_nothing_without_two_samples_after_the_warm_up() -> None:
     grown = growth([sample(0, 0, 50.0), sample(70, 500, 60.0)], warmup_s=60)
     assert grown["samples"] == 1
     assert grown["rss_mib_per_1000_races"] is None
+
+
+def test_the_slope_beside_the_loaded_rooms_leaves_out_what_they_explain() -> None:
+    races = [float(r) for r in range(0, 1000, 50)]
+    rooms = [100.0 + (i % 4) * 50 for i in range(len(races))]  # the rate wanders
+    rss = [60.0 + 0.04 * n + 0.001 * r for r, n in zip(races, rooms, strict=True)]
+    assert slope_beside(races, rooms, rss) == pytest.approx(0.001)
+    assert slope_beside(races, races, rss) is None  # the two cannot be told apart
