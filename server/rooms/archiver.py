@@ -3,8 +3,10 @@
 A room that finished ``--archive-after-s`` ago is read whole from the store, written to the
 archive (insert-if-absent: racing processes write once, a second run is a no-op), read back
 and checked (its record folds to the same room and games as the store's events), and only
-then deleted from the store: the room stream first, so from that instant every reader goes
-to the archive, then its games. A crash between any two steps leaves the room in the store,
+then deleted from the store, its streams all at once and only if none moved on since they were
+read (``delete_at``, the fence): from that instant every reader goes to the archive, and an
+event appended at any moment before it is kept for the next sweep. A crash between any two
+steps leaves the room in the store,
 in the archive, or in both, and the next sweep (of any process) finishes the job, since the
 room stays in the ``archive-due`` index until its streams are gone. An archive that fails
 (unreachable, disk full) deletes nothing; the sweep backs off and tries again.
@@ -220,13 +222,15 @@ class Archiver:
         await self.step("written", room_id)
         await self._verify(live)
         await self.step("verified", room_id)
+        # The fence: the room and its games go at once, and only if each is still at the
+        # version archived; an event appended at any moment since the read survives, and the
+        # next sweep writes the longer record.
         versions = {stream: len(room_events), **{g: len(read[g]) for g in games}}
-        if await self.store.last_versions(list(versions)) != versions:
+        if not await self.store.delete_at(versions):
             log.info("archive_raced", room=room_id)  # moved on meanwhile: archived again later
             return Outcome.WAITING
-        await self.store.expire(stream, 0)  # from here on, readers read the archive
-        await self.step("room_deleted", room_id)
-        await self._delete(live, games)
+        await self.step("streams_deleted", room_id)  # from here on, readers read the archive
+        await self._forget(live)
         log.info("room_archived", room=room_id, streams=len(versions), games=len(games))
         return Outcome.ARCHIVED
 
@@ -248,15 +252,16 @@ class Archiver:
             log.error("archive_room_missing", room=room_id)
             await self.store.index_remove(ARCHIVE_DUE_INDEX, room_id)
             return Outcome.CLEARED
-        await self._delete(folded(room_id, stored_events(record)), list(record.game_events))
+        # Any game stream still there goes too (the fence deletes them with the room stream;
+        # a missing one costs nothing).
+        await asyncio.gather(*(self.store.expire(game, 0) for game in record.game_events))
+        await self._forget(folded(room_id, stored_events(record)))
         return Outcome.CLEARED
 
-    async def _delete(self, room: Room, games: Sequence[str]) -> None:
-        """The rest of an archived room's place in the store: its games, then its directory
-        entry and seats, then its ``archive-due`` entry (the last: until it goes, a sweep
-        finishes what a crash left)."""
-        await asyncio.gather(*(self.store.expire(game, 0) for game in games))
-        await self.step("games_deleted", room.id)
+    async def _forget(self, room: Room) -> None:
+        """The rest of an archived room's place in the store: its directory entry and seats
+        (indexes, in other slots than its streams), then its ``archive-due`` entry (the last:
+        until it goes, a sweep finishes what a crash left)."""
         await self.directory.forget(room.id, [seat.token_hash for seat in room.seats.values()])
         await self.step("directory_left", room.id)
         await self.store.index_remove(ARCHIVE_DUE_INDEX, room.id)

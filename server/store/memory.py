@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from server.store.base import EventStore
+from server.store.base import EventStore, validate_delete_at
 from server.store.indexes import IndexEntry, check_index
 from server.store.queues import QueueEntry, check_queue
 from server.store.streams import (
@@ -106,6 +106,16 @@ class MemoryEventStore(EventStore):
             del self._streams[stream]
         else:
             entry.deadline = self._clock() + seconds
+
+    async def delete_at(self, versions: Mapping[str, int]) -> bool:
+        checked = validate_delete_at(versions)
+        found = {stream: self._live(stream) for stream in checked}
+        if any((len(e.entries) if e else 0) != checked[s] for s, e in found.items()):
+            return False
+        for stream, entry in found.items():
+            if entry is not None:
+                del self._streams[stream]
+        return True
 
     def subscribe(
         self, on_wakeup: WakeupHandler, *, on_gap: Callable[[], None] | None = None

@@ -96,6 +96,25 @@ end
 return out
 """
 
+# KEYS: streams of one hash tag (one slot on a Cluster); ARGV[i]: the version KEYS[i] must be
+# at (0: absent). Deletes them all if every one is there, else none: 1 if deleted. One script,
+# so no append lands between the check and the delete: the archiver's fence.
+DELETE_AT_SCRIPT = """
+for i = 1, #KEYS do
+  local last = redis.call('XREVRANGE', KEYS[i], '+', '-', 'COUNT', 1)
+  local current = 0
+  if #last > 0 then
+    local version = string.match(last[1][1], '^(%d+)-0$')
+    current = version and tonumber(version) or -1
+  end
+  if current ~= tonumber(ARGV[i]) then
+    return 0
+  end
+end
+redis.call('DEL', unpack(KEYS))
+return 1
+"""
+
 # KEYS[1], KEYS[2]: a queue's sorted set and hash (one hash tag, one slot). ARGV: member,
 # score, value. Adds the member unless it is there already: 1 if added, 0 if not.
 QUEUE_JOIN_SCRIPT = """
@@ -140,6 +159,7 @@ class Script:
 APPEND = Script(APPEND_SCRIPT)
 INDEX = Script(INDEX_SCRIPT)
 LAST_IDS = Script(LAST_IDS_SCRIPT)
+DELETE_AT = Script(DELETE_AT_SCRIPT)
 QUEUE_JOIN = Script(QUEUE_JOIN_SCRIPT)
 QUEUE_TAKE = Script(QUEUE_TAKE_SCRIPT)
 
@@ -202,5 +222,6 @@ async def _loaded_again(
 
 
 _BY_SHA = {
-    script.sha: script.source for script in (APPEND, INDEX, LAST_IDS, QUEUE_JOIN, QUEUE_TAKE)
+    script.sha: script.source
+    for script in (APPEND, INDEX, LAST_IDS, DELETE_AT, QUEUE_JOIN, QUEUE_TAKE)
 }

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from server.store import sqlite_sql as sql
-from server.store.base import EventStore
+from server.store.base import EventStore, validate_delete_at
 from server.store.data_dir import DataDir
 from server.store.errors import StoreError
 from server.store.indexes import IndexEntry, check_index
@@ -114,6 +114,10 @@ class SqliteEventStore(EventStore):
     async def expire(self, stream: str, seconds: float) -> None:
         check_stream(stream)
         await self._thread.write(lambda db: sql.expire(db, stream, seconds, self._clock()))
+
+    async def delete_at(self, versions: Mapping[str, int]) -> bool:
+        checked = validate_delete_at(versions)
+        return await self._thread.write(lambda db: sql.delete_at(db, checked, self._clock()))
 
     def subscribe(
         self, on_wakeup: WakeupHandler, *, on_gap: Callable[[], None] | None = None

@@ -10,7 +10,7 @@ counts, so it cannot drift from them.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from server.store.errors import DataDirError
@@ -184,6 +184,18 @@ def expire(db: sqlite3.Connection, stream: str, seconds: float, now: float) -> N
         _drop(db, found[0])
     else:
         db.execute("UPDATE streams SET deadline = ? WHERE id = ?", (now + seconds, found[0]))
+
+
+def delete_at(db: sqlite3.Connection, versions: Mapping[str, int], now: float) -> bool:
+    """Drop every stream of ``versions`` if each is at its version (0: absent), else none; the
+    caller's transaction makes the check and the drops one."""
+    found = {stream: _stream(db, stream, now) for stream in versions}
+    if any((row[1] if row else 0) != versions[s] for s, row in found.items()):
+        return False
+    for row in found.values():
+        if row is not None:
+            _drop(db, row[0])
+    return True
 
 
 def purge(db: sqlite3.Connection, now: float, most: int = 100) -> int:

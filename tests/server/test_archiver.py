@@ -19,12 +19,12 @@ from server.rooms.archiver import ARCHIVE_DUE_INDEX, Archiver, fingerprint, fold
 from server.rooms.room_reader import read_room
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
-from server.store import MemoryEventStore
+from server.store import EventStore, MemoryEventStore
 from shared.errors import ArchiveUnavailable
 from shared.game import legal_moves
 from tests.server.parts import Peer, racing, until
 
-STEPS = ["read", "written", "verified", "room_deleted", "games_deleted", "directory_left"]
+STEPS = ["read", "written", "verified", "streams_deleted", "directory_left"]
 AFTER_S = 300.0
 
 
@@ -64,11 +64,11 @@ async def finished_race(app: App, clock: FakeClock, moves: int = 4) -> Room:
     return room
 
 
-async def due(store: MemoryEventStore) -> set[str]:
+async def due(store: EventStore) -> set[str]:
     return {e.member for e in await store.index_range(ARCHIVE_DUE_INDEX)}
 
 
-async def marked(store: MemoryEventStore, room_id: str) -> None:
+async def marked(store: EventStore, room_id: str) -> None:
     for _ in range(500):
         if room_id in await due(store):
             return
@@ -76,7 +76,7 @@ async def marked(store: MemoryEventStore, room_id: str) -> None:
     raise AssertionError(f"{room_id} never became due")
 
 
-async def in_store(store: MemoryEventStore, room: Room) -> list[str]:
+async def in_store(store: EventStore, room: Room) -> list[str]:
     return [s for s in room.streams() if await store.last_version(s) > 0]
 
 
