@@ -37,6 +37,7 @@ from server.net.audience import (
     PLAYERS,
     RIVALS,
     SPECTATORS,
+    VIEWING_PLAYERS,
     WATCHERS,
     Audience,
 )
@@ -124,11 +125,15 @@ class Delivery(Members):
         elif isinstance(event, RaceFinished):
             self._release(room, audience)  # every game's last events before the end
             message = room.finished_message()
-            send(audience, audience.of(PLAYERS), message)
+            # A racer watching others is their viewer: with a spectator delay, it is told the
+            # end with the spectators, after the watched games' last events (causal order).
+            viewing = audience.of(VIEWING_PLAYERS) if room.delay_ms > 0 else []
+            send(audience, [peer for peer in audience.of(PLAYERS) if peer not in viewing], message)
 
             def release_end() -> None:
                 audience.finished_shown = True
-                send(audience, audience.of(SPECTATORS), message)
+                told = [peer for peer in viewing if peer in audience.members]
+                send(audience, [*audience.of(SPECTATORS), *told], message)
 
             self._later(room, audience, release_end)
         elif isinstance(event, RematchOffered):

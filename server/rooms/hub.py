@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from server.archive import Archive
-from server.domain.fold import Change, Loaded, fold_stored
+from server.domain.fold import Change, Loaded, fold_room_until_waiting, fold_stored
 from server.domain.model import Room
 from server.rooms.room_reader import ArchiveReads, read_room
 from server.runtime.config import Config
@@ -185,7 +185,11 @@ class Hub:
                 StoredEvent(wakeup.stream, first + i, event)  # type: ignore[arg-type]
                 for i, event in enumerate(events)
             ]
-            self._fold(room, stored)
+            if wakeup.stream != room.stream:
+                self._fold(room, stored)
+            elif self._fold_room(room, stored):
+                # An event waits for game events this fold lacks: the catch-up reads them first.
+                self._mark_behind(room, [room.stream])
             return
         self._mark_behind(room, [wakeup.stream])
 
@@ -229,7 +233,9 @@ class Hub:
             except CorruptEntry as error:
                 log.error("corrupt_event", stream=error.stream, entry=error.entry, reason=error.why)
                 continue
-            if events:
+            if events and stream == room.stream:
+                await self._fold_room_in_order(room, events)
+            elif events:
                 self._fold(room, events)
             if stream == room.stream:
                 known = {g.stream for g in room.games.values()}
@@ -241,6 +247,37 @@ class Hub:
         changes = fold_stored(room, events)
         if changes:
             self._notify(room, changes)
+
+    def _fold_room(self, room: Room, events: Sequence[StoredEvent]) -> dict[str, int]:
+        """Fold room stream events up to one decided from game events the fold lacks; what
+        that one waits for (nothing when all were folded). Causal order: the listeners hear
+        of a race's end only after every move it was decided from, on any process."""
+        changes, _, lacking = fold_room_until_waiting(room, events)
+        if changes:
+            self._notify(room, changes)
+        return lacking
+
+    async def _fold_room_in_order(self, room: Room, events: Sequence[StoredEvent]) -> None:
+        """Fold room stream events, each after the game events it was decided from: read
+        first when the fold lacks them."""
+        waited: set[int] = set()
+        while events:
+            changes, rest, lacking = fold_room_until_waiting(room, events)
+            if changes:
+                self._notify(room, changes)
+            if not lacking:
+                return
+            first = rest[0]
+            if first.version in waited:
+                # Read, and still not there: the store lost them (a failover without
+                # --ack-after-replicas). The stream is the truth: fold the event as it is.
+                log.error("causes_missing", room=room.id, version=first.version, streams=lacking)
+                self._fold(room, [first])
+                rest = rest[1:]
+            else:
+                waited.add(first.version)
+                await self._read(room, sorted(lacking))
+            events = rest
 
     def _notify(self, room: Room, changes: Sequence[Change]) -> None:
         for listener in self.listeners:
