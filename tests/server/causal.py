@@ -3,7 +3,8 @@ docs/protocol.md ("Causal order"). A game's events come in version order without
 its snapshot), and a room's ``finished`` comes after every game event and every ``progress`` it
 was decided from that the connection is sent: when ``finished`` arrives, each game this
 connection follows shows exactly the moves and the end its ranking states, and the last
-``progress`` it got of each racer is the ranking's."""
+``progress`` it got of each racer is the ranking's. A rematch (caused by the end) comes after
+it."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ def violations(messages: Iterable[Mapping[str, Any]]) -> list[str]:
     found: list[str] = []
     games: dict[str, list[Mapping[str, Any]]] = {}  # player -> public events so far
     progress: dict[str, Mapping[str, Any]] = {}  # player -> the last progress
+    ended = False  # ``finished`` came
     for i, msg in enumerate(messages):
         kind, player = msg["type"], msg.get("player")
         if kind == "game" and isinstance(player, str):
@@ -35,7 +37,10 @@ def violations(messages: Iterable[Mapping[str, Any]]) -> list[str]:
                 found.append(f"#{i}: {player}'s event {msg['version']} after {len(events)}")
         elif kind == "progress" and isinstance(player, str):
             progress[player] = msg
+        elif kind == "room" and msg["room"].get("rematch") and not ended:
+            found.append(f"#{i}: a rematch offered before the end")
         elif kind == "finished":
+            ended = True
             for rank in msg["ranking"]:
                 found.extend(_before_the_end(i, rank, games, progress))
     return found

@@ -92,8 +92,11 @@ async def test_a_racer_watching_under_a_delay_is_told_the_end_after_the_watched_
         await until(lambda: room.finished is not None)
         assert not ann.of("finished")  # bob's last moves are still under the delay
         assert bob.of("finished")  # a racer who watches nobody is told at once
+        await app.commands.rematch(room, "bob", creator="bob")  # bob knows the end: he asks
+        assert [m for m in ann.of("room") if m["room"]["rematch"]] == []
         clock.advance(5000)
         await until(lambda: bool(ann.of("finished")))
+        await until(lambda: any(m["room"]["rematch"] for m in ann.of("room")))
         assert violations(ann.messages) == []
         assert violations(bob.messages) == []
     finally:
@@ -145,6 +148,13 @@ def test_an_end_written_without_its_causes_waits_for_nothing() -> None:
                     "type": "finished",
                     "ranking": [{"player": "a", "status": "over", "foundation": 1, "moves": 2}],
                 },
+            ],
+            1,
+        ),
+        (
+            [
+                {"type": "room", "room": {"rematch": "r2"}},
+                {"type": "finished", "ranking": []},
             ],
             1,
         ),
