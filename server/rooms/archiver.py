@@ -36,6 +36,8 @@ from shared.errors import ArenaError, ServerError
 log = get_logger("server.rooms.archiver")
 
 ARCHIVE_DUE_INDEX = "archive-due"  # room id -> when its race finished (ms), until archived
+ARCHIVE_CLAIMS_INDEX = "archive-claims"  # room id -> when its archiver's lease runs out (ms)
+CLAIM_MS = 60_000  # a lease on one room: archiving it takes milliseconds; a crash frees it then
 _BATCH = 256  # rooms a sweep archives at most
 _CONCURRENCY = 8  # rooms archived at once: their round trips overlap
 _MAX_BACKOFF_S = 60.0
@@ -54,6 +56,7 @@ class Outcome(Enum):
     ARCHIVED = "archived"  # written, checked, gone from the store: by this call
     CLEARED = "cleared"  # no longer due: what an earlier run left finished, or nothing to do
     WAITING = "waiting"  # still due: held (its rating), or it moved on meanwhile
+    CLAIMED = "claimed"  # still due: another process is archiving it now
 
 
 class ArchiveMismatch(ServerError):
@@ -106,6 +109,7 @@ class Archiver:
         hold_indexes: Sequence[str] = (),
         interval_s: float = 5.0,
         step: Step = _no_step,
+        process: str = "",
     ) -> None:
         self.store = store
         self.archive = archive
@@ -115,6 +119,7 @@ class Archiver:
         self.hold_indexes = tuple(hold_indexes)  # a room in one of these waits (ratings-pending)
         self.interval_s = interval_s
         self.step = step
+        self.process = process.encode()  # who holds a claim (for whoever reads the index)
         self.figures = ArchiverFigures()
         self._task: asyncio.Task[None] | None = None
         self._marks: set[asyncio.Task[None]] = set()
@@ -177,7 +182,7 @@ class Archiver:
                     outcome = await self.archive_room(room_id)
                     if outcome is Outcome.ARCHIVED:
                         self.figures.archived += 1
-                    if outcome is not Outcome.WAITING:
+                    if outcome in (Outcome.ARCHIVED, Outcome.CLEARED):
                         gone.add(room_id)
                 except ArenaError as exc:
                     self.figures.failures += 1
@@ -194,10 +199,32 @@ class Archiver:
     # ---- one room ----------------------------------------------------------------------------
 
     async def archive_room(self, room_id: str) -> Outcome:
-        """Archive, check, delete. Safe to run again at any point, and from several processes
-        at once."""
+        """Archive, check, delete, under a claim on the room: with several processes (each
+        worker of ``--workers``) sweeping, one reads, encodes and writes each room. Safe to
+        run again at any point, and (the claim aside) from several processes at once."""
         if await self._held(room_id):
             return Outcome.WAITING
+        now = self.clock.now_ms()
+        claimed = await self.store.index_claim(
+            ARCHIVE_CLAIMS_INDEX, room_id, now + CLAIM_MS, self.process, expired_at=now
+        )
+        if not claimed:
+            return Outcome.CLAIMED
+        try:
+            outcome = await self._archive(room_id)
+        except ArenaError:
+            await self._release(room_id)
+            raise
+        await self._release(room_id)  # a process that died holding it: it runs out
+        return outcome
+
+    async def _release(self, room_id: str) -> None:
+        try:
+            await self.store.index_remove(ARCHIVE_CLAIMS_INDEX, room_id)
+        except ArenaError as exc:  # it runs out on its own
+            log.warning("archive_release_failed", room=room_id, reason=exc.reason)
+
+    async def _archive(self, room_id: str) -> Outcome:
         stream = room_stream(room_id)
         room_events = await self.store.read(stream)
         if not room_events:

@@ -144,6 +144,17 @@ class MemoryEventStore(EventStore):
         ]
         return sorted(entries, key=lambda e: (e.score, e.member))
 
+    async def index_claim(
+        self, index: str, member: str, score: int, value: bytes = b"", *, expired_at: int
+    ) -> bool:
+        check_index(index, member)
+        entries = self._indexes.setdefault(index, {})
+        held = entries.get(member)
+        if held is not None and held[0] > expired_at:
+            return False
+        entries[member] = (int(score), bytes(value))
+        return True
+
     async def index_count(self, index: str) -> int:
         check_index(index, "-")
         return len(self._indexes.get(index, {}))

@@ -84,6 +84,18 @@ end
 return 1
 """
 
+# KEYS as INDEX; ARGV: member, score, value, expired_at. Puts the member unless it is there
+# with a score above expired_at (a lease still running): 1 if put.
+INDEX_CLAIM_SCRIPT = """
+local held = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if held and tonumber(held) > tonumber(ARGV[4]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+return 1
+"""
+
 # KEYS: streams (on a Cluster, of one hash tag). Each one's last entry id, "" if it has none.
 # One command per batch: the periodic catch-up's XREVRANGE per stream was ~1,250 commands
 # every 2 s at 250 rooms, 25-37 ms of redis-py's packing and parsing in a few long loop turns.
@@ -158,6 +170,7 @@ class Script:
 
 APPEND = Script(APPEND_SCRIPT)
 INDEX = Script(INDEX_SCRIPT)
+INDEX_CLAIM = Script(INDEX_CLAIM_SCRIPT)
 LAST_IDS = Script(LAST_IDS_SCRIPT)
 DELETE_AT = Script(DELETE_AT_SCRIPT)
 QUEUE_JOIN = Script(QUEUE_JOIN_SCRIPT)
@@ -223,5 +236,5 @@ async def _loaded_again(
 
 _BY_SHA = {
     script.sha: script.source
-    for script in (APPEND, INDEX, LAST_IDS, DELETE_AT, QUEUE_JOIN, QUEUE_TAKE)
+    for script in (APPEND, INDEX, INDEX_CLAIM, LAST_IDS, DELETE_AT, QUEUE_JOIN, QUEUE_TAKE)
 }

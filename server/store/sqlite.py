@@ -141,6 +141,13 @@ class SqliteEventStore(EventStore):
         check_index(index, "-")
         return await self._thread.read(lambda db: sql.index_range(db, index, max_score))
 
+    async def index_claim(
+        self, index: str, member: str, score: int, value: bytes = b"", *, expired_at: int
+    ) -> bool:
+        check_index(index, member)
+        entry = (index, member, int(score), bytes(value), int(expired_at))
+        return await self._thread.write(lambda db: sql.index_claim(db, *entry))
+
     async def index_count(self, index: str) -> int:
         check_index(index, "-")
         return await self._thread.read(lambda db: sql.index_count(db, index))

@@ -217,6 +217,18 @@ def index_put(db: sqlite3.Connection, name: str, member: str, score: int, value:
     )
 
 
+def index_claim(
+    db: sqlite3.Connection, name: str, member: str, score: int, value: bytes, expired_at: int
+) -> bool:
+    """``index_put`` unless the member is there with a score above ``expired_at``; the
+    caller's transaction makes the check and the put one."""
+    held = index_get(db, name, member)
+    if held is not None and held.score > expired_at:
+        return False
+    index_put(db, name, member, score, value)
+    return True
+
+
 def index_remove(db: sqlite3.Connection, name: str, member: str) -> None:
     db.execute("DELETE FROM index_entries WHERE name = ? AND member = ?", (name, member))
 

@@ -10,12 +10,19 @@ from pathlib import Path
 import pytest
 
 from server.app import App
-from server.archive import Archive, SqliteArchive
+from server.archive import Archive, ArchivedRoom, SqliteArchive
 from server.domain import daily as d
 from server.domain.errors import WrongStatus
 from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room
-from server.rooms.archiver import ARCHIVE_DUE_INDEX, Archiver, fingerprint, folded
+from server.rooms.archiver import (
+    ARCHIVE_DUE_INDEX,
+    CLAIM_MS,
+    Archiver,
+    Outcome,
+    fingerprint,
+    folded,
+)
 from server.rooms.room_reader import read_room
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
@@ -126,6 +133,10 @@ async def test_a_crash_between_steps_loses_nothing(
     dying = Archiver(store, archive, clock, after_s=AFTER_S, step=crash)
     with pytest.raises(Crash):
         await dying.sweep()
+    # Its claim on the room holds until it runs out: nobody else archives it meanwhile.
+    again = Archiver(store, archive, clock, after_s=AFTER_S)
+    assert await again.archive_room(room.id) is Outcome.CLAIMED
+    clock.advance(CLAIM_MS)
     # In the store, the archive, or both: a reader still gets the whole room.
     read = await read_room(store, room.id, archive)
     assert read is not None
@@ -133,7 +144,6 @@ async def test_a_crash_between_steps_loses_nothing(
     assert room.id in await due(store)  # so the next sweep finishes the job
     assert await app.commands.list_rooms() == listed
     # Another process (or this one restarted) sweeps: the room ends up archived, once.
-    again = Archiver(store, archive, clock, after_s=AFTER_S)
     assert not await again.sweep()
     assert await in_store(store, room) == []
     assert await due(store) == set()
@@ -153,8 +163,19 @@ async def test_racing_archivers_write_once(
         await marked(store, room.id)
     clock.advance(int(AFTER_S * 1000))
     archivers = [Archiver(store, archive, clock, after_s=AFTER_S) for _ in range(3)]
+    encoded: list[str] = []
+    put = archive.put
+
+    async def counted(room: ArchivedRoom, *, now_ms: int) -> bool:
+        encoded.append(room.room_id)
+        return await put(room, now_ms=now_ms)
+
+    archive.put = counted  # type: ignore[method-assign]
     await asyncio.gather(*(a.sweep() for a in archivers))
     assert await archive.count() == 3
+    # Each room claimed by one of them: read, encoded and written once, by that one.
+    assert sorted(encoded) == sorted(room.id for room in rooms)
+    assert sum(a.figures.archived for a in archivers) == 3
     assert sum(a.figures.failures for a in archivers) == 0
     for room in rooms:
         assert await in_store(store, room) == []
