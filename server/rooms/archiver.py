@@ -211,8 +211,12 @@ class Archiver:
         if not claimed:
             return Outcome.CLAIMED
         try:
-            outcome = await self._archive(room_id)
-        except ArenaError:
+            # Archived meanwhile by the process whose claim this one followed: nothing to do.
+            if await self.store.index_get(ARCHIVE_DUE_INDEX, room_id) is None:
+                outcome = Outcome.CLEARED
+            else:
+                outcome = await self._archive(room_id)
+        except (ArenaError, asyncio.CancelledError):  # a failure, or the server stopping
             await self._release(room_id)
             raise
         await self._release(room_id)  # a process that died holding it: it runs out
