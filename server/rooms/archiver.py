@@ -15,6 +15,7 @@ room stays in the ``archive-due`` index until its streams are gone. An archive t
 from __future__ import annotations
 
 import asyncio
+import zlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -123,6 +124,7 @@ class Archiver:
         self.figures = ArchiverFigures()
         self._task: asyncio.Task[None] | None = None
         self._marks: set[asyncio.Task[None]] = set()
+        self._backlog = False  # the last sweep found a whole batch due, and moved some
 
     # ---- which rooms are due -------------------------------------------------------------------
 
@@ -163,6 +165,8 @@ class Archiver:
                 self.figures.failures += 1
                 log.warning("archive_sweep_failed", code=exc.code, reason=exc.reason)
                 failed = True
+            if not failed and self._backlog:
+                continue  # a backlog: the next batch at once
             # Something failed (the archive down, say): wait longer each time, up to a minute.
             backoff = min(backoff * 2, _MAX_BACKOFF_S) if failed else self.interval_s
             await asyncio.sleep(backoff)
@@ -171,7 +175,12 @@ class Archiver:
         """Archive every room due now; True if any failed (they stay due)."""
         now = self.clock.now_ms()
         due = await self.store.index_range(ARCHIVE_DUE_INDEX)
-        ready = [e.member for e in due if e.score + self.after_ms <= now][:_BATCH]
+        ready = [e.member for e in due if e.score + self.after_ms <= now]
+        full = len(ready) >= _BATCH
+        # Each process starts at a place of its own in the list: processes sweeping at once
+        # meet at few claims.
+        start = zlib.crc32(self.process) % len(ready) if ready else 0
+        ready = (ready[start:] + ready[:start])[:_BATCH]
         gone: set[str] = set()
         failures: list[bool] = []
         gate = asyncio.Semaphore(_CONCURRENCY)
@@ -191,6 +200,7 @@ class Archiver:
 
         await asyncio.gather(*(one(room_id) for room_id in ready))
         failed = bool(failures)
+        self._backlog = full and bool(gone)  # more due, and this sweep moved some
         waiting = [e.score for e in due if e.member not in gone]
         self.figures.waiting = len(waiting)
         self.figures.oldest_waiting_s = (now - min(waiting)) / 1000 if waiting else 0.0

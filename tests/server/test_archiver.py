@@ -323,3 +323,26 @@ async def test_a_daily_attempt_replays_from_the_archive_after_the_day(
     replayed = await app.commands.room(room.id)
     assert replayed.archived
     assert fingerprint(replayed) == live
+
+
+async def test_a_backlog_is_archived_without_waiting_for_the_next_sweep(
+    app: App,
+    store: MemoryEventStore,
+    clock: FakeClock,
+    archive: Archive,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A sweep that found a whole batch due sweeps again at once: a backlog (after the archive
+    was down, say) drains at the archiver's pace, not a batch every ``interval_s``."""
+    rooms = [await finished_race(app, clock, moves=i) for i in range(3)]
+    for room in rooms:
+        await marked(store, room.id)
+    clock.advance(int(AFTER_S * 1000))
+    monkeypatch.setattr("server.rooms.archiver._BATCH", 1)
+    archiver = Archiver(store, archive, clock, after_s=AFTER_S, interval_s=3600)
+    archiver.start()
+    try:
+        await until(lambda: archiver.figures.archived == 3)
+    finally:
+        await archiver.aclose()
+    assert await due(store) == set()
