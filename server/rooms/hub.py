@@ -16,8 +16,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from server.archive import Archive
-from server.domain.fold import Change, Loaded, fold_room_until_waiting, fold_stored
+from server.domain.fold import Change, Loaded, fold_stored
 from server.domain.model import Room
+from server.rooms.causal_fold import fold_in_order, fold_ready
 from server.rooms.room_reader import ArchiveReads, read_room
 from server.runtime.config import Config
 from server.runtime.logging import get_logger
@@ -187,8 +188,7 @@ class Hub:
             ]
             if wakeup.stream != room.stream:
                 self._fold(room, stored)
-            elif self._fold_room(room, stored):
-                # An event waits for game events this fold lacks: the catch-up reads them first.
+            elif fold_ready(room, stored, self._notify):  # an end waits: its causes are read
                 self._mark_behind(room, [room.stream])
             return
         self._mark_behind(room, [wakeup.stream])
@@ -233,10 +233,8 @@ class Hub:
             except CorruptEntry as error:
                 log.error("corrupt_event", stream=error.stream, entry=error.entry, reason=error.why)
                 continue
-            if events and stream == room.stream:
-                await self._fold_room_in_order(room, events)
-            elif events:
-                self._fold(room, events)
+            if events:
+                await fold_in_order(room, events, self._notify, self._read)
             if stream == room.stream:
                 known = {g.stream for g in room.games.values()}
                 for new in sorted(known - set(streams)):
@@ -247,37 +245,6 @@ class Hub:
         changes = fold_stored(room, events)
         if changes:
             self._notify(room, changes)
-
-    def _fold_room(self, room: Room, events: Sequence[StoredEvent]) -> dict[str, int]:
-        """Fold room stream events up to one decided from game events the fold lacks; what
-        that one waits for (nothing when all were folded). Causal order: the listeners hear
-        of a race's end only after every move it was decided from, on any process."""
-        changes, _, lacking = fold_room_until_waiting(room, events)
-        if changes:
-            self._notify(room, changes)
-        return lacking
-
-    async def _fold_room_in_order(self, room: Room, events: Sequence[StoredEvent]) -> None:
-        """Fold room stream events, each after the game events it was decided from: read
-        first when the fold lacks them."""
-        waited: set[int] = set()
-        while events:
-            changes, rest, lacking = fold_room_until_waiting(room, events)
-            if changes:
-                self._notify(room, changes)
-            if not lacking:
-                return
-            first = rest[0]
-            if first.version in waited:
-                # Read, and still not there: the store lost them (a failover without
-                # --ack-after-replicas). The stream is the truth: fold the event as it is.
-                log.error("causes_missing", room=room.id, version=first.version, streams=lacking)
-                self._fold(room, [first])
-                rest = rest[1:]
-            else:
-                waited.add(first.version)
-                await self._read(room, sorted(lacking))
-            events = rest
 
     def _notify(self, room: Room, changes: Sequence[Change]) -> None:
         for listener in self.listeners:
