@@ -39,21 +39,19 @@ class Crash(BaseException):
     """What a kill -9 between two steps looks like to the code after it: nothing runs."""
 
 
-@pytest.fixture
-async def archive(tmp_path: Path) -> AsyncIterator[SqliteArchive]:
-    made = SqliteArchive(tmp_path / "archive.sqlite3")
-    yield made
-    await made.aclose()
-
-
-@pytest.fixture
-async def app(store: MemoryEventStore, clock: FakeClock, archive: Archive) -> AsyncIterator[App]:
+def archiving_app(store: EventStore, clock: FakeClock, archive: Archive) -> App:
     made = App(Config(archive_after_s=AFTER_S), store, clock, archive)
     made.delivery.ticker.send_many = lambda peers, msg: None
     made.race_clock.poll_s = 0.01
     made.open()
     assert made.archiver is not None
     made.archiver.interval_s = 3600  # the tests sweep by hand
+    return made
+
+
+@pytest.fixture
+async def app(store: MemoryEventStore, clock: FakeClock, archive: Archive) -> AsyncIterator[App]:
+    made = archiving_app(store, clock, archive)
     yield made
     await made.close_parts()
 

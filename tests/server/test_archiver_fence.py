@@ -16,9 +16,15 @@ from server.domain.lifecycle import RoomStatus
 from server.rooms.archiver import Archiver, Outcome, fingerprint, folded
 from server.rooms.room_reader import read_room
 from server.runtime.clock import FakeClock
-from server.runtime.config import Config
 from server.store import EventStore, MemoryEventStore, RedisEventStore, SqliteEventStore
-from tests.server.test_archiver import AFTER_S, due, finished_race, in_store, marked
+from tests.server.test_archiver import (
+    AFTER_S,
+    archiving_app,
+    due,
+    finished_race,
+    in_store,
+    marked,
+)
 from tests.support.redis_cluster import LocalRedisCluster
 from tests.support.redis_server import RedisServer
 
@@ -42,20 +48,8 @@ async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
 
 
 @pytest.fixture
-async def archive(tmp_path: Path) -> AsyncIterator[SqliteArchive]:
-    made = SqliteArchive(tmp_path / "archive.sqlite3")
-    yield made
-    await made.aclose()
-
-
-@pytest.fixture
 async def app(backend: EventStore, clock: FakeClock, archive: SqliteArchive) -> AsyncIterator[App]:
-    made = App(Config(archive_after_s=AFTER_S), backend, clock, archive)
-    made.delivery.ticker.send_many = lambda peers, msg: None
-    made.race_clock.poll_s = 0.01
-    made.open()
-    assert made.archiver is not None
-    made.archiver.interval_s = 3600  # the test sweeps by hand
+    made = archiving_app(backend, clock, archive)
     yield made
     await made.close_parts()
 
