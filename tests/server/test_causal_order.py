@@ -5,14 +5,17 @@ was decided from: the hub holds the end and reads the game first."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from server.domain.events import RaceFinished
-from server.domain.fold import waits_for
-from server.domain.model import game_stream
+from server.domain.fold import Change, RoomChanged, fold_stored, waits_for
+from server.domain.model import Room, game_stream
+from server.rooms.causal_fold import fold_in_order
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
-from server.store import Wakeup
+from server.store import MemoryEventStore, Wakeup
 from shared import legal_moves
 from tests.server.causal import violations
 from tests.server.parts import Peer, join, open_app, racing, until
@@ -106,7 +109,6 @@ async def test_a_racer_watching_under_a_delay_is_told_the_end_after_the_watched_
 def test_an_end_written_without_its_causes_waits_for_nothing() -> None:
     """An end stored before it named its causes (``games`` absent) folds as it always did."""
     from server.domain.events import decode, encode
-    from server.domain.model import Room
 
     end = encode(RaceFinished(1, "all_done", ()))
     del end["games"]
@@ -164,3 +166,31 @@ def test_the_checker_finds_an_effect_before_its_cause(
     messages: list[dict[str, object]], expected: int
 ) -> None:
     assert len(violations(messages)) == expected
+
+
+async def test_an_end_whose_causes_the_store_lost_is_folded_all_the_same(
+    store: MemoryEventStore, clock: FakeClock
+) -> None:
+    """Read, and the game events an end names are not there (a failover lost them): the end is
+    folded after one read, never waited for forever; the stream is the truth."""
+    app = open_app(store, clock)
+    try:
+        room = await racing(app, clock, [Peer("ann"), Peer("bob")])
+        for player in ("ann", "bob"):
+            await app.commands.games.resign(room, player)
+        await until(lambda: room.finished is not None)
+        events = await store.read(room.stream)
+    finally:
+        await app.close_parts()
+    behind = Room(room.id)
+    fold_stored(behind, events[:-1])  # the room up to its end; no game event folded
+    reads: list[list[str]] = []
+    told: list[Change] = []
+
+    async def read_nothing(_: Room, streams: Sequence[str]) -> None:
+        reads.append(list(streams))
+
+    await fold_in_order(behind, events[-1:], lambda _, changes: told.extend(changes), read_nothing)
+    assert reads == [sorted(g.stream for g in behind.games.values())]
+    assert behind.finished == room.finished
+    assert [type(c) for c in told] == [RoomChanged]
