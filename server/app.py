@@ -90,6 +90,7 @@ class App:
                 clock,
                 after_s=config.archive_after_s,
                 hold_indexes=[PENDING_INDEX],  # a race is rated before it leaves the store
+                process=self.process,
             )
             self.hub.listen(self.archiver.on_change)
         self.unloader = Unloader(

@@ -306,7 +306,8 @@ def decide_finish(room: Room, reason: str, *, now: int) -> Events:
         return []
     if reason == "all_done" and not room.all_done():
         return []
-    return [RaceFinished(now, reason, tuple(ranking(room.entrants())))]
+    decided_from = {player: game.version for player, game in room.games.items()}
+    return [RaceFinished(now, reason, tuple(ranking(room.entrants())), decided_from)]
 
 
 # ---- games ----------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ streams hold the shared game events (``shared/events.py``), with the client move
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from server.domain.schema import Schema
@@ -111,11 +111,15 @@ class RaceStarted(RoomEvent):
 
 @dataclass(frozen=True, slots=True)
 class RaceFinished(RoomEvent):
-    """``reason`` is ``all_done`` or ``time_limit``; ``ranking`` as docs/protocol.md shows it."""
+    """``reason`` is ``all_done`` or ``time_limit``; ``ranking`` as docs/protocol.md shows it.
+    ``games``: the version of each racer's game the end was decided from (``{player:
+    version}``), its causes: every process folds those game events before the end, so nobody
+    is told the end before them."""
 
     TYPE: ClassVar[str] = "race_finished"
     reason: str
     ranking: tuple[dict[str, Any], ...]
+    games: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +178,7 @@ _SCHEMA: Schema[RoomEvent] = Schema(
         "daily": "",
         "members": (),
         "challenge": "",
+        "games": {},  # an end written before it named its causes: nothing to wait for
     },
     sequences=("deck", "ranking", "members"),
 )
