@@ -44,6 +44,9 @@ async def test_a_challenge_across_two_processes(
         ServerProcess(
             redis_url=url,
             log_path=tmp_path / f"{i}.log",
+            # One machine's two processes share the data directory and so the SQLite archive
+            # (apart, a challenge one archived would be unknown to the other).
+            data_dir=tmp_path / "data",
             extra_args=[*FAST, "--redis-prefix", prefix, *extra],
         )
         for i in range(2)
