@@ -21,6 +21,7 @@ from server.net.connection import Connection, Outbox
 from server.net.delivery import Delivery
 from server.net.export import GameExport
 from server.rooms.archiver import Archiver
+from server.rooms.bots import BotRunner
 from server.rooms.commands import Commands
 from server.rooms.daily_challenge import DailyChallenge
 from server.rooms.hub import Hub
@@ -95,6 +96,8 @@ class App:
         )
         self.daily = DailyChallenge(store, self.commands, clock)
         self.matchmaker = Matchmaker(store, self.commands, clock, config, process=self.process)
+        self.bots = BotRunner(self.commands, clock, config, self.solver)
+        self.hub.listen(self.bots.on_change)
         self.connections: set[Connection] = set()
         self.export = GameExport(self.commands, clock)
         self.metrics.watch(self.live_figures)
@@ -161,6 +164,7 @@ class App:
         self.race_clock.start()
         self.unloader.start()
         self.matchmaker.start()
+        self.bots.start()
         if self.archiver is not None:
             self.archiver.start()
 
@@ -225,6 +229,7 @@ class App:
         self.collector.stop()
         self.metrics.unwatch_gc()
         await self.matchmaker.aclose()
+        await self.bots.aclose()
         if self.archiver is not None:
             await self.archiver.aclose()
         await self.unloader.aclose()

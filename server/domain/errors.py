@@ -130,3 +130,9 @@ class DailyPlayed(ClientError):
     """A second attempt at the day's daily challenge by one account."""
 
     code = "daily_played"
+
+
+class TooManyBots(ClientError):
+    """A room keeps one seat for a person at least: at most capacity - 1 bots."""
+
+    code = "too_many_bots"

@@ -24,6 +24,7 @@ from server.domain.errors import (
 from server.domain.events import PlayerJoined
 from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room, token_hash
+from server.rooms.bot_seats import BotSeats
 from server.rooms.directory import Directory
 from server.rooms.game_commands import GameCommands
 from server.rooms.hub import Hub
@@ -72,8 +73,9 @@ class Commands:
         self.timed = TimedCommands(
             self.loop, hub, clock, config, self.games, self.directory, keep_finished=keep_finished
         )
+        self.bots = BotSeats(self.loop, self.presence, store)
         self.creation = RoomCreation(
-            self.loop, clock, config, self.directory, self.games, self.room
+            self.loop, clock, config, self.directory, self.games, self.room, self.bots
         )
         # The ways a room is made, called by requests, the matchmaker and the daily challenge.
         self.create_room = self.creation.create_room
