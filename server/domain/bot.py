@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
@@ -72,6 +73,16 @@ def bot_name(index: int, level: int) -> str:
     """A bot's shown name: a first name and its level, never an account's (it has a space and
     parentheses, which account names may not have)."""
     return f"{BOT_NAMES[index % len(BOT_NAMES)]} (bot {level})"
+
+
+_BOT_NAME = re.compile(r"^\S+ \(bot ([1-5])\)( \d+)?$")
+
+
+def bot_level_of_name(name: str) -> int | None:
+    """The level in a bot's name (``Ada (bot 3)``, or ``Ada (bot 3) 2`` made unique in a
+    room); None for any other name. Accounts may not take such names."""
+    found = _BOT_NAME.match(name.strip())
+    return int(found.group(1)) if found else None
 
 
 def level_for_rating(rating: int) -> int:
