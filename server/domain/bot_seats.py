@@ -58,9 +58,9 @@ def decide_add_bot(
             raise NotAllowed(f"room {room.id} is for its matched players: no bot can join")
     if not allows(room.status, PlayerJoined):
         raise WrongStatus(f"room {room.id} is {room.status.value}: bots join in the lobby")
+    check_bots(1, capacity=meta.capacity, seated_bots=len(room.bots()))
     if len(room.seats) >= meta.capacity:
         raise RoomFull(f"room {room.id} is full")
-    check_bots(1, capacity=meta.capacity, seated_bots=len(room.bots()))
     unique = unique_name(name, room.names())
     return [
         PlayerJoined(
