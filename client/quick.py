@@ -59,12 +59,12 @@ async def find_match(client: RoomClient, app: App, args: Any) -> str | None:
             stopped.cancel()
     if matched.done():
         room, bots = matched.result()
-        app.session.status = (
-            f"Nobody was found in time: you race {bots} bot{'s' if bots > 1 else ''} "
-            f"(unrated), room {room}. The race starts when you are seated..."
-            if bots
-            else f"Matched: room {room}. The race starts when everyone is seated..."
-        )
+        app.session.status = f"Matched: room {room}. The race starts when everyone is seated..."
+        if bots:  # said below the board, where it stays through the race
+            app.session.say(
+                f"Nobody found in time: you race {bots} bot{'s' if bots > 1 else ''}, unrated "
+                "(docs/bots.md)."
+            )
         app.refresh()
         return room
     with contextlib.suppress(ArenaError):
