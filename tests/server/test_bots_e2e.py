@@ -141,7 +141,7 @@ async def test_bad_bot_requests_get_their_codes(tmp_path: Path) -> None:
         server.stop()
 
 
-async def race_with_a_slow_bot(url: str) -> tuple[Client, str, str]:
+async def race_with_a_slow_bot(url: str) -> tuple[Client, str, str, int]:
     """A person's race against one bot that takes long enough to be killed mid-game."""
     ann = await connected(url, "ann")
     await ann.send(
@@ -161,11 +161,11 @@ async def race_with_a_slow_bot(url: str) -> tuple[Client, str, str]:
     await ann.expect("started")
     (bot,) = bots_of(room)
     # A few of the bot's moves first: its game is under way when its process dies.
-    await ann.expect("progress", lambda m: m["player"] == bot["player"] and m["moves"] >= 3)
-    return ann, room["id"], bot["player"]
+    seen = await ann.expect("progress", lambda m: m["player"] == bot["player"] and m["moves"] >= 3)
+    return ann, room["id"], bot["player"], seen["moves"]
 
 
-async def finish_and_check(url: str, room: str, bot: str, token: str) -> None:
+async def finish_and_check(url: str, room: str, bot: str, token: str, moved: int) -> None:
     """The person comes back and resigns; the bot plays on to the end, its game one line of
     events (legal, never played twice), its moves after the kill at the floor's pace too."""
     back = await Client(url, "ann").open()
@@ -177,6 +177,7 @@ async def finish_and_check(url: str, room: str, bot: str, token: str) -> None:
         assert ranked["status"] in ("won", "over", "resigned")
         games = await bot_games(back, room, [bot])
         events = games[bot]
+        assert len(events) > 1 + moved + 1  # its start, its moves seen before, then more
         assert_floor(events)
         assert not any(e.get("reason") == "abandoned" for e in events)
         view = public_fold(events)  # every move legal, in one line
@@ -189,13 +190,13 @@ async def test_a_bot_goes_on_on_another_process_after_a_kill(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
     prefix = f"t{uuid.uuid4().hex[:8]}:"
-    args = [*BOTS, "--redis-prefix", prefix, "--heartbeat-s", "0.5", "--bot-floor-ms", "150"]
+    args = [*BOTS, "--redis-prefix", prefix, "--heartbeat-s", "1", "--bot-floor-ms", "150"]
     one = ServerProcess(redis_url=redis_server.url, log_path=tmp_path / "one.log", extra_args=args)
     two = ServerProcess(redis_url=redis_server.url, log_path=tmp_path / "two.log", extra_args=args)
     one.start()
     two.start()
     try:
-        ann, room, bot = await race_with_a_slow_bot(one.url)
+        ann, room, bot, moved = await race_with_a_slow_bot(one.url)
         token = ann.token
         one.kill()
         await ann.close()
@@ -214,27 +215,27 @@ async def test_a_bot_goes_on_on_another_process_after_a_kill(
             )
         finally:
             await watcher.close()
-        await finish_and_check(two.url, room, bot, token)
+        await finish_and_check(two.url, room, bot, token, moved)
     finally:
         one.stop()
         two.stop()
-    claims = (tmp_path / "two.log").read_text().count('"bot_claimed"')
-    assert claims == 1
+    # Process two took the bot over (a claim wins at the room's version: never two players).
+    assert '"bot_claimed"' in (tmp_path / "two.log").read_text()
 
 
 async def test_a_bot_goes_on_after_the_embedded_server_restarts(tmp_path: Path) -> None:
     server = ServerProcess(
         data_dir=tmp_path / "data",
         log_path=tmp_path / "server.log",
-        extra_args=[*BOTS, "--heartbeat-s", "0.5", "--bot-floor-ms", "150"],
+        extra_args=[*BOTS, "--heartbeat-s", "1", "--bot-floor-ms", "150"],
     )
     server.start()
     try:
-        ann, room, bot = await race_with_a_slow_bot(server.url)
+        ann, room, bot, moved = await race_with_a_slow_bot(server.url)
         token = ann.token
         server.kill()
         await ann.close()
         server.start()
-        await finish_and_check(server.url, room, bot, token)
+        await finish_and_check(server.url, room, bot, token, moved)
     finally:
         server.stop()
