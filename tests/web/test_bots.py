@@ -14,7 +14,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.support.server_process import ServerProcess
-from tests.web.conftest import FAST, severe_console_messages
+from tests.web.conftest import FAST, blank_tab, severe_console_messages
 from tests.web.test_play import text_of, wait_text
 from tests.web.test_race import RESULTS, type_move
 
@@ -45,12 +45,7 @@ def bot_arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProces
 
 @pytest.fixture
 def bot_page(session_browser: webdriver.Chrome, bot_arena: ServerProcess) -> webdriver.Chrome:
-    driver = session_browser
-    driver.set_window_size(1280, 900)
-    driver.get(f"http://127.0.0.1:{bot_arena.port}/static/LICENSE")
-    driver.execute_script("sessionStorage.clear(); localStorage.clear();")
-    driver.get_log("browser")
-    return driver
+    return blank_tab(session_browser, bot_arena)
 
 
 def fill(form: object, name: str, value: str) -> None:
