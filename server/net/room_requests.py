@@ -150,7 +150,7 @@ class RoomRequests:
         """The lobby's creator seats a bot (docs/bots.md); answered with the room's state."""
         room, _, _ = self._seated()
         level = msg.get("level", DEFAULT_BOT_LEVEL)
-        await self.s.commands.bots.add(room, by=self.s.session, level=level)
+        await self.s.commands.bot_seats.add(room, by=self.s.session, level=level)
         self.s.reply(msg, {"type": p.ROOM, "room": self.s.delivery.room_state(room)})
 
     async def on_start(self, msg: dict[str, Any]) -> None:

@@ -66,7 +66,7 @@ class BotRunner:
     ) -> None:
         self.commands = commands
         self.hub = commands.hub
-        self.seats = commands.bots
+        self.seats = commands.bot_seats
         self.clock = clock
         self.config = config
         self.solver = solver
@@ -108,7 +108,9 @@ class BotRunner:
         key = (room.id, player)
         self._wakes[key] = asyncio.Event()
         self._rooms.setdefault(room.id, set()).add(key)
-        self._tasks[key] = self._spawn(self._play(room, player), name=f"bot-{room.id}-{player}")
+        task = self._spawn(self._play(room, player), name=f"bot-{room.id}-{player}")
+        task.add_done_callback(_report)
+        self._tasks[key] = task
 
     def _done(self, key: BotKey) -> None:
         self._tasks.pop(key, None)
@@ -193,7 +195,8 @@ class BotRunner:
             memory = with_solution(memory, await self.solver().solve(state, level.solver_nodes))
         choice = choose(state, level, memory, rng)
         await self.clock.sleep_until(last_at + think_ms(level, self.pace, rng))
-        await self.hub.sync(room)
+        # The fold, not a store round trip: a stale one shows up as a refused move (synced
+        # then by the command), and the race's end as a wake-up.
         current = room.games.get(game.player)
         if (
             room.status is not RoomStatus.RACING
@@ -246,3 +249,9 @@ class BotRunner:
                 elif seat.connection is None or process_of(seat.connection) not in live:
                     await self.seats.claim(room, seat.player, live)
                     log.info("bot_claimed", room=room.id, player=seat.player)
+
+
+def _report(task: asyncio.Task[None]) -> None:
+    """A bot task that ended on a bug says so in the log (the next scan starts it again)."""
+    if not task.cancelled() and task.exception() is not None:
+        log.error("bot_crashed", task=task.get_name(), exc_info=task.exception())

@@ -73,9 +73,9 @@ class Commands:
         self.timed = TimedCommands(
             self.loop, hub, clock, config, self.games, self.directory, keep_finished=keep_finished
         )
-        self.bots = BotSeats(self.loop, self.presence, store)
+        self.bot_seats = BotSeats(self.loop, self.presence, store)
         self.creation = RoomCreation(
-            self.loop, clock, config, self.directory, self.games, self.room, self.bots
+            self.loop, clock, config, self.directory, self.games, self.room, self.bot_seats
         )
         # The ways a room is made, called by requests, the matchmaker and the daily challenge.
         self.create_room = self.creation.create_room

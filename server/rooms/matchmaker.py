@@ -253,7 +253,7 @@ class Matchmaker:
             if bots:
                 level = level_for_rating(group[0].score)
                 for _ in range(key.players - len(group)):
-                    await self.commands.bots.add(room, by=None, level=level)
+                    await self.commands.bot_seats.add(room, by=None, level=level)
         except ClientError as exc:  # too many rooms, say: back in the queue, in their places
             log.warning("match_not_made", queue=key.name, code=exc.code)
             for entry in group:

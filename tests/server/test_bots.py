@@ -98,12 +98,12 @@ async def test_the_creator_adds_bots_in_the_lobby_within_the_limits(app: App) ->
     room = await app.commands.create_room({"variant": "swiss", "capacity": 3}, creator="ann")
     assert room.rated
     with pytest.raises(NotAllowed):
-        await app.commands.bots.add(room, by="bob", level=2)
-    await app.commands.bots.add(room, by="ann", level=2)
+        await app.commands.bot_seats.add(room, by="bob", level=2)
+    await app.commands.bot_seats.add(room, by="ann", level=2)
     assert not room.rated  # made unrated, as docs/ratings.md says
-    await app.commands.bots.add(room, by="ann", level=5)
+    await app.commands.bot_seats.add(room, by="ann", level=5)
     with pytest.raises(TooManyBots):
-        await app.commands.bots.add(room, by="ann", level=5)
+        await app.commands.bot_seats.add(room, by="ann", level=5)
     names = [s.name for s in room.bots()]
     assert len(set(names)) == 2
     assert all("(bot " in n for n in names)
@@ -119,12 +119,12 @@ async def test_no_bot_joins_a_race_under_way_or_a_quick_races_room(
     await join(app, ann, room.id)
     await start_race(app, clock, room, ann)
     with pytest.raises(WrongStatus):
-        await app.commands.bots.add(room, by="ann", level=2)
+        await app.commands.bot_seats.add(room, by="ann", level=2)
     quick = await app.commands.create_room(
         {"variant": "swiss", "capacity": 2}, creator="ann", members=("ann", "bob")
     )
     with pytest.raises(NotAllowed):
-        await app.commands.bots.add(quick, by="ann", level=2)
+        await app.commands.bot_seats.add(quick, by="ann", level=2)
 
 
 async def test_a_lobby_of_bots_alone_still_closes_when_its_people_are_gone(
