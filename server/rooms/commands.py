@@ -214,6 +214,9 @@ class Commands:
             )
             if room.rematch != made.id:
                 await self.loop.run(made, lambda now: d.decide_close_unused(made, now=now))
+            else:  # the race's bots race again too, at their levels
+                for bot in room.bots():
+                    await self.bot_seats.add(made, by=None, level=bot.bot)
             log.info("rematch_offered", room=room.id, rematch=room.rematch, player=player)
         assert room.rematch is not None  # offered: by this request or one before it
         return room.rematch

@@ -171,3 +171,17 @@ async def test_a_bot_of_a_process_gone_is_claimed_once_and_plays_on(
         assert room.games[bot.player].progress.moves > 0
     finally:
         await runner.aclose()
+
+
+async def test_a_rematch_brings_the_races_bots_back(app: App, clock: FakeClock) -> None:
+    room = await app.commands.create_room(
+        {"variant": "quadrennial", "capacity": 3, "bots": 2, "bot_level": 1}, creator="ann"
+    )
+    ann = Peer("ann")
+    await join(app, ann, room.id)
+    await start_race(app, clock, room, ann)
+    await app.commands.games.resign(room, "ann")
+    await play_out(clock, room)
+    again = await app.commands.room(await app.commands.rematch(room, "ann", creator="ann"))
+    assert [s.bot for s in again.bots()] == [1, 1]
+    assert not again.rated
