@@ -125,6 +125,8 @@ class App:
             "rooms_unloaded": self.unloader.unloaded,
             "archive_reads": self.hub.archive_reads.served,
             "archive_read_failures": self.hub.archive_reads.failed,
+            "bots_playing": self.bots.playing,
+            "bot_moves": self.bots.moves,
             **(self.archiver.stats() if self.archiver is not None else {}),
         }
 

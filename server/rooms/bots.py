@@ -79,6 +79,11 @@ class BotRunner:
         self._rooms: dict[str, set[BotKey]] = {}
         self._scanner: asyncio.Task[None] | None = None
 
+    @property
+    def playing(self) -> int:
+        """Bot seats this process plays now."""
+        return len(self._tasks)
+
     def start(self) -> None:
         self._scanner = self._spawn(self._scan_loop(), name="bot-scan")
 
