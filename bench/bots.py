@@ -24,6 +24,7 @@ import argparse
 import asyncio
 import os
 import random
+import textwrap
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -244,13 +245,17 @@ def write_docs(report: dict[str, Any]) -> None:
         for v in VARIANTS
     )
     figure = (
-        f"{docs_table(report['levels'])}\n\n"
-        f"{report['deals']} deals per level and variant, on {report['machine']['cores']} "
-        f"cores. Server CPU per bot move (level 2, {server['bot_moves']} moves): "
-        f"{server['cpu_us_per_bot_move']:.0f} µs; an ordinary move through the same command "
-        f"path, the ceiling measured in the same run: "
-        f"{server['ceiling_cpu_us_per_person_move']:.0f} µs. The solver's CPU per move at "
-        f"levels 3, 4 and 5 (on the server's hint worker, off the event loop): {solver}."
+        docs_table(report["levels"])
+        + "\n\n"
+        + textwrap.fill(
+            f"{report['deals']} deals per level and variant, on {report['machine']['cores']} "
+            f"cores. Server CPU per bot move (level 2, {server['bot_moves']} moves): "
+            f"{server['cpu_us_per_bot_move']:.0f} µs; an ordinary move through the same command "
+            f"path, the ceiling measured in the same run: "
+            f"{server['ceiling_cpu_us_per_person_move']:.0f} µs. The solver's CPU per move at "
+            f"levels 3, 4 and 5 (on the server's hint worker, off the event loop): {solver}.",
+            width=96,
+        )
     )
     DOCS.write_text(f"{head}{BEGIN}\n{figure}\n{END}{tail}")
 
