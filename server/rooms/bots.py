@@ -34,6 +34,7 @@ from server.domain.bot_seats import bot_connection, process_of
 from server.domain.fold import Change, GameAdvanced
 from server.domain.lifecycle import ENDED, RoomStatus
 from server.domain.model import Game, Room
+from server.domain.placement import home_worker
 from server.rooms.commands import Commands
 from server.runtime.clock import Clock
 from server.runtime.config import Config
@@ -235,9 +236,12 @@ class BotRunner:
         that are over."""
         silent = self.clock.now_ms() - int(self.config.heartbeat_s * 3000)
         live = await self.commands.presence.beating_after(silent)
+        workers, index = self.config.workers, self.config.worker_index
         for room_id, holder in await self.seats.rooms():
             if holder != self.process and holder in live:
                 continue  # played by a live process: not loaded here for nothing
+            if holder != self.process and home_worker(room_id, workers) != index:
+                continue  # with --workers, the room's home worker takes its bots over
             room = await self.hub.room(room_id)
             if room is None:
                 await self.seats.drop(room_id)
