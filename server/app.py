@@ -10,10 +10,13 @@ import secrets
 import structlog
 from websockets.asyncio.server import Server, ServerConnection
 
+from server.accounts.limits import AttemptLimiter
 from server.accounts.logins import Logins
 from server.accounts.ratings import PENDING_INDEX, Ratings
 from server.accounts.service import Accounts
 from server.archive import Archive
+from server.domain.challenges import Challenge
+from server.domain.challenges import decide_rating as challenge_rating
 from server.domain.lifecycle import RoomStatus
 from server.domain.placement import home_worker
 from server.endpoint import Endpoint
@@ -22,6 +25,9 @@ from server.net.delivery import Delivery
 from server.net.export import GameExport
 from server.rooms.archiver import Archiver
 from server.rooms.bots import BotRunner
+from server.rooms.challenge_archive import ChallengeArchive
+from server.rooms.challenge_sweep import ChallengeSweep
+from server.rooms.challenges import Challenges
 from server.rooms.commands import Commands
 from server.rooms.daily_challenge import DailyChallenge
 from server.rooms.hub import Hub
@@ -85,6 +91,7 @@ class App:
                 clock,
                 after_s=config.archive_after_s,
                 hold_indexes=[PENDING_INDEX],  # a race is rated before it leaves the store
+                process=self.process,
             )
             self.hub.listen(self.archiver.on_change)
         self.unloader = Unloader(
@@ -95,11 +102,26 @@ class App:
             forget=[self.delivery.forget, self.race_clock.forget],
         )
         self.daily = DailyChallenge(store, self.commands, clock)
+        created = AttemptLimiter(
+            store, clock, "challenge", config.challenges_per_account, config.challenge_window_s
+        )
+        self.challenges = Challenges(
+            store,
+            self.commands,
+            clock,
+            on_settled=self.rate_challenge,
+            limit=created.attempt,
+            archive=ChallengeArchive(store, archive, clock) if archive is not None else None,
+        )
+        self.challenge_sweep = ChallengeSweep(
+            self.challenges, clock, sweep_s=config.challenge_sweep_s
+        )
+        self.hub.listen(self.challenge_sweep.on_change)
         self.matchmaker = Matchmaker(store, self.commands, clock, config, process=self.process)
         self.bots = BotRunner(self.commands, clock, config, self.solver)
         self.hub.listen(self.bots.on_change)
         self.connections: set[Connection] = set()
-        self.export = GameExport(self.commands, clock)
+        self.export = GameExport(self.commands, clock, self.challenges)
         self.metrics.watch(self.live_figures)
         self.endpoint = Endpoint(
             config, store, self.metrics, self.handler, pages={"/export/": self.export.respond}
@@ -145,6 +167,7 @@ class App:
             ratings=self.ratings,
             matchmaker=self.matchmaker,
             daily=self.daily,
+            challenges=self.challenges,
             logins=self.logins,
         )
         self.connections.add(connection)
@@ -152,6 +175,12 @@ class App:
             await connection.run()
         finally:
             self.connections.discard(connection)
+
+    async def rate_challenge(self, challenge: Challenge) -> None:
+        """A settled challenge rated once, as a race among the accounts that played it."""
+        event = challenge_rating(challenge)
+        if event is not None:
+            await self.ratings.record_rated(event)
 
     def solver(self) -> SolverPool:
         """The solver's pool, started on first use: a server nobody asks for a winnable deal
@@ -167,6 +196,7 @@ class App:
         self.unloader.start()
         self.matchmaker.start()
         self.bots.start()
+        self.challenge_sweep.start()
         if self.archiver is not None:
             self.archiver.start()
 
@@ -232,6 +262,7 @@ class App:
         self.metrics.unwatch_gc()
         await self.matchmaker.aclose()
         await self.bots.aclose()
+        await self.challenge_sweep.aclose()
         if self.archiver is not None:
             await self.archiver.aclose()
         await self.unloader.aclose()

@@ -46,6 +46,10 @@ LEAVE_QUEUE = "leave_queue"
 DAILY = "daily"
 DAILY_RESULTS = "daily_results"
 ADD_BOT = "add_bot"
+CHALLENGE_CREATE = "challenge_create"
+CHALLENGE_PLAY = "challenge_play"
+CHALLENGE_SHOW = "challenge_show"
+CHALLENGES = "challenges"
 
 # Server → client message types.
 WELCOME = "welcome"
@@ -80,6 +84,10 @@ LEFT_QUEUE = "left_queue"
 # The daily challenge (docs/protocol.md, "Daily challenge").
 DAILY_STARTED = "daily_started"
 DAILY_STANDINGS = "daily_standings"
+# Challenges (docs/protocol.md, "Challenges").
+CHALLENGE = "challenge"
+CHALLENGE_STARTED = "challenge_started"
+CHALLENGE_LIST = "challenge_list"
 
 # Why a `closed` room closed (its `closed_reason`): a lobby nobody stayed in, or a room formed
 # for a quick race that fewer than two of its players sat down, or stayed, in.
@@ -329,6 +337,15 @@ CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
         _opt("date", "str", max_len=10),
     ),
     ADD_BOT: (_opt("level", "int", min=BOT_MIN_LEVEL, max=BOT_MAX_LEVEL),),
+    CHALLENGE_CREATE: (
+        _opt("variant", "str", choices=VARIANTS),
+        _opt("to", "list", max_len=49, items="str"),
+        _opt("capacity", "int", min=2, max=50),
+        _opt("window_days", "int", min=1, max=30),
+    ),
+    CHALLENGE_PLAY: (_f("challenge", "str", max_len=MAX_ID_LEN),),
+    CHALLENGE_SHOW: (_f("challenge", "str", max_len=MAX_ID_LEN),),
+    CHALLENGES: (),
 }
 
 SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
@@ -406,6 +423,7 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("recent", "list", items="map"),
         _opt("streaks", "map"),
         _opt("bot", "int", min=BOT_MIN_LEVEL, max=BOT_MAX_LEVEL),
+        _opt("challenges", "list", items="map"),
     ),
     RATING_CHANGES: (
         _f("room", "str"),
@@ -440,6 +458,34 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("rows", "list", items="map"),
         _f("me", "map", "nil"),
     ),
+    CHALLENGE: (
+        _f("code", "str"),
+        _f("variant", "str", choices=VARIANTS),
+        _f("creator", "str"),
+        _f("invited", "list", items="str"),
+        _f("capacity", "int", min=1),
+        _f("players", "int", min=0),
+        _f("created_at", "int"),
+        _f("closes_at", "int"),
+        _f("status", "str", choices=("open", "settled")),
+        _f("settled_reason", "str", "nil"),
+        _f("commitment", "str"),
+        _f("seed", "str", "nil"),
+        _f("salt", "str", "nil"),
+        _f("visible", "bool"),
+        _f("rows", "list", items="map"),
+        _f("me", "map", "nil"),
+        _f("may_play", "bool"),
+        _f("link", "str"),
+    ),
+    CHALLENGE_STARTED: (
+        _f("room", "str"),
+        _f("challenge", "str"),
+        _f("variant", "str", choices=VARIANTS),
+        _f("commitment", "str"),
+        _f("closes_at", "int"),
+    ),
+    CHALLENGE_LIST: (_f("challenges", "list", items="map"),),
     ERROR: (
         _f("code", "str"),
         _f("reason", "str"),

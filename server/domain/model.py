@@ -206,6 +206,8 @@ class Room:
             "accounts": [s.account for s in self.seats.values()],
             # Which racers are bots (their level; None: a person), in the order of ``names``.
             "bots": [s.bot or None for s in self.seats.values()],
+            # A challenge's attempt: kept out of the room list (server/rooms/directory.py).
+            **({"challenge": meta.challenge} if meta.challenge else {}),
         }
 
     def finished_message(self) -> dict[str, Any]:
@@ -219,7 +221,8 @@ class Room:
             "ranking": list(self.finished.ranking),
             "variant": meta.variant,
             "deal_version": meta.deal_version,
-            "seed": None if meta.daily else meta.seed,  # a daily's: daily_results, after the day
+            # A daily's seed: daily_results, after the day; a challenge's: once it is settled.
+            "seed": None if meta.daily or meta.challenge else meta.seed,
             "salt": meta.salt,
             "commitment": meta.commitment,
         }

@@ -37,8 +37,10 @@ class AccountRequests:
         on_account: Callable[[Account | None], None],
         streaks: Callable[[str], Awaitable[Streaks]] | None = None,
         logins: Logins | None = None,
+        challenges: Callable[[str], Awaitable[list[dict[str, Any]]]] | None = None,
     ) -> None:
         self.accounts = accounts
+        self.challenges = challenges  # an account's finished challenges, for profiles
         self.ratings = ratings
         self.commands = commands
         self.reply = reply
@@ -186,6 +188,8 @@ class AccountRequests:
         if self.streaks is not None:
             streaks = await self.streaks(account.id)
             card["streaks"] = {"played": streaks.played, "won": streaks.won}
+        if self.challenges is not None:
+            card["challenges"] = await self.challenges(account.id)
         self.reply(msg, card)
 
     async def on_race_ratings(self, msg: dict[str, Any]) -> None:

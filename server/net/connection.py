@@ -32,11 +32,13 @@ from server.domain.model import game_stream
 from server.domain.names import DEFAULT_NAME, clean_name
 from server.net.account_requests import AccountRequests
 from server.net.audience import Role
+from server.net.challenge_requests import ChallengeRequests
 from server.net.daily_requests import DailyRequests
 from server.net.delivery import Delivery
 from server.net.queue_requests import QueueRequests
 from server.net.room_requests import Handler, room_requests
 from server.net.ws_adapter import framed, queue_binary, settled_plain, write_pending
+from server.rooms.challenges import Challenges
 from server.rooms.commands import Commands
 from server.rooms.daily_challenge import DailyChallenge
 from server.rooms.matchmaker import Matchmaker
@@ -221,6 +223,7 @@ class Connection:
         ratings: Ratings,
         matchmaker: Matchmaker,
         daily: DailyChallenge,
+        challenges: Challenges,
         logins: Logins | None = None,
     ) -> None:
         self.metrics = metrics
@@ -252,6 +255,7 @@ class Connection:
             on_account=self._logged_in,
             streaks=daily.streaks,
             logins=logins,
+            challenges=challenges.finished,
         )
         self.handlers.update(self.login.handlers())
         self.queue = QueueRequests(
@@ -259,6 +263,8 @@ class Connection:
         )
         self.handlers.update(self.queue.handlers())
         self.handlers.update(DailyRequests(self, daily, lambda: self.login.account_id).handlers())
+        self.challenges = challenges
+        self.handlers.update(ChallengeRequests(self, accounts, self.login).handlers())
 
     # ---- sending -----------------------------------------------------------------------------
 

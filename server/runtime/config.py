@@ -78,6 +78,11 @@ class Config:
     bot_floor_ms: int = 400
     bot_think_scale: float = 1.0
     quick_bot_after_s: float = 20.0
+    # Challenges: how many one account may create per window (all processes together), and
+    # how often each process looks for challenges whose window has closed, to settle them.
+    challenges_per_account: int = 20
+    challenge_window_s: float = 3600.0
+    challenge_sweep_s: float = 30.0
 
     def time_limit_ms(self, variant: str, asked_ms: int | None) -> int:
         """The time limit a new room gets: the variant's default when it asks for none; 0 (no
@@ -396,6 +401,28 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         "(or leave TLS to a reverse proxy, docs/operations.md)",
     ),
     ("--tls-key", "tls_key", str, "ARENA_TLS_KEY", "PEM private key of --tls-cert"),
+    (
+        "--challenges-per-account",
+        "challenges_per_account",
+        int,
+        "ARENA_CHALLENGES_PER_ACCOUNT",
+        "challenges one account may create per --challenge-window-s, on all server processes "
+        "together, before rate_limited",
+    ),
+    (
+        "--challenge-window-s",
+        "challenge_window_s",
+        float,
+        "ARENA_CHALLENGE_WINDOW_S",
+        "the window --challenges-per-account counts in (seconds)",
+    ),
+    (
+        "--challenge-sweep-s",
+        "challenge_sweep_s",
+        float,
+        "ARENA_CHALLENGE_SWEEP_S",
+        "how often each process settles the challenges whose window has closed (seconds)",
+    ),
     (
         "--shutdown-timeout-s",
         "shutdown_timeout_s",
