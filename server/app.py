@@ -24,6 +24,7 @@ from server.net.connection import Connection, Outbox
 from server.net.delivery import Delivery
 from server.net.export import GameExport
 from server.rooms.archiver import Archiver
+from server.rooms.bots import BotRunner
 from server.rooms.challenge_archive import ChallengeArchive
 from server.rooms.challenge_sweep import ChallengeSweep
 from server.rooms.challenges import Challenges
@@ -117,6 +118,8 @@ class App:
         )
         self.hub.listen(self.challenge_sweep.on_change)
         self.matchmaker = Matchmaker(store, self.commands, clock, config, process=self.process)
+        self.bots = BotRunner(self.commands, clock, config, self.solver)
+        self.hub.listen(self.bots.on_change)
         self.connections: set[Connection] = set()
         self.export = GameExport(self.commands, clock, self.challenges)
         self.metrics.watch(self.live_figures)
@@ -144,6 +147,8 @@ class App:
             "rooms_unloaded": self.unloader.unloaded,
             "archive_reads": self.hub.archive_reads.served,
             "archive_read_failures": self.hub.archive_reads.failed,
+            "bots_playing": self.bots.playing,
+            "bot_moves": self.bots.moves,
             **(self.archiver.stats() if self.archiver is not None else {}),
         }
 
@@ -190,6 +195,7 @@ class App:
         self.race_clock.start()
         self.unloader.start()
         self.matchmaker.start()
+        self.bots.start()
         self.challenge_sweep.start()
         if self.archiver is not None:
             self.archiver.start()
@@ -255,6 +261,7 @@ class App:
         self.collector.stop()
         self.metrics.unwatch_gc()
         await self.matchmaker.aclose()
+        await self.bots.aclose()
         await self.challenge_sweep.aclose()
         if self.archiver is not None:
             await self.archiver.aclose()
