@@ -26,6 +26,7 @@ from server.net.delivery import Delivery
 from server.net.export import GameExport
 from server.net.ws_adapter import forget_handshake
 from server.rooms.archiver import Archiver
+from server.rooms.bots import BotRunner
 from server.rooms.challenge_archive import ChallengeArchive
 from server.rooms.challenge_sweep import ChallengeSweep
 from server.rooms.challenges import Challenges
@@ -92,6 +93,7 @@ class App:
                 clock,
                 after_s=config.archive_after_s,
                 hold_indexes=[PENDING_INDEX],  # a race is rated before it leaves the store
+                process=self.process,
             )
             self.hub.listen(self.archiver.on_change)
         self.unloader = Unloader(
@@ -119,6 +121,8 @@ class App:
         )
         self.hub.listen(self.challenge_sweep.on_change)
         self.matchmaker = Matchmaker(store, self.commands, clock, config, process=self.process)
+        self.bots = BotRunner(self.commands, clock, config, self.solver)
+        self.hub.listen(self.bots.on_change)
         self.connections: set[Connection] = set()
         self.export = GameExport(self.commands, clock, self.challenges)
         self.metrics.watch(self.live_figures)
@@ -149,6 +153,8 @@ class App:
             "python_blocks": sys.getallocatedblocks(),
             "archive_reads": self.hub.archive_reads.served,
             "archive_read_failures": self.hub.archive_reads.failed,
+            "bots_playing": self.bots.playing,
+            "bot_moves": self.bots.moves,
             **(self.archiver.stats() if self.archiver is not None else {}),
         }
 
@@ -196,6 +202,7 @@ class App:
         self.race_clock.start()
         self.unloader.start()
         self.matchmaker.start()
+        self.bots.start()
         self.challenge_sweep.start()
         if self.archiver is not None:
             self.archiver.start()
@@ -261,6 +268,7 @@ class App:
         self.collector.stop()
         self.metrics.unwatch_gc()
         await self.matchmaker.aclose()
+        await self.bots.aclose()
         await self.challenge_sweep.aclose()
         if self.archiver is not None:
             await self.archiver.aclose()

@@ -132,6 +132,12 @@ class DailyPlayed(ClientError):
     code = "daily_played"
 
 
+class TooManyBots(ClientError):
+    """A room keeps one seat for a person at least: at most capacity - 1 bots."""
+
+    code = "too_many_bots"
+
+
 class NoSuchChallenge(ClientError):
     """A challenge code that names no challenge."""
 

@@ -9,7 +9,7 @@ streams hold the shared game events (``shared/events.py``), with the client move
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from server.domain.schema import Schema
@@ -64,6 +64,8 @@ class PlayerJoined(RoomEvent):
     token_hash: str
     connection: str | None
     account: str | None = None  # the racer's account name (as registered), None for a guest
+    # A bot's level (1 to 5, server/domain/bot.py); 0 for a person. A bot never logs in.
+    bot: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,11 +113,15 @@ class RaceStarted(RoomEvent):
 
 @dataclass(frozen=True, slots=True)
 class RaceFinished(RoomEvent):
-    """``reason`` is ``all_done`` or ``time_limit``; ``ranking`` as docs/protocol.md shows it."""
+    """``reason`` is ``all_done`` or ``time_limit``; ``ranking`` as docs/protocol.md shows it.
+    ``games``: the version of each racer's game the end was decided from (``{player:
+    version}``), its causes: every process folds those game events before the end, so nobody
+    is told the end before them."""
 
     TYPE: ClassVar[str] = "race_finished"
     reason: str
     ranking: tuple[dict[str, Any], ...]
+    games: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +179,9 @@ _SCHEMA: Schema[RoomEvent] = Schema(
         "account": None,
         "daily": "",
         "members": (),
+        "bot": 0,
         "challenge": "",
+        "games": {},  # an end written before it named its causes: nothing to wait for
     },
     sequences=("deck", "ranking", "members"),
 )

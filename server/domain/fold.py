@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from server.domain.errors import WrongStatus
 from server.domain.events import (
@@ -52,6 +52,9 @@ class StoredEvent(Protocol):
     def version(self) -> int: ...
     @property
     def data(self) -> dict[str, Any]: ...
+
+
+Stored = TypeVar("Stored", bound=StoredEvent)
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,40 @@ def fold_stored(room: Room, events: Iterable[StoredEvent]) -> list[Change]:
     return changes
 
 
+def waits_for(room: Room, data: Mapping[str, Any]) -> dict[str, int]:
+    """The game streams, with versions, that a stored room event was decided from and the fold
+    has not reached (``RaceFinished.games``): it waits for them, so whoever is told of the end
+    has been told of every move it was decided from."""
+    if data.get("type") != RaceFinished.TYPE:
+        return {}
+    games = data.get("games")
+    lacking: dict[str, int] = {}
+    for player, version in games.items() if isinstance(games, Mapping) else ():
+        game = room.games.get(player)
+        if game is not None and isinstance(version, int) and game.version < version:
+            lacking[game.stream] = version
+    return lacking
+
+
+def fold_room_until_waiting(
+    room: Room, events: Sequence[Stored]
+) -> tuple[list[Change], list[Stored], dict[str, int]]:
+    """Fold a run of room stream events up to the first that waits for game events the fold
+    lacks: the changes, the events left (that one first) and the game streams and versions
+    it waits for (none when every event was folded)."""
+    changes: list[Change] = []
+    for i, event in enumerate(events):
+        if event.version != room.version + 1:
+            continue  # folded already, or after a gap (the hub reads the stream again)
+        lacking = waits_for(room, event.data)
+        if lacking:
+            return changes, list(events[i:]), lacking
+        change = fold_room_event(room, event.version, event.data)
+        if change is not None:
+            changes.append(change)
+    return changes, [], {}
+
+
 def _fold_run(room: Room, run: list[StoredEvent]) -> list[Change]:
     stream = run[0].stream
     if stream == room.stream:
@@ -141,7 +178,8 @@ def fold_room_event(room: Room, version: int, data: Mapping[str, Any]) -> RoomCh
         log.error("room_event_refused", room=room.id, version=version, reason=exc.reason)
         return RoomChanged(event, refused=True)
     _FOLDS[type(event)](room, event)
-    if any(s.connection is not None for s in room.seats.values()):
+    # A bot is always connected: only people keep a lobby from closing idle.
+    if any(s.connection is not None and not s.bot for s in room.seats.values()):
         room.idle_since = None
     elif room.idle_since is None:
         room.idle_since = event.at
@@ -154,7 +192,9 @@ def _created(room: Room, e: RoomCreated) -> None:
 
 
 def _joined(room: Room, e: PlayerJoined) -> None:
-    seat = Seat(e.player, e.name, e.token_hash, room.joined_count, e.connection, None, e.account)
+    seat = Seat(
+        e.player, e.name, e.token_hash, room.joined_count, e.connection, None, e.account, e.bot
+    )
     seat.away_since = None if e.connection is not None else e.at
     room.seats[e.player] = seat
     room.joined_count += 1
