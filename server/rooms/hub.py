@@ -74,8 +74,7 @@ class Hub:
     # ---- loading -----------------------------------------------------------------------------
 
     async def room(self, room_id: str) -> Room | None:
-        """The room, folded from the store and followed from now on (a compacted one folded
-        whole again); None if there is none."""
+        """The room, folded and followed from now on (a compacted one whole again), or None."""
         room = self.rooms.get(room_id)
         if room is not None and not room.compacted:
             return room
