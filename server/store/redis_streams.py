@@ -276,7 +276,11 @@ class RedisStreams(EventStreams):
             ((reply, _),) = await redis_scripts.with_scripts(self.topology, [command])
             if isinstance(reply, BaseException):
                 raise reply
-        return bool(int(reply))
+        deleted = bool(int(reply))
+        if deleted:  # gone for good: their append heads too (as an expired stream's)
+            for stream in streams:
+                self._append_heads.pop(stream, None)
+        return deleted
 
 
 def _append_results(answers: Sequence[Answer]) -> list[AppendResult | BaseException]:

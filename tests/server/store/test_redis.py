@@ -468,3 +468,12 @@ async def test_a_finished_stream_leaves_the_append_heads_a_long_run_keeps(
     await store.retire("{r1}:game:bob")
     assert set(store._append_heads) == ({"{r1}:game:bob"} if store.retention is None else set())
     assert await store.append("{r1}:game:ann", [ev(1)], expected_version=0) == 1  # made again
+
+
+async def test_streams_deleted_at_their_versions_leave_the_append_heads(
+    store: RedisEventStore,
+) -> None:
+    await store.append("{r2}:room", [ev(1)], expected_version=0)
+    await store.append("{r2}:game:ann", [ev(1)], expected_version=0)
+    assert await store.delete_at({"{r2}:room": 1, "{r2}:game:ann": 1})
+    assert not {"{r2}:room", "{r2}:game:ann"} & set(store._append_heads)
