@@ -49,6 +49,8 @@ class RoomCreated(RoomEvent):
     daily: str = ""
     # A quick race's room: only these sessions (the matched players) may take its seats.
     members: tuple[str, ...] = ()
+    # A tournament's race: the tournament it is scored into (server/domain/tournament.py).
+    tournament: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +172,7 @@ _SCHEMA: Schema[RoomEvent] = Schema(
         "account": None,
         "daily": "",
         "members": (),
+        "tournament": "",
     },
     sequences=("deck", "ranking", "members"),
 )
