@@ -6,7 +6,9 @@ standings the racers were sent are the fold of the stream."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
+from collections.abc import Awaitable, Callable
 import uuid
 from pathlib import Path
 from typing import Any
@@ -82,7 +84,11 @@ def check_stream(events: list[dict[str, Any]]) -> None:
 
 
 async def run_tournament(
-    urls: list[str], store: RedisEventStore, players: int, length_s: int, kill: Any = None
+    urls: list[str],
+    store: RedisEventStore,
+    players: int,
+    length_s: int,
+    kill: Callable[[list[Racer]], Awaitable[None]] | None = None,
 ) -> None:
     names = [f"r{uuid.uuid4().hex[:6]}{i}" for i in range(players)]
     keys = await asyncio.gather(*(register(urls[i % len(urls)], n) for i, n in enumerate(names)))
@@ -120,19 +126,81 @@ async def run_tournament(
     assert [row["account"] for row in podium] == [e.account for e in folded.standings()[:3]]
 
 
-async def test_forty_racers_in_a_tournament_on_redis(
+def lease_holder(servers: list[ServerProcess], logs: list[Path]) -> ServerProcess:
+    """The server that took the tournament's lease last (its log says so)."""
+    taken = [
+        (line, server)
+        for server, log in zip(servers, logs, strict=True)
+        for line in log.read_text().splitlines()
+        if "tournament_lease_taken" in line
+    ]
+    assert taken, "no server took the lease"
+    return max(taken, key=lambda pair: json.loads(pair[0])["timestamp"])[1]
+
+
+def killing_the_lease_holder(
+    servers: list[ServerProcess], logs: list[Path], store: RedisEventStore
+) -> Callable[[list[Racer]], Awaitable[None]]:
+    """Once races have been scored, SIGKILL whichever server pairs the tournament."""
+
+    async def kill(racers: list[Racer]) -> None:
+        tournament = racers[0].tournament
+        async with asyncio.timeout(60):
+            while True:
+                events = await stored_events(store, tournament)
+                if sum(1 for e in events if e["type"] == RaceScored.TYPE) >= 10:
+                    break
+                await asyncio.sleep(0.2)
+        lease_holder(servers, logs).kill()
+
+    return kill
+
+
+async def test_forty_racers_on_two_processes_one_killed_on_redis(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
     prefix = f"t{uuid.uuid4().hex[:8]}:"
-    server = ServerProcess(
-        redis_url=redis_server.url,
-        log_path=tmp_path / "server.log",
-        extra_args=[*TOURNAMENT_ARGS, "--redis-prefix", prefix],
-    )
-    server.start()
+    logs = [tmp_path / "one.log", tmp_path / "two.log"]
+    servers = [
+        ServerProcess(
+            redis_url=redis_server.url,
+            log_path=log,
+            extra_args=[*TOURNAMENT_ARGS, "--redis-prefix", prefix],
+        )
+        for log in logs
+    ]
+    for server in servers:
+        server.start()
     store = RedisEventStore(redis_server.url, prefix=prefix)
     try:
-        await run_tournament([server.url], store, players=40, length_s=25)
+        kill = killing_the_lease_holder(servers, logs, store)
+        await run_tournament([s.url for s in servers], store, players=40, length_s=24, kill=kill)
     finally:
         await store.aclose()
-        server.stop()
+        for server in servers:
+            server.stop()
+
+
+async def test_forty_racers_on_two_processes_one_killed_on_a_cluster(
+    redis_cluster: LocalRedisCluster, tmp_path: Path
+) -> None:
+    prefix = f"t{uuid.uuid4().hex[:8]}:"
+    logs = [tmp_path / "one.log", tmp_path / "two.log"]
+    servers = [
+        ServerProcess(
+            redis_url=redis_cluster.all_url,
+            log_path=log,
+            extra_args=[*TOURNAMENT_ARGS, "--redis-cluster", "--redis-prefix", prefix],
+        )
+        for log in logs
+    ]
+    for server in servers:
+        server.start()
+    store = RedisEventStore(redis_cluster.url, cluster=True, prefix=prefix)
+    try:
+        kill = killing_the_lease_holder(servers, logs, store)
+        await run_tournament([s.url for s in servers], store, players=40, length_s=24, kill=kill)
+    finally:
+        await store.aclose()
+        for server in servers:
+            server.stop()
