@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from server.domain.tournament_events import RacePaired, RaceScored, decode, tour
 from server.domain.tournament_standings import me_row
 from server.store import RedisEventStore
 from tests.server.tournaments.racers import Racer, ask, connect, register
+from tests.support.redis_cluster import LocalRedisCluster
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
 
@@ -148,7 +149,7 @@ def killing_the_lease_holder(
         async with asyncio.timeout(60):
             while True:
                 events = await stored_events(store, tournament)
-                if sum(1 for e in events if e["type"] == RaceScored.TYPE) >= 10:
+                if sum(1 for e in events if e["type"] == RaceScored.TYPE) >= 4:
                     break
                 await asyncio.sleep(0.2)
         lease_holder(servers, logs).kill()
@@ -174,7 +175,7 @@ async def test_forty_racers_on_two_processes_one_killed_on_redis(
     store = RedisEventStore(redis_server.url, prefix=prefix)
     try:
         kill = killing_the_lease_holder(servers, logs, store)
-        await run_tournament([s.url for s in servers], store, players=40, length_s=24, kill=kill)
+        await run_tournament([s.url for s in servers], store, players=40, length_s=20, kill=kill)
     finally:
         await store.aclose()
         for server in servers:
@@ -199,7 +200,7 @@ async def test_forty_racers_on_two_processes_one_killed_on_a_cluster(
     store = RedisEventStore(redis_cluster.url, cluster=True, prefix=prefix)
     try:
         kill = killing_the_lease_holder(servers, logs, store)
-        await run_tournament([s.url for s in servers], store, players=40, length_s=24, kill=kill)
+        await run_tournament([s.url for s in servers], store, players=40, length_s=20, kill=kill)
     finally:
         await store.aclose()
         for server in servers:
