@@ -34,6 +34,7 @@ from server.domain.tournament_decide import (
     decide_score,
 )
 from server.domain.tournament_events import RacePaired, TournamentFinished
+from server.domain.tournament_schedule import due, parse_schedule
 from server.rooms.commands import Commands
 from server.rooms.matchmaker import JOIN_WAIT_MS
 from server.rooms.tournament_book import TournamentBook
@@ -43,7 +44,7 @@ from server.runtime.config import Config
 from server.runtime.logging import get_logger
 from server.runtime.tasks import stop_tasks
 from server.store import EventStore
-from shared.errors import ArenaError, ClientError, WrongExpectedVersion
+from shared.errors import ArenaError, ClientError, ServerError, WrongExpectedVersion
 
 log = get_logger("server.rooms.tournament_pairer")
 
@@ -128,7 +129,10 @@ class TournamentPairer:
         self.lease_ms = int(config.tournament_lease_s * 1000)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loop: asyncio.Task[None] | None = None
-        self._starting: set[str] = set()
+        try:
+            self.schedule = parse_schedule(config.tournament_schedule)
+        except ValueError as exc:
+            raise SystemExit(f"solitaire-server: --tournament-schedule: {exc}") from None
 
     def start(self) -> None:
         self._loop = self._spawn(self._run())
@@ -153,11 +157,21 @@ class TournamentPairer:
     async def tick(self) -> None:
         """Every open tournament that has begun: run it if this process holds its lease."""
         now = self.clock.now_ms()
-        for listed in await self.book.listed():
+        listed_all = await self.book.listed()
+        await self.announce({t.id for t in listed_all}, now)
+        for listed in listed_all:
             if listed.finished or listed.starts_at > now:
                 continue
             if await self.lease(listed.id):
                 await self.run_once(listed.id)
+
+    async def announce(self, known: set[str], now: int) -> None:
+        """Create the scheduled tournaments due (any process may: one creation wins)."""
+        for created in due(self.schedule, now):
+            if created.id not in known:
+                with contextlib.suppress(ServerError):
+                    await self.book.create(created)
+                    log.info("tournament_scheduled", tournament=created.id, name=created.name)
 
     async def lease(self, tournament: str) -> bool:
         """Whether this process holds the tournament's lease (claimed or renewed now)."""
