@@ -8,9 +8,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from server.accounts.limits import AttemptLimiter
-from server.domain.errors import NotAllowed, NotInRoom, NotLoggedIn
+from server.domain.errors import NotAllowed, NotAPlayer, NotInRoom, NotLoggedIn
 from server.domain.names import clean_name
-from server.domain.tournament import Phase
 from server.domain.tournament_decide import (
     CreationLimits,
     decide_create,
@@ -18,6 +17,7 @@ from server.domain.tournament_decide import (
     decide_withdraw,
 )
 from server.domain.tournament_standings import state
+from server.net.audience import Role
 from server.net.tournament_feed import Follower, TournamentFeed
 from server.rooms.tournament_book import TournamentBook, fresh_id
 from server.runtime.config import Config
@@ -151,13 +151,15 @@ class TournamentRequests:
         found = self.f.delivery.member(self.f)
         if found is None:
             raise NotInRoom("you are in no room")
-        room, _ = found
+        room, member = found
         if room.meta is None or not room.meta.tournament:
             raise NotAllowed("berserk is for tournament races")
+        if member.role != Role.PLAYER or member.player is None:
+            raise NotAPlayer("only a racer can berserk")
         tournament = await self.book.get(room.meta.tournament)
-        if not tournament.settings.berserk or tournament.phase(self._now()) is Phase.FINISHED:
+        if not tournament.settings.berserk:
             raise NotAllowed("this tournament allows no berserk")
-        raise NotAllowed("berserk is not available on this server yet")
+        await self.f.commands.berserk(room, member.player)
 
     async def gone(self) -> None:
         """The connection closed: it follows nothing, so it is no longer present."""

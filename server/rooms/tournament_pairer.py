@@ -95,7 +95,7 @@ def results_of(room: Room) -> list[dict[str, Any]]:
                 "account": fold_name(seat.account),
                 "place": entry["place"],
                 "moves": entry["moves"],
-                "berserk": False,
+                "berserk": seat.berserk,
                 "abandoned": entry["status"] == PlayerStatus.RESIGNED.value and entry["moves"] == 0,
             }
         )
