@@ -98,8 +98,15 @@ class TournamentFeed:
 
     # ---- following ---------------------------------------------------------------------------
 
-    async def follow(self, follower: Follower, tournament_id: str, page: int = 0) -> None:
-        """Follow (or change page); sent the state and the page at once."""
+    async def follow(
+        self,
+        follower: Follower,
+        tournament_id: str,
+        page: int = 0,
+        request: dict[str, Any] | None = None,
+    ) -> None:
+        """Follow (or change page); sent the state (the answer to ``request``, with its ref)
+        and the page at once."""
         tournament = await self.book.get(tournament_id)
         old = self.by_follower.get(follower)
         if old is not None and old.tournament != tournament_id:
@@ -109,7 +116,11 @@ class TournamentFeed:
         following = Following(follower, tournament_id, page, since)
         self.by_follower[follower] = following
         self.by_tournament.setdefault(tournament_id, {})[follower] = following
-        follower.send({"type": p.TOURNAMENT, "tournament": state(tournament, self.clock.now_ms())})
+        view = {"type": p.TOURNAMENT, "tournament": state(tournament, self.clock.now_ms())}
+        if request is not None:
+            follower.reply(request, view)
+        else:
+            follower.send(view)
         follower.send(self._standings(tournament, following, {}))
         await self._note(following)
 

@@ -141,7 +141,7 @@ class TournamentRequests:
         self.f.reply(msg, {"type": p.TOURNAMENT_WITHDRAWN, "tournament": tournament.id})
 
     async def on_follow(self, msg: dict[str, Any]) -> None:
-        await self.feed.follow(self.f, msg["tournament"], msg.get("page", 0))
+        await self.feed.follow(self.f, msg["tournament"], msg.get("page", 0), request=msg)
 
     async def on_unfollow(self, msg: dict[str, Any]) -> None:
         tournament = await self.feed.unfollow(self.f)

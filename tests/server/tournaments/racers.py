@@ -14,6 +14,7 @@ from typing import Any
 
 from websockets.exceptions import ConnectionClosed
 
+from shared.protocol import encode_unchecked
 from shared.views import public_fold, public_legal_moves
 from tests.server.wsclient import Client
 
@@ -23,7 +24,7 @@ async def ask(
 ) -> dict[str, Any]:
     """Send ``msg`` with a fresh ref; its answer (one of ``answers``) or the error it caused."""
     ref = uuid.uuid4().hex[:8]
-    await client.send({**msg, "ref": ref})
+    await client.send_raw(encode_unchecked({**msg, "ref": ref}))  # bad input goes out as is
     async with asyncio.timeout(wait_s):
         while True:
             for reply in list(client.unread):
