@@ -34,16 +34,14 @@ log = get_logger("server.net.tournament_feed")
 class Follower(Session, Protocol):
     """A connection that follows a tournament."""
 
-    @property
-    def account_id(self) -> str | None:
-        """The logged-in account (case-folded), None for a guest."""
-
 
 @dataclass(eq=False)
 class Following:
-    """One connection's follow: which page (0: the one with its own row), since when."""
+    """One connection's follow: as which account (None: a guest), which page (0: the one
+    with its own row), since when."""
 
     follower: Follower
+    account: str | None
     tournament: str
     page: int
     since: int
@@ -104,6 +102,8 @@ class TournamentFeed:
         tournament_id: str,
         page: int = 0,
         request: dict[str, Any] | None = None,
+        *,
+        account: str | None,
     ) -> None:
         """Follow (or change page); sent the state (the answer to ``request``, with its ref)
         and the page at once."""
@@ -113,7 +113,7 @@ class TournamentFeed:
             await self.unfollow(follower)
             old = None
         since = old.since if old is not None else self.clock.now_ms()
-        following = Following(follower, tournament_id, page, since)
+        following = Following(follower, account, tournament_id, page, since)
         self.by_follower[follower] = following
         self.by_tournament.setdefault(tournament_id, {})[follower] = following
         view = {"type": p.TOURNAMENT, "tournament": state(tournament, self.clock.now_ms())}
@@ -134,9 +134,8 @@ class TournamentFeed:
         if not followers:
             self.by_tournament.pop(following.tournament, None)
             self._pushed.pop(following.tournament, None)
-        account = follower.account_id
-        if account is not None:
-            await self.presence.drop(following.tournament, account, follower.session)
+        if following.account is not None:
+            await self.presence.drop(following.tournament, following.account, follower.session)
         return following.tournament
 
     def followed(self, follower: Follower) -> str | None:
@@ -170,7 +169,7 @@ class TournamentFeed:
     ) -> bytes:
         """A follower's ``tournament_standings`` frame: its page (built once per page) and its
         own row."""
-        account = following.follower.account_id
+        account = following.account
         page = following.page or page_of(tournament, account)
         message = pages.get(page)
         if message is None:
@@ -182,8 +181,7 @@ class TournamentFeed:
             await self._note(following)
 
     async def _note(self, following: Following) -> None:
-        follower = following.follower
-        account = follower.account_id
+        follower, account = following.follower, following.account
         if account is None:
             return
         busy = self._busy(follower, following.tournament)

@@ -21,7 +21,11 @@ from server.net.audience import Role
 from server.net.tournament_feed import Follower, TournamentFeed
 from server.rooms.tournament_book import TournamentBook, fresh_id
 from server.runtime.config import Config
+from server.runtime.logging import get_logger
 from shared import protocol as p
+from shared.errors import ArenaError
+
+log = get_logger("server.net.tournament_requests")
 
 RatingOf = Callable[[str, str], Awaitable[int]]
 LISTED = 50  # tournaments at most in each part of `tournaments`
@@ -47,7 +51,9 @@ class TournamentRequests:
         limiter: AttemptLimiter,
         rating_of: RatingOf,
         config: Config,
+        account_id: Callable[[], str | None],
     ) -> None:
+        self.account_id = account_id
         self.f = follower
         self.book = book
         self.feed = feed
@@ -67,7 +73,7 @@ class TournamentRequests:
         }
 
     def _account(self, what: str) -> str:
-        account = self.f.account_id
+        account = self.account_id()
         if account is None:
             raise NotLoggedIn(f"{what} needs an account: log in first")
         return account
@@ -131,7 +137,7 @@ class TournamentRequests:
         self.f.reply(msg, {"type": p.TOURNAMENT_JOINED, "tournament": tournament.id})
         following = self.feed.by_follower.get(self.f)
         page = following.page if following and following.tournament == tournament.id else 0
-        await self.feed.follow(self.f, tournament.id, page)
+        await self.feed.follow(self.f, tournament.id, page, account=account)
 
     async def on_withdraw(self, msg: dict[str, Any]) -> None:
         account = self._account("withdrawing")
@@ -141,7 +147,8 @@ class TournamentRequests:
         self.f.reply(msg, {"type": p.TOURNAMENT_WITHDRAWN, "tournament": tournament.id})
 
     async def on_follow(self, msg: dict[str, Any]) -> None:
-        await self.feed.follow(self.f, msg["tournament"], msg.get("page", 0), request=msg)
+        account = self.account_id()
+        await self.feed.follow(self.f, msg["tournament"], msg.get("page", 0), msg, account=account)
 
     async def on_unfollow(self, msg: dict[str, Any]) -> None:
         tournament = await self.feed.unfollow(self.f)
@@ -162,5 +169,9 @@ class TournamentRequests:
         await self.f.commands.berserk(room, member.player)
 
     async def gone(self) -> None:
-        """The connection closed: it follows nothing, so it is no longer present."""
-        await self.feed.unfollow(self.f)
+        """The connection closed: it follows nothing, so it is no longer present (a store
+        error is logged: the presence goes stale by itself within seconds)."""
+        try:
+            await self.feed.unfollow(self.f)
+        except ArenaError as exc:
+            log.warning("tournament_unfollow_failed", code=exc.code, reason=exc.reason)
