@@ -9,9 +9,7 @@ table (docs/protocol.md, "Tournaments").
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -24,7 +22,7 @@ from server.rooms.tournament_book import TournamentBook
 from server.rooms.tournament_presence import Placement, TournamentPresence
 from server.runtime.clock import Clock
 from server.runtime.logging import get_logger
-from server.runtime.tasks import stop_tasks
+from server.runtime.tasks import Background
 from shared import protocol as p
 from shared.errors import ArenaError
 
@@ -70,29 +68,19 @@ class TournamentFeed:
         self.by_follower: dict[Follower, Following] = {}
         self._pushed: dict[str, tuple[int, dict[str, Any]]] = {}  # version, state sent
         self.pushes = 0  # standings frames sent, for the metrics
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self.background = Background()
 
     def start(self) -> None:
-        self._spawn(self._every(self.push_s, self.push))
-        self._spawn(self._every(self.push_s, self.note_presence))
-        self._spawn(self._every(self.place_s, self.place))
+        self.background.every(self.push_s, self.push, self._failed)
+        self.background.every(self.push_s, self.note_presence, self._failed)
+        self.background.every(self.place_s, self.place, self._failed)
 
     async def aclose(self) -> None:
-        await stop_tasks(list(self._tasks))
+        await self.background.aclose()
 
-    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        task = asyncio.get_running_loop().create_task(coro, context=contextvars.Context())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
-
-    async def _every(self, seconds: float, work: Callable[[], Awaitable[None]]) -> None:
-        while True:
-            try:
-                await work()
-            except ArenaError as exc:  # the store may be down: next time
-                log.warning("tournament_feed_failed", code=exc.code, reason=exc.reason)
-            await asyncio.sleep(seconds)
+    @staticmethod
+    def _failed(exc: ArenaError) -> None:  # the store may be down: next time
+        log.warning("tournament_feed_failed", code=exc.code, reason=exc.reason)
 
     # ---- following ---------------------------------------------------------------------------
 
@@ -208,7 +196,7 @@ class TournamentFeed:
         for placement in placements:
             follower = sessions.get(placement.session)
             if follower is not None:
-                self._spawn(self.seat(follower, placement))
+                self.background.spawn(self.seat(follower, placement))
 
     async def seat(self, follower: Follower, placement: Placement) -> None:
         """``tournament_paired``, out of a room whose race is over, into the race's seat."""

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -42,7 +41,7 @@ from server.rooms.tournament_presence import Placement, TournamentPresence
 from server.runtime.clock import Clock
 from server.runtime.config import Config
 from server.runtime.logging import get_logger
-from server.runtime.tasks import stop_tasks
+from server.runtime.tasks import Background
 from server.store import EventStore
 from shared.errors import ArenaError, ClientError, ServerError, WrongExpectedVersion
 
@@ -127,32 +126,21 @@ class TournamentPairer:
         self.process = presence.process
         self.tick_s = tick_s
         self.lease_ms = int(config.tournament_lease_s * 1000)
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._loop: asyncio.Task[None] | None = None
+        self.background = Background()
         try:
             self.schedule = parse_schedule(config.tournament_schedule)
         except ValueError as exc:
             raise SystemExit(f"solitaire-server: --tournament-schedule: {exc}") from None
 
     def start(self) -> None:
-        self._loop = self._spawn(self._run())
+        self.background.every(self.tick_s, self.tick, self._failed)
 
     async def aclose(self) -> None:
-        await stop_tasks([self._loop, *self._tasks])
+        await self.background.aclose()
 
-    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        task = asyncio.get_running_loop().create_task(coro, context=contextvars.Context())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
-
-    async def _run(self) -> None:
-        while True:
-            try:
-                await self.tick()
-            except ArenaError as exc:  # the store may be down: next tick
-                log.warning("tournament_tick_failed", code=exc.code, reason=exc.reason)
-            await asyncio.sleep(self.tick_s)
+    @staticmethod
+    def _failed(exc: ArenaError) -> None:  # the store may be down: next tick
+        log.warning("tournament_tick_failed", code=exc.code, reason=exc.reason)
 
     async def tick(self) -> None:
         """Every open tournament that has begun: run it if this process holds its lease."""
@@ -295,7 +283,7 @@ class TournamentPairer:
             if not isinstance(change, RoomChanged) or change.refused:
                 continue
             if isinstance(change.event, (RaceFinished, RoomClosed)):
-                self._spawn(self._score_logged(tournament, room))
+                self.background.spawn(self._score_logged(tournament, room))
 
     async def _score_logged(self, tournament: str, room: Room) -> None:
         try:
