@@ -9,6 +9,7 @@ table (docs/protocol.md, "Tournaments").
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -19,7 +20,7 @@ from server.domain.tournament_standings import me_row, page_message, page_of, st
 from server.net.audience import Role
 from server.net.room_requests import RoomRequests, Session
 from server.rooms.tournament_book import TournamentBook
-from server.rooms.tournament_presence import Placement, TournamentPresence
+from server.rooms.tournament_presence import STALE_MS, Placement, TournamentPresence
 from server.runtime.clock import Clock
 from server.runtime.logging import get_logger
 from server.runtime.tasks import Background
@@ -27,6 +28,8 @@ from shared import protocol as p
 from shared.errors import ArenaError
 
 log = get_logger("server.net.tournament_feed")
+
+RENEW_MS = STALE_MS // 3  # a presence is written again this often even if nothing changed
 
 
 class Follower(Session, Protocol):
@@ -43,6 +46,7 @@ class Following:
     tournament: str
     page: int
     since: int
+    noted: tuple[int, bool] | None = None  # when its presence was last written, and busy
 
 
 class TournamentFeed:
@@ -165,14 +169,24 @@ class TournamentFeed:
         return p.packed_with(message, "me", p.pack(me_row(tournament, account)))
 
     async def note_presence(self) -> None:
-        for following in list(self.by_follower.values()):
-            await self._note(following)
+        """Presence written where it changed (busy or not) or is due for renewal, side by side
+        (the store pipelines them): not a write per follower per second."""
+        now = self.clock.now_ms()
+        due = [
+            f
+            for f in list(self.by_follower.values())
+            if f.noted is None
+            or f.noted[1] != self._busy(f.follower, f.tournament)
+            or now - f.noted[0] >= RENEW_MS
+        ]
+        await asyncio.gather(*(self._note(f) for f in due))
 
     async def _note(self, following: Following) -> None:
         follower, account = following.follower, following.account
         if account is None:
             return
         busy = self._busy(follower, following.tournament)
+        following.noted = (self.clock.now_ms(), busy)
         await self.presence.note(
             following.tournament, account, follower.session, following.since, busy
         )

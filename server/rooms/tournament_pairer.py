@@ -25,7 +25,7 @@ from server.domain.lease import decide_claim, holds
 from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room
 from server.domain.progress import PlayerStatus
-from server.domain.tournament import Tournament
+from server.domain.tournament import Race, Tournament
 from server.domain.tournament_decide import (
     decide_finish,
     decide_paired,
@@ -127,6 +127,7 @@ class TournamentPairer:
         self.tick_s = tick_s
         self.lease_ms = int(config.tournament_lease_s * 1000)
         self.background = Background()
+        self._checked: dict[str, dict[str, int]] = {}  # per tournament: races looked at, when
         try:
             self.schedule = parse_schedule(config.tournament_schedule)
         except ValueError as exc:
@@ -227,15 +228,29 @@ class TournamentPairer:
             "tournament_race_paired", tournament=tournament.id, room=room.id, players=len(group)
         )
 
+    @staticmethod
+    def _due_check(checked: dict[str, int], race: Race, limit_ms: int, now: int) -> bool:
+        """Whether a race's room is to be looked at now: once when its racers should all be
+        seated, then once it is overdue, then every ``OVERDUE_MS``: never every tick."""
+        seated_by = race.at + JOIN_WAIT_MS
+        overdue = seated_by + limit_ms + OVERDUE_MS
+        last = checked.get(race.room)
+        due = seated_by if last is None else overdue if last < overdue else last + OVERDUE_MS
+        if now < due:
+            return False
+        checked[race.room] = now
+        return True
+
     async def check_races(self, tournament: Tournament) -> None:
         """Races whose room should be under way or over by now: started late if their racers
         did not all sit down, scored if they ended and nobody scored them."""
         now = self.clock.now_ms()
         limit = tournament.settings.time_limit_ms
+        checked = self._checked.setdefault(tournament.id, {})
+        for room_id in [r for r in checked if r not in tournament.races]:
+            del checked[room_id]  # scored
         for race in list(tournament.races.values()):
-            unseated = now >= race.at + JOIN_WAIT_MS
-            overdue = now >= race.at + JOIN_WAIT_MS + limit + OVERDUE_MS
-            if not (unseated or overdue):
+            if not self._due_check(checked, race, limit, now):
                 continue
             try:
                 room = await self.commands.room(race.room)
@@ -244,7 +259,7 @@ class TournamentPairer:
                 room = None
             if room is None or room.status in (RoomStatus.FINISHED, RoomStatus.CLOSED):
                 await self.score(tournament.id, race.room, room)
-            elif room.status is RoomStatus.LOBBY and unseated:
+            elif room.status is RoomStatus.LOBBY:
                 await self.start_late(room)
 
     async def start_late(self, room: Room) -> None:
