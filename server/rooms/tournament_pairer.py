@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -32,12 +32,12 @@ from server.domain.tournament_decide import (
     decide_pairing,
     decide_score,
 )
-from server.domain.tournament_events import RacePaired, TournamentFinished
+from server.domain.tournament_events import RacePaired, TournamentEvent, TournamentFinished
 from server.domain.tournament_schedule import due, parse_schedule
 from server.rooms.commands import Commands
 from server.rooms.matchmaker import JOIN_WAIT_MS
 from server.rooms.tournament_book import TournamentBook
-from server.rooms.tournament_presence import Placement, TournamentPresence
+from server.rooms.tournament_presence import Here, Placement, TournamentPresence
 from server.runtime.clock import Clock
 from server.runtime.config import Config
 from server.runtime.logging import get_logger
@@ -191,42 +191,56 @@ class TournamentPairer:
             await self.finished(tournament)
 
     async def pair(self, tournament: Tournament) -> None:
+        """One round: the races decided, their rooms made side by side, then all recorded in
+        one append (a racer the tournament no longer has free is left out of it), and each
+        racer's process told where to sit."""
         present = await self.presence.present(tournament.id)
         busy = {a for a, here in present.items() if here.busy}
         since = {a: here.since for a, here in present.items()}
         groups = decide_pairing(tournament, since, busy, self.clock.now_ms())
-        await asyncio.gather(*(self.make_race(tournament, g, present) for g in groups))
+        if not groups:
+            return
+        rooms = await asyncio.gather(*(self.make_room(tournament, g, present) for g in groups))
+        made = [(room, group) for room, group in zip(rooms, groups, strict=True) if room]
 
-    async def make_race(self, tournament: Tournament, group: Sequence[str], present: Any) -> None:
-        """A room for ``group``, recorded in the tournament; its racers told where to sit."""
+        def decide(t: Tournament, now: int) -> list[TournamentEvent]:
+            return [e for room, group in made for e in decide_paired(t, room.id, group, now)]
+
+        events = await self.book.run(tournament.id, decide)
+        paired = {e.room for e in events if isinstance(e, RacePaired)}
+        placements = []
+        for room, group in made:
+            if room.id not in paired:  # another process paired them meanwhile
+                self.metrics.pairing_conflicts.inc()
+                with contextlib.suppress(ArenaError):
+                    await self.commands.timed.close_unfilled(room)
+                continue
+            self.metrics.races_paired.inc()
+            names = tuple(tournament.entrants[a].name for a in group)
+            for account in group:
+                race = len(tournament.entrants[account].sheet) + 1
+                here = present[account]
+                placement = Placement(here.session, tournament.id, room.id, race, names)
+                placements.append(self.presence.place(here, placement))
+        await asyncio.gather(*placements)
+        log.info("tournament_round_paired", tournament=tournament.id, races=len(paired))
+
+    async def make_room(
+        self, tournament: Tournament, group: Sequence[str], present: Mapping[str, Here]
+    ) -> Room | None:
+        """A race's room, for its racers only; None if it cannot be made now (too many rooms:
+        they wait for the next round)."""
         s = tournament.settings
         sessions = tuple(present[a].session for a in group)
         msg = {"variant": s.variant, "capacity": len(group), "rated": s.rated}
         msg["time_limit_ms"] = s.time_limit_ms
         try:
-            room = await self.commands.create_room(
+            return await self.commands.create_room(
                 msg, creator=sessions[0], members=sessions, tournament=tournament.id
             )
-        except ClientError as exc:  # too many rooms: they wait for the next round
+        except ClientError as exc:
             log.warning("tournament_race_not_made", tournament=tournament.id, code=exc.code)
-            return
-        events = await self.book.run(
-            tournament.id, lambda t, now: decide_paired(t, room.id, group, now)
-        )
-        if not any(isinstance(e, RacePaired) for e in events):
-            self.metrics.pairing_conflicts.inc()
-            with contextlib.suppress(ArenaError):
-                await self.commands.timed.close_unfilled(room)
-            return
-        self.metrics.races_paired.inc()
-        names = tuple(tournament.entrants[a].name for a in group)
-        for account in group:
-            race = len(tournament.entrants[account].sheet) + 1
-            placement = Placement(present[account].session, tournament.id, room.id, race, names)
-            await self.presence.place(present[account], placement)
-        log.info(
-            "tournament_race_paired", tournament=tournament.id, room=room.id, players=len(group)
-        )
+            return None
 
     @staticmethod
     def _due_check(checked: dict[str, int], race: Race, limit_ms: int, now: int) -> bool:
