@@ -13,31 +13,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
-
-from server.domain.accounts import fold_name
-from server.domain.events import RaceFinished, RoomClosed
-from server.domain.fold import Change as RoomChange
-from server.domain.fold import RoomChanged
 from server.domain.lease import decide_claim, holds
 from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room
-from server.domain.progress import PlayerStatus
 from server.domain.tournament import Race, Tournament
 from server.domain.tournament_decide import (
     decide_finish,
     decide_paired,
     decide_pairing,
-    decide_score,
 )
 from server.domain.tournament_events import RacePaired, TournamentEvent, TournamentFinished
 from server.domain.tournament_schedule import due, parse_schedule
 from server.rooms.commands import Commands
 from server.rooms.matchmaker import JOIN_WAIT_MS
 from server.rooms.tournament_book import TournamentBook
+from server.rooms.tournament_metrics import TournamentMetrics
 from server.rooms.tournament_presence import Here, Placement, TournamentPresence
+from server.rooms.tournament_scorer import TournamentScorer
 from server.runtime.clock import Clock
 from server.runtime.config import Config
 from server.runtime.logging import get_logger
@@ -54,53 +47,6 @@ def lease_stream(tournament: str) -> str:
     return f"{{{tournament}}}:lease"
 
 
-class TournamentMetrics:
-    """``tournament_*``: what the pairing loops do, per process."""
-
-    def __init__(self, registry: CollectorRegistry) -> None:
-        self.races_paired = Counter(
-            "tournament_races_paired", "Tournament races paired by this process.", registry=registry
-        )
-        self.races_scored = Counter(
-            "tournament_races_scored", "Tournament races scored by this process.", registry=registry
-        )
-        self.pairing_conflicts = Counter(
-            "tournament_pairing_conflicts",
-            "Pairings refused because the tournament moved on (another process paired).",
-            registry=registry,
-        )
-        self.leases_taken = Counter(
-            "tournament_leases_taken", "Tournament leases this process took.", registry=registry
-        )
-        self.pairing_seconds = Histogram(
-            "tournament_pairing_seconds",
-            "Time of one tournament's pairing round.",
-            registry=registry,
-        )
-
-
-def results_of(room: Room) -> list[dict[str, Any]]:
-    """A race's results for its tournament: the ranking's order, each racer's account; a racer
-    resigned with no move made is taken as having abandoned."""
-    if room.finished is None:
-        return []
-    out = []
-    for entry in room.finished.ranking:
-        seat = room.seats.get(entry["player"])
-        if seat is None or seat.account is None:
-            continue
-        out.append(
-            {
-                "account": fold_name(seat.account),
-                "place": entry["place"],
-                "moves": entry["moves"],
-                "berserk": seat.berserk,
-                "abandoned": entry["status"] == PlayerStatus.RESIGNED.value and entry["moves"] == 0,
-            }
-        )
-    return out
-
-
 class TournamentPairer:
     """This process's share of running the tournaments."""
 
@@ -113,9 +59,11 @@ class TournamentPairer:
         clock: Clock,
         config: Config,
         metrics: TournamentMetrics,
+        scorer: TournamentScorer,
         *,
         tick_s: float = 0.5,
     ) -> None:
+        self.scorer = scorer
         self.store = store
         self.book = book
         self.commands = commands
@@ -272,7 +220,7 @@ class TournamentPairer:
             except ArenaError:
                 room = None
             if room is None or room.status in (RoomStatus.FINISHED, RoomStatus.CLOSED):
-                await self.score(tournament.id, race.room, room)
+                await self.scorer.score(tournament.id, race.room, room)
             elif room.status is RoomStatus.LOBBY:
                 await self.start_late(room)
 
@@ -284,15 +232,6 @@ class TournamentPairer:
             else:
                 await self.commands.timed.close_unfilled(room)
 
-    async def score(self, tournament_id: str, room_id: str, room: Room | None) -> None:
-        """Score a race into its tournament (once: a second try decides nothing)."""
-        results = results_of(room) if room is not None else []
-        events = await self.book.run(
-            tournament_id, lambda t, now: decide_score(t, room_id, results, now)
-        )
-        if events:
-            self.metrics.races_scored.inc()
-
     async def finished(self, tournament: Tournament) -> None:
         """The end: the index says so, and every racer's profile notes its place."""
         await self.book.publish(tournament.settings, finished=True)
@@ -300,22 +239,3 @@ class TournamentPairer:
             if entrant.sheet:
                 await self.book.note_played(tournament, entrant.account, rank)
         log.info(TournamentFinished.TYPE, tournament=tournament.id)
-
-    # ---- what the hub tells ------------------------------------------------------------------
-
-    def on_change(self, room: Room, changes: Sequence[RoomChange]) -> None:
-        """A tournament race ended (finished, or closed unfilled): score it."""
-        tournament = room.meta.tournament if room.meta is not None else ""
-        if not tournament:
-            return
-        for change in changes:
-            if not isinstance(change, RoomChanged) or change.refused:
-                continue
-            if isinstance(change.event, (RaceFinished, RoomClosed)):
-                self.background.spawn(self._score_logged(tournament, room))
-
-    async def _score_logged(self, tournament: str, room: Room) -> None:
-        try:
-            await self.score(tournament, room.id, room)
-        except ArenaError as exc:  # the loop scores it later
-            log.warning("tournament_score_deferred", room=room.id, code=exc.code)
