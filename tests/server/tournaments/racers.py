@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import random
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,55 +19,52 @@ from shared.views import public_fold, public_legal_moves
 from tests.server.wsclient import Client
 
 
+async def first(
+    client: Client, match: Callable[[dict[str, Any]], bool], wait_s: float
+) -> dict[str, Any]:
+    """The first unread message ``match`` takes (it is read); ConnectionError when the
+    connection closes first."""
+    async with asyncio.timeout(wait_s):
+        while True:
+            for msg in list(client.unread):
+                if match(msg):
+                    client.unread.remove(msg)
+                    return msg
+            if client.reader is not None and client.reader.done():
+                raise ConnectionError("closed")
+            client.arrived.clear()
+            await client.arrived.wait()
+
+
 async def ask(
     client: Client, msg: dict[str, Any], *answers: str, wait_s: float = 60
 ) -> dict[str, Any]:
     """Send ``msg`` with a fresh ref; its answer (one of ``answers``) or the error it caused."""
     ref = uuid.uuid4().hex[:8]
     await client.send_raw(encode_unchecked({**msg, "ref": ref}))  # bad input goes out as is
-    async with asyncio.timeout(wait_s):
-        while True:
-            for reply in list(client.unread):
-                if reply.get("ref") == ref and reply["type"] in (*answers, "error"):
-                    client.unread.remove(reply)
-                    return reply
-            if client.reader is not None and client.reader.done():
-                raise ConnectionError("closed")
-            client.arrived.clear()
-            await client.arrived.wait()
+    kinds = (*answers, "error")
+    return await first(client, lambda m: m.get("ref") == ref and m["type"] in kinds, wait_s)
+
+
+def _room_of(msg: dict[str, Any]) -> Any:
+    where = msg.get("room")
+    return where.get("id") if isinstance(where, dict) else where
 
 
 async def next_of(
     client: Client, kinds: Sequence[str], room: str | None = None, wait_s: float = 90
 ) -> dict[str, Any]:
-    """The first unread message of one of ``kinds`` (of ``room`` if given); ConnectionError when
-    the connection closes first."""
-    async with asyncio.timeout(wait_s):
-        while True:
-            for msg in list(client.unread):
-                where = msg.get("room")
-                where = where.get("id") if isinstance(where, dict) else where
-                if msg["type"] in kinds and (room is None or where == room):
-                    client.unread.remove(msg)
-                    return msg
-            if client.reader is not None and client.reader.done():
-                raise ConnectionError("closed")
-            client.arrived.clear()
-            await client.arrived.wait()
+    """The first unread message of one of ``kinds`` (of ``room`` if given)."""
+    return await first(
+        client, lambda m: m["type"] in kinds and (room is None or _room_of(m) == room), wait_s
+    )
 
 
 async def answer_to(client: Client, move_id: int, wait_s: float = 30) -> dict[str, Any]:
-    """The ack or reject of a move; ConnectionError when the connection closes first."""
-    async with asyncio.timeout(wait_s):
-        while True:
-            for msg in list(client.unread):
-                if msg["type"] in ("ack", "reject") and msg.get("id") == move_id:
-                    client.unread.remove(msg)
-                    return msg
-            if client.reader is not None and client.reader.done():
-                raise ConnectionError("closed")
-            client.arrived.clear()
-            await client.arrived.wait()
+    """The ack or reject of a move."""
+    return await first(
+        client, lambda m: m["type"] in ("ack", "reject") and m.get("id") == move_id, wait_s
+    )
 
 
 async def connect(

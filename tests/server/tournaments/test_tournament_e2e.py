@@ -157,22 +157,16 @@ def killing_the_lease_holder(
     return kill
 
 
-async def test_forty_racers_on_two_processes_one_killed_on_redis(
-    redis_server: RedisServer, tmp_path: Path
+async def forty_racers_on_two_processes_one_killed(
+    url: str, store: RedisEventStore, logs: list[Path], *extra: str
 ) -> None:
-    prefix = f"t{uuid.uuid4().hex[:8]}:"
-    logs = [tmp_path / "one.log", tmp_path / "two.log"]
+    """Two servers on one store; forty racers spread over them; the pairing one killed."""
     servers = [
-        ServerProcess(
-            redis_url=redis_server.url,
-            log_path=log,
-            extra_args=[*TOURNAMENT_ARGS, "--redis-prefix", prefix],
-        )
+        ServerProcess(redis_url=url, log_path=log, extra_args=[*TOURNAMENT_ARGS, *extra])
         for log in logs
     ]
     for server in servers:
         server.start()
-    store = RedisEventStore(redis_server.url, prefix=prefix)
     try:
         kill = killing_the_lease_holder(servers, logs, store)
         await run_tournament([s.url for s in servers], store, players=40, length_s=20, kill=kill)
@@ -180,28 +174,25 @@ async def test_forty_racers_on_two_processes_one_killed_on_redis(
         await store.aclose()
         for server in servers:
             server.stop()
+
+
+async def test_forty_racers_on_two_processes_one_killed_on_redis(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    prefix = f"t{uuid.uuid4().hex[:8]}:"
+    store = RedisEventStore(redis_server.url, prefix=prefix)
+    logs = [tmp_path / "one.log", tmp_path / "two.log"]
+    await forty_racers_on_two_processes_one_killed(
+        redis_server.url, store, logs, "--redis-prefix", prefix
+    )
 
 
 async def test_forty_racers_on_two_processes_one_killed_on_a_cluster(
     redis_cluster: LocalRedisCluster, tmp_path: Path
 ) -> None:
     prefix = f"t{uuid.uuid4().hex[:8]}:"
-    logs = [tmp_path / "one.log", tmp_path / "two.log"]
-    servers = [
-        ServerProcess(
-            redis_url=redis_cluster.all_url,
-            log_path=log,
-            extra_args=[*TOURNAMENT_ARGS, "--redis-cluster", "--redis-prefix", prefix],
-        )
-        for log in logs
-    ]
-    for server in servers:
-        server.start()
     store = RedisEventStore(redis_cluster.url, cluster=True, prefix=prefix)
-    try:
-        kill = killing_the_lease_holder(servers, logs, store)
-        await run_tournament([s.url for s in servers], store, players=40, length_s=20, kill=kill)
-    finally:
-        await store.aclose()
-        for server in servers:
-            server.stop()
+    logs = [tmp_path / "one.log", tmp_path / "two.log"]
+    await forty_racers_on_two_processes_one_killed(
+        redis_cluster.all_url, store, logs, "--redis-cluster", "--redis-prefix", prefix
+    )
