@@ -54,7 +54,9 @@ async def run(
     topology: Any = store.topology
     topology.send = _counted(calls, "send", topology.send)
     topology.pipelined = _counted(calls, "pipelined", topology.pipelined)
-    config = Config(max_rooms=10**6, max_lobbies_per_session=10**6, lobby_ttl_s=0)
+    config = Config(
+        max_rooms=10**6, max_lobbies_per_session=10**6, lobby_ttl_s=0, quick_bot_after_s=0
+    )
     app = App(config, store, SystemClock())
     app.open()
     rng = random.Random(seed)

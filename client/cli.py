@@ -160,6 +160,22 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         "players are rated by default)",
     )
     create.add_argument(
+        "--bots",
+        type=int,
+        default=0,
+        metavar="N",
+        help="seat N bots, server-side racers (at most the room's size minus one; the race is "
+        "then unrated)",
+    )
+    create.add_argument(
+        "--bot-level",
+        type=int,
+        choices=range(1, 6),
+        default=3,
+        metavar="LEVEL",
+        help="the bots' level, 1 (a beginner) to 5 (the solver's line): see docs/bots.md",
+    )
+    create.add_argument(
         "--players",
         type=int,
         default=None,

@@ -31,6 +31,7 @@ class Kind(enum.Enum):
     YES = "yes"
     HINT = "hint"
     REMATCH = "rematch"
+    BOT = "bot"
 
 
 _KEYWORDS: dict[str, Kind] = {
@@ -88,6 +89,8 @@ def parse_command(line: str, *, replay: bool = False) -> Command:
     if first.lower() == "watch":
         # Names keep their case: the server's names are case-sensitive.
         return Command(Kind.WATCH, text, rest)
+    if first.lower() == "bot" and (not rest or rest.isdigit()):
+        return Command(Kind.BOT, text.lower(), rest)
     kind = _KEYWORDS.get(text.lower())
     if kind is None or (kind in _REPLAY_ONLY and not replay):
         return Command(Kind.MOVE, text)
@@ -97,7 +100,9 @@ def parse_command(line: str, *, replay: bool = False) -> Command:
 _HELP_COMMANDS = (
     "Commands: moves (the legal moves now), hint (one worth trying), help rules (how to play), "
     "resign, quit; "
-    "start (in a race lobby); undo (offline); in a race once your game is done: watch (every "
+    "start (in a race lobby); bot or bot LEVEL (in the lobby of a race you created: a bot "
+    "of level 1 to 5 takes a seat, 3 by default); undo (offline); in a race once your game is "
+    "done: watch (every "
     "racer), watch NAME or watch N (one racer, by name or panel number), back or me (your board); "
     "once the race is over: rematch (race the same players again, on a new deal)."
 )

@@ -32,6 +32,7 @@ from shared.errors import ArenaError, ClientError
 
 WINNABLE = "a winnable deal: the server has solved it"
 RATED = "rated: counts for the racers who are logged in"
+BOTS = "bot(s) racing: unrated"
 GRACE_TEXT = "the server's grace (a minute by default)"
 
 
@@ -52,6 +53,9 @@ def _create_msg(args: Any, capacity: int) -> dict[str, Any]:
         msg["winnable"] = True
     if getattr(args, "unrated", False):
         msg["rated"] = False
+    if getattr(args, "bots", 0):
+        msg["bots"] = args.bots
+        msg["bot_level"] = args.bot_level
     return msg
 
 
@@ -275,6 +279,9 @@ async def _enter_room(
         notes.append(f" ({WINNABLE}.)")
     if client.state.room.get("rated") and RATED not in client.view.lobby_hint:
         notes.append(f" ({RATED}.)")
+    bots = sum(1 for racer in client.state.room.get("players", []) if racer.get("bot"))
+    if bots and BOTS not in client.view.lobby_hint:
+        notes.append(f" ({bots} {BOTS}.)")
     shown = app.session.status == client.view.lobby_hint
     client.view.lobby_hint += "".join(notes)
     # Only while the lobby's hint is what the status line shows: the race may have

@@ -199,6 +199,9 @@ async def _handle(app: App, driver: Driver, command: Command) -> None:
     if command.kind is Kind.START:
         _reject(app, "start", ClientError("there is nothing to start here"))
         return
+    if command.kind is Kind.BOT:
+        _reject(app, "bot", ClientError("bots race in a race's lobby: 'solitaire race create'"))
+        return
     if command.kind in (Kind.WATCH, Kind.BACK):
         _reject(app, command.text, ClientError("only racers can watch the others, in a race"))
         return

@@ -21,9 +21,11 @@ def searching_line(msg: dict[str, Any], *, ascii_only: bool = False) -> str:
     size = "" if msg["players"] == 2 else f" of {msg['players']}"
     kind = "" if msg["rated"] else " (guests, unrated)"
     span = msg["range"].replace("±", "+-") if ascii_only else msg["range"]
+    bot_in = msg.get("bot_in_ms")
+    bot = "" if bot_in is None else f", a bot in {(int(bot_in) + 999) // 1000}s"
     return (
         f"searching for a {msg['variant']} race{size}{kind}: {msg['waiting']} waiting, "
-        f"{seconds // 60}:{seconds % 60:02d}, range {span}"
+        f"{seconds // 60}:{seconds % 60:02d}, range {span}{bot}"
     )
 
 
@@ -36,14 +38,14 @@ async def find_match(client: RoomClient, app: App, args: Any) -> str | None:
     (the queue left)."""
     conn = client.conn
     assert conn is not None
-    matched: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    matched: asyncio.Future[tuple[str, int]] = asyncio.get_running_loop().create_future()
 
     def on_queue_message(msg: dict[str, Any]) -> None:
         if msg["type"] == p.QUEUED:
             app.session.status = searching_line(msg, ascii_only=app.output.ascii)
             app.refresh()
         elif msg["type"] == p.MATCHED and not matched.done():
-            matched.set_result(msg["room"])
+            matched.set_result((msg["room"], int(msg.get("bots", 0))))
 
     client.view.on_queue = on_queue_message
     on_queue_message(await conn.request(quick_msg(args), expect=p.QUEUED))
@@ -56,8 +58,13 @@ async def find_match(client: RoomClient, app: App, args: Any) -> str | None:
         finally:
             stopped.cancel()
     if matched.done():
-        room = matched.result()
+        room, bots = matched.result()
         app.session.status = f"Matched: room {room}. The race starts when everyone is seated..."
+        if bots:  # said below the board, where it stays through the race
+            app.session.say(
+                f"Nobody found in time: you race {bots} bot{'s' if bots > 1 else ''}, unrated "
+                "(docs/bots.md)."
+            )
         app.refresh()
         return room
     with contextlib.suppress(ArenaError):

@@ -33,6 +33,7 @@ def racers(state: RoomState, *, started_at: int | None) -> dict[str, Racer]:
     places = {r["player"]: r["place"] for r in state.ranking or []}
     time_up = state.ranking is not None and state.finish_reason == "time_limit"
     lines = {}
+    bots = {p["player"]: p.get("bot") or 0 for p in state.room.get("players", [])}
     for player, info in state.progress.items():
         finished_at = info.get("finished_at")
         reached_at = info.get("reached_at")
@@ -52,6 +53,7 @@ def racers(state: RoomState, *, started_at: int | None) -> dict[str, Racer]:
             rank=places.get(player),
             me=player == state.me,
             reached_ms=reached_at if isinstance(reached_at, int) else None,
+            bot=bots.get(player, 0),
         )
     return ranked(lines)
 

@@ -65,6 +65,20 @@ class ServerDriver:
         raise ClientError("undo is only possible offline (the server keeps every move)")
 
 
+async def add_bot(conn: Any, app: App, level: str) -> bool:
+    """`bot [LEVEL]` in a race's lobby: the server seats a bot (only for the room's creator)."""
+    msg: dict[str, Any] = {"type": "add_bot"}
+    if level:
+        msg["level"] = int(level)
+    try:
+        await conn.request(msg, expect="room")
+    except ArenaError as error:
+        app.session.error = f"bot: {error.reason}"
+    else:
+        app.session.say("A bot took a seat: this race is unrated.")
+    return True
+
+
 LOST = "this game was lost when the server restarted: type 'quit', then start a new one"
 
 
@@ -83,6 +97,8 @@ async def play_room(client: RoomClient, app: App, *, race: bool, wait_for_result
             except ArenaError as error:
                 app.session.error = f"start: {error.reason}"
             return True
+        if command.kind is Kind.BOT and race:
+            return await add_bot(conn, app, command.arg)
         if race and command.kind in (Kind.WATCH, Kind.BACK):
             await watch_command(client, app, command)
             return True

@@ -59,6 +59,9 @@ def room_lines(rooms: list[dict[str, Any]]) -> list[str]:
             notes.append(OPEN_SEED)
         if room.get("winnable"):
             notes.append("winnable deal")
+        bots = sum(1 for level in room.get("bots") or [] if level)
+        if bots:
+            notes.append(f"{bots} bot{'s' if bots > 1 else ''}: unrated")
         line = (
             f"{ljust(str(room.get('id', '')), 10)} {room.get('variant', ''):<11} "
             f"{room.get('status', ''):<9} {seats:>5} {room.get('spectators', 0):>5}  "

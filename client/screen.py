@@ -120,6 +120,7 @@ class Racer:
     place: int | None = None
     away_ms: int | None = None
     reached_ms: int | None = None
+    bot: int = 0  # a bot's level (docs/bots.md); 0 for a person
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,16 @@ def _paint(text: str, code: str, color: bool) -> str:
     return f"{code}{text}{RESET}" if color and text else text
 
 
+def panel_name(racer: Racer) -> str:
+    """A racer's name in the panel's column; a bot's keeps its mark whatever its length
+    (``Hazel bot4``): every view says who is a bot."""
+    if racer.bot:
+        mark = f" bot{racer.bot}"
+        first = racer.name.split(" ", 1)[0]
+        return cut(first, NAME_COLUMNS - len(mark), ellipsis="…") + mark
+    return cut(racer.name, NAME_COLUMNS, ellipsis="…")
+
+
 def render_panel(racers: Sequence[Racer], *, title: str, color: bool) -> list[str]:
     """The race panel: number, name, cards on foundations, moves and state, in ranking order;
     then a line for each racer who is away."""
@@ -149,7 +160,7 @@ def render_panel(racers: Sequence[Racer], *, title: str, color: bool) -> list[st
     lines.append(f"{'#':>2}  {'name':<{NAME_COLUMNS}} {'fnd':>3} {'mvs':>4} state")
     for i, racer in enumerate(racers, 1):
         number = racer.rank if racer.rank is not None else (racer.place or i)
-        name = ("*" if racer.me else " ") + cut(racer.name, NAME_COLUMNS, ellipsis="…")
+        name = ("*" if racer.me else " ") + panel_name(racer)
         if racer.state is RacerState.WON and racer.finished_ms is not None:
             state = format_clock(racer.finished_ms)
         elif racer.away_ms is not None and racer.state is RacerState.PLAYING:

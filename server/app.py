@@ -25,6 +25,7 @@ from server.net.delivery import Delivery
 from server.net.export import GameExport
 from server.net.tournaments import Tournaments
 from server.rooms.archiver import Archiver
+from server.rooms.bots import BotRunner
 from server.rooms.challenge_archive import ChallengeArchive
 from server.rooms.challenge_sweep import ChallengeSweep
 from server.rooms.challenges import Challenges
@@ -127,6 +128,8 @@ class App:
             seated=self.matchmaker.seated,
             rating_of=self.ratings.rating_of,
         )
+        self.bots = BotRunner(self.commands, clock, config, self.solver)
+        self.hub.listen(self.bots.on_change)
         self.connections: set[Connection] = set()
         self.export = GameExport(self.commands, clock, self.challenges)
         self.metrics.watch(self.live_figures)
@@ -154,6 +157,8 @@ class App:
             "rooms_unloaded": self.unloader.unloaded,
             "archive_reads": self.hub.archive_reads.served,
             "archive_read_failures": self.hub.archive_reads.failed,
+            "bots_playing": self.bots.playing,
+            "bot_moves": self.bots.moves,
             **(self.archiver.stats() if self.archiver is not None else {}),
         }
 
@@ -202,6 +207,7 @@ class App:
         self.unloader.start()
         self.matchmaker.start()
         self.tournaments.start()
+        self.bots.start()
         self.challenge_sweep.start()
         if self.archiver is not None:
             self.archiver.start()
@@ -268,6 +274,7 @@ class App:
         self.metrics.unwatch_gc()
         await self.matchmaker.aclose()
         await self.tournaments.aclose()
+        await self.bots.aclose()
         await self.challenge_sweep.aclose()
         if self.archiver is not None:
             await self.archiver.aclose()

@@ -53,6 +53,7 @@ WITHDRAW_TOURNAMENT = "withdraw_tournament"
 FOLLOW_TOURNAMENT = "follow_tournament"
 UNFOLLOW_TOURNAMENT = "unfollow_tournament"
 BERSERK = "berserk"
+ADD_BOT = "add_bot"
 CHALLENGE_CREATE = "challenge_create"
 CHALLENGE_PLAY = "challenge_play"
 CHALLENGE_SHOW = "challenge_show"
@@ -147,6 +148,11 @@ CLOSE_CODES: dict[int, str] = {
     CLOSE_SLOW: "slow consumer",
 }
 """Each close code a server sends, with what it means in a few words."""
+
+BOT_MIN_LEVEL = 1
+BOT_MAX_LEVEL = 5
+"""A bot's levels (docs/bots.md); a room takes at most capacity - 1 bots."""
+BOT_MAX_COUNT = 999
 
 ROOM_PARAMETER = "room"
 """The query parameter of the WebSocket URL that names the room a connection is for: a routing
@@ -299,6 +305,8 @@ CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
         _opt("deck", "list", max_len=52, items="str"),
         _opt("winnable", "bool"),
         _opt("rated", "bool"),
+        _opt("bots", "int", min=0, max=BOT_MAX_COUNT),
+        _opt("bot_level", "int", min=BOT_MIN_LEVEL, max=BOT_MAX_LEVEL),
     ),
     JOIN: (
         _f("room", "str", max_len=MAX_ID_LEN),
@@ -367,6 +375,7 @@ CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
     ),
     UNFOLLOW_TOURNAMENT: (),
     BERSERK: (),
+    ADD_BOT: (_opt("level", "int", min=BOT_MIN_LEVEL, max=BOT_MAX_LEVEL),),
     CHALLENGE_CREATE: (
         _opt("variant", "str", choices=VARIANTS),
         _opt("to", "list", max_len=49, items="str"),
@@ -453,6 +462,7 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("recent", "list", items="map"),
         _opt("streaks", "map"),
         _opt("tournaments", "map"),
+        _opt("bot", "int", min=BOT_MIN_LEVEL, max=BOT_MAX_LEVEL),
         _opt("challenges", "list", items="map"),
     ),
     RATING_CHANGES: (
@@ -467,8 +477,9 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("waiting", "int", min=0),
         _f("waited_ms", "int", min=0),
         _f("range", "str"),
+        _opt("bot_in_ms", "int", "nil", min=0),
     ),
-    MATCHED: (_f("room", "str"),),
+    MATCHED: (_f("room", "str"), _opt("bots", "int", min=0)),
     LEFT_QUEUE: (),
     DAILY_STARTED: (
         _f("room", "str"),

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
+from server.domain.bot import bot_level_of_name
 from server.domain.errors import BadCredentials, NameTaken, NotLoggedIn
 from server.domain.names import DEFAULT_NAME, clean_name
 from server.domain.schema import Schema
@@ -122,6 +123,8 @@ def check_name(raw: str) -> tuple[str, str]:
     name = clean_name(raw)
     if name == DEFAULT_NAME and fold_name(raw.strip()) != DEFAULT_NAME:
         raise BadField("field 'name' has nothing printable", field="name")
+    if bot_level_of_name(name) is not None:
+        raise BadField("field 'name' looks like a bot's: '(bot N)' is theirs", field="name")
     return name, fold_name(name)
 
 

@@ -206,12 +206,22 @@ def decide_leave(room: Room, player: str, *, now: int) -> Events:
         return []
     events: Events = [PlayerLeft(now, player)]
     if room.status is RoomStatus.COUNTDOWN:
-        left = len(room.seats) - 1
-        if left == 0:
-            events.append(CountdownCancelled(now))
-        elif left < 2 and room.settings.members:
+        left = sum(1 for s in room.seats.values() if not s.bot and s.player != player)
+        if left == 0 and not room.settings.members:
+            events.append(CountdownCancelled(now))  # bots do not race on their own
+        elif left < people_needed(room):
             events += [CountdownCancelled(now), RoomClosed(now, CLOSED_UNFILLED)]
     return events
+
+
+def people_needed(room: Room) -> int:
+    """The people a room formed by matchmaking races with: two of its members, or its one
+    member when the others are bots (a quick race given a bot); 0 for any other room."""
+    return min(2, len(room.settings.members))
+
+
+def people_seated(room: Room) -> int:
+    return sum(1 for s in room.seats.values() if not s.bot)
 
 
 def check_rematch(room: Room, player: str) -> None:
@@ -271,7 +281,11 @@ def decide_close_idle(room: Room, *, ttl_ms: int, now: int) -> Events:
 def decide_close_unfilled(room: Room, *, now: int) -> Events:
     """Close a room formed by matchmaking that fewer than two of its members sat down in by
     the time it should start: the one who did is not left in a lobby nobody else will join."""
-    if not room.settings.members or room.status is not RoomStatus.LOBBY or len(room.seats) >= 2:
+    if (
+        not room.settings.members
+        or room.status is not RoomStatus.LOBBY
+        or people_seated(room) >= people_needed(room)
+    ):
         return []
     return [RoomClosed(now, CLOSED_UNFILLED)]
 

@@ -156,6 +156,12 @@ class NotInTournament(ClientError):
     code = "not_in_tournament"
 
 
+class TooManyBots(ClientError):
+    """A room keeps one seat for a person at least: at most capacity - 1 bots."""
+
+    code = "too_many_bots"
+
+
 class NoSuchChallenge(ClientError):
     """A challenge code that names no challenge."""
 

@@ -66,6 +66,8 @@ class PlayerJoined(RoomEvent):
     token_hash: str
     connection: str | None
     account: str | None = None  # the racer's account name (as registered), None for a guest
+    # A bot's level (1 to 5, server/domain/bot.py); 0 for a person. A bot never logs in.
+    bot: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +191,7 @@ _SCHEMA: Schema[RoomEvent] = Schema(
         "daily": "",
         "members": (),
         "tournament": "",
+        "bot": 0,
         "challenge": "",
         "games": {},  # an end written before it named its causes: nothing to wait for
     },

@@ -179,7 +179,8 @@ def fold_room_event(room: Room, version: int, data: Mapping[str, Any]) -> RoomCh
         log.error("room_event_refused", room=room.id, version=version, reason=exc.reason)
         return RoomChanged(event, refused=True)
     _FOLDS[type(event)](room, event)
-    if any(s.connection is not None for s in room.seats.values()):
+    # A bot is always connected: only people keep a lobby from closing idle.
+    if any(s.connection is not None and not s.bot for s in room.seats.values()):
         room.idle_since = None
     elif room.idle_since is None:
         room.idle_since = event.at
@@ -192,7 +193,9 @@ def _created(room: Room, e: RoomCreated) -> None:
 
 
 def _joined(room: Room, e: PlayerJoined) -> None:
-    seat = Seat(e.player, e.name, e.token_hash, room.joined_count, e.connection, None, e.account)
+    seat = Seat(
+        e.player, e.name, e.token_hash, room.joined_count, e.connection, None, e.account, e.bot
+    )
     seat.away_since = None if e.connection is not None else e.at
     room.seats[e.player] = seat
     room.joined_count += 1

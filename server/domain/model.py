@@ -45,6 +45,7 @@ class Seat:
     connection: str | None = None
     away_since: int | None = None
     account: str | None = None  # a logged-in racer's account name (as registered)
+    bot: int = 0  # a bot's level (1 to 5); 0 for a person
     berserk: bool = False  # a tournament racer who halved their own clock
 
     def wire(self) -> dict[str, Any]:
@@ -52,6 +53,7 @@ class Seat:
             "connected": self.connection is not None,
             "away_since": self.away_since,
             "berserk": self.berserk,
+            "bot": self.bot or None,
         }
 
 
@@ -157,8 +159,13 @@ class Room:
 
     @property
     def rated(self) -> bool:
-        """The room's race counts for ratings when at least two racers are logged in."""
-        return self.meta is not None and self.meta.rated
+        """The room's race counts for ratings when at least two racers are logged in, and
+        never with a bot in it (docs/ratings.md, "Bots"): a bot seated makes it unrated."""
+        return self.meta is not None and self.meta.rated and not self.bots()
+
+    def bots(self) -> list[Seat]:
+        """The seats bots hold (server/domain/bot.py)."""
+        return [s for s in self.seats.values() if s.bot]
 
     def streams(self) -> list[str]:
         """The room's stream and its games' streams."""
@@ -182,7 +189,7 @@ class Room:
             progress = (
                 Progress() if game is None else game.progress if shown is None else shown(game)
             )
-            entrants.append(Entrant(s.player, s.name, s.order, progress))
+            entrants.append(Entrant(s.player, s.name, s.order, progress, s.bot))
         return entrants
 
     def all_done(self) -> bool:
@@ -209,6 +216,8 @@ class Room:
             "names": self.names(),
             # Which racers are logged in (None: a guest): what the viewer's TV ranks races by.
             "accounts": [s.account for s in self.seats.values()],
+            # Which racers are bots (their level; None: a person), in the order of ``names``.
+            "bots": [s.bot or None for s in self.seats.values()],
             # A challenge's attempt: kept out of the room list (server/rooms/directory.py).
             **({"challenge": meta.challenge} if meta.challenge else {}),
         }

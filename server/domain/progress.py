@@ -74,6 +74,7 @@ class Entrant:
     name: str
     order: int
     progress: Progress
+    bot: int = 0  # a bot's level; 0 for a person
 
 
 def _rank_key(entrant: Entrant) -> tuple[int, int, int, int]:
@@ -89,6 +90,6 @@ def ranking(entrants: Iterable[Entrant]) -> list[dict[str, Any]]:
     """DESIGN.md: winners by finish time; then by cards on foundations, then by when reached."""
     ordered = sorted(entrants, key=_rank_key)
     return [
-        {"place": i, "player": e.player, "name": e.name, **e.progress.wire()}
+        {"place": i, "player": e.player, "name": e.name, "bot": e.bot or None, **e.progress.wire()}
         for i, e in enumerate(ordered, start=1)
     ]

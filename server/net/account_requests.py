@@ -11,6 +11,7 @@ from server.accounts.logins import LiveLogin, Logins
 from server.accounts.ratings import Ratings
 from server.accounts.service import Accounts
 from server.domain.accounts import Account, fold_name, key_hash
+from server.domain.bot import bot_level_of_name
 from server.domain.daily import Streaks
 from server.domain.errors import NoSuchAccount, NotLoggedIn, NotRated
 from server.domain.names import clean_name
@@ -146,6 +147,14 @@ class AccountRequests:
             folded = self.account.id
         else:
             raise NotLoggedIn("log in, or name the player whose profile to show")
+        level = bot_level_of_name(msg.get("name", ""))
+        if level is not None:  # a bot's: it never logs in, and is never rated
+            name = clean_name(msg["name"])
+            self.reply(
+                msg,
+                {"type": p.PLAYER_CARD, "name": name, "ratings": [], "recent": [], "bot": level},
+            )
+            return
         account = await self.accounts.account(folded)
         if account is None:
             raise NoSuchAccount(f"no account {msg.get('name', folded)!r}")

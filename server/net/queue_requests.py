@@ -77,8 +77,10 @@ class QueueRequests:
 
     async def _placed(self, room_id: str) -> None:
         """A room was formed with this player: seat them, and start it if they are the last."""
-        self.s.send({"type": p.MATCHED, "room": room_id})
         try:
+            room = await self.s.commands.room(room_id)
+            # Told at once when nobody was found in time and bots race them (docs/bots.md).
+            self.s.send({"type": p.MATCHED, "room": room_id, "bots": len(room.bots())})
             await self.rooms.join(room_id, Role.PLAYER)
             await self.matchmaker.seated(room_id)
         except ArenaError as exc:

@@ -16,6 +16,7 @@ from server.net.audience import Member, Peer, Role
 from server.net.delivery import Delivery
 from server.rooms.challenges import Challenges
 from server.rooms.commands import Commands
+from server.rooms.room_creation import DEFAULT_BOT_LEVEL
 from server.runtime.logging import bind
 from server.runtime.metrics import Metrics
 from shared import protocol as p
@@ -57,6 +58,7 @@ def room_requests(session: Session) -> dict[str, Handler]:
         p.WATCH: r.on_watch,
         p.HINT: r.on_hint,
         p.REMATCH: r.on_rematch,
+        p.ADD_BOT: r.on_add_bot,
     }
 
 
@@ -160,6 +162,13 @@ class RoomRequests:
         rematch = await self.s.commands.rematch(room, member.player, creator=self.s.session)
         await self._leave(room, member)
         await self.join(rematch, Role.PLAYER, ref=msg.get("ref"))
+
+    async def on_add_bot(self, msg: dict[str, Any]) -> None:
+        """The lobby's creator seats a bot (docs/bots.md); answered with the room's state."""
+        room, _, _ = self._seated()
+        level = msg.get("level", DEFAULT_BOT_LEVEL)
+        await self.s.commands.bot_seats.add(room, by=self.s.session, level=level)
+        self.s.reply(msg, {"type": p.ROOM, "room": self.s.delivery.room_state(room)})
 
     async def on_start(self, msg: dict[str, Any]) -> None:
         room, _, player = self._seated()

@@ -24,6 +24,7 @@ from server.domain.errors import (
 from server.domain.events import PlayerJoined
 from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room, token_hash
+from server.rooms.bot_seats import BotSeats
 from server.rooms.directory import Directory
 from server.rooms.game_commands import GameCommands
 from server.rooms.hub import Hub
@@ -72,8 +73,9 @@ class Commands:
         self.timed = TimedCommands(
             self.loop, hub, clock, config, self.games, self.directory, keep_finished=keep_finished
         )
+        self.bot_seats = BotSeats(self.loop, self.presence, store)
         self.creation = RoomCreation(
-            self.loop, clock, config, self.directory, self.games, self.room
+            self.loop, clock, config, self.directory, self.games, self.room, self.bot_seats
         )
         # The ways a room is made, called by requests, the matchmaker and the daily challenge.
         self.create_room = self.creation.create_room
@@ -213,6 +215,9 @@ class Commands:
             )
             if room.rematch != made.id:
                 await self.loop.run(made, lambda now: d.decide_close_unused(made, now=now))
+            else:  # the race's bots race again too, at their levels
+                for bot in room.bots():
+                    await self.bot_seats.add(made, by=None, level=bot.bot)
             log.info("rematch_offered", room=room.id, rematch=room.rematch, player=player)
         assert room.rematch is not None  # offered: by this request or one before it
         return room.rematch

@@ -20,6 +20,8 @@ from typing import Any
 
 import msgpack
 
+from server.domain.bot import level_for_rating
+from server.domain.decide import people_needed, people_seated
 from server.domain.errors import AlreadyQueued
 from server.domain.lifecycle import RoomStatus
 from server.domain.matchmaking import QueueKey, Waiting, form_groups, range_text
@@ -146,6 +148,7 @@ class Matchmaker:
 
     def status(self, ticket: Ticket, now: int) -> dict[str, Any]:
         waited = now - ticket.joined_ms
+        after_ms = int(self.config.quick_bot_after_s * 1000)
         return {
             "variant": ticket.key.variant,
             "players": ticket.key.players,
@@ -153,6 +156,8 @@ class Matchmaker:
             "waiting": max(self.waiting.get(ticket.key, 1), 1),
             "waited_ms": waited,
             "range": range_text(waited) if ticket.key.rated else "any",
+            # When a bot races them if no person is found first (None: never, on this server).
+            "bot_in_ms": max(0, after_ms - waited) if after_ms > 0 else None,
         }
 
     # ---- the loop ----------------------------------------------------------------------------
@@ -201,6 +206,20 @@ class Matchmaker:
         self.waiting[key] -= sum(len(g) for g in made)
         # The rooms are made side by side: each is a few round trips of its own.
         await asyncio.gather(*(self._make_room(key, group) for group in made))
+        grouped = {m for g in groups for m in g}
+        for waiter in waiting:
+            if (
+                waiter.member not in grouped
+                and self._bot_due(waiter)
+                and await self.store.queue_take(key.name, [waiter.member])
+            ):
+                self.waiting[key] -= 1
+                await self._make_room(key, [by_member[waiter.member]], bots=True)
+
+    def _bot_due(self, waiter: Waiting) -> bool:
+        """Nobody was found for ``waiter`` within ``--quick-bot-after-s``: a bot races them."""
+        after_ms = int(self.config.quick_bot_after_s * 1000)
+        return after_ms > 0 and self.clock.now_ms() - waiter.joined_ms >= after_ms
 
     async def _requeue_lost(self, key: QueueKey, queued: Mapping[str, QueueEntry]) -> None:
         """A ticket of ours whose entry left the queue is normally being placed (taken into a
@@ -221,12 +240,20 @@ class Matchmaker:
                 await self.store.queue_join(key.name, ticket.member, ticket.rating, ticket.value)
                 log.warning("queue_entry_restored", queue=key.name, member=ticket.member)
 
-    async def _make_room(self, key: QueueKey, group: list[QueueEntry]) -> None:
-        msg = {"variant": key.variant, "capacity": key.players, "rated": key.rated}
+    async def _make_room(
+        self, key: QueueKey, group: list[QueueEntry], *, bots: bool = False
+    ) -> None:
+        """The group's room; with ``bots``, the one player's, its other seats bots near their
+        rating (and unrated: docs/ratings.md)."""
+        msg = {"variant": key.variant, "capacity": key.players, "rated": key.rated and not bots}
         try:
             room = await self.commands.create_room(
                 msg, creator=group[0].member, members=tuple(e.member for e in group)
             )
+            if bots:
+                level = level_for_rating(group[0].score)
+                for _ in range(key.players - len(group)):
+                    await self.commands.bot_seats.add(room, by=None, level=level)
         except ClientError as exc:  # too many rooms, say: back in the queue, in their places
             log.warning("match_not_made", queue=key.name, code=exc.code)
             for entry in group:
@@ -237,7 +264,7 @@ class Matchmaker:
         for entry in group:
             process = msgpack.unpackb(entry.value)["p"]
             await self.store.index_put(placed_index(process), entry.member, now, room.id.encode())
-        log.info("matched", queue=key.name, room=room.id, players=len(group))
+        log.info("matched", queue=key.name, room=room.id, players=len(group), bots=bots)
         self._spawn(self._start_late(room.id, now + JOIN_WAIT_MS))
 
     async def deliver(self) -> None:
@@ -266,7 +293,7 @@ class Matchmaker:
             await self.commands.hub.sync(room)
             if room.status is not RoomStatus.LOBBY:
                 return
-            if len(room.seats) >= 2:
+            if people_seated(room) >= people_needed(room):
                 await self.commands.start(room, next(iter(room.seats)))
             else:
                 await self.commands.timed.close_unfilled(room)

@@ -8,10 +8,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from server.domain import decide as d
+from server.domain.bot_seats import check_bots
 from server.domain.errors import TooManyLobbies, TooManyRooms
 from server.domain.events import RoomCreated, encode
 from server.domain.model import Room, room_stream
 from server.domain.placement import draw_room_id
+from server.rooms.bot_seats import BotSeats
 from server.rooms.directory import Directory
 from server.rooms.game_commands import GameCommands
 from server.rooms.room_loop import RoomLoop
@@ -21,6 +23,7 @@ from server.runtime.logging import get_logger
 from shared.errors import ServerError, WrongExpectedVersion
 from shared.protocol import BadField
 
+DEFAULT_BOT_LEVEL = 3
 _ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
 
 log = get_logger("server.rooms.room_creation")
@@ -41,6 +44,7 @@ class RoomCreation:
         directory: Directory,
         games: GameCommands,
         room: Callable[[str], Awaitable[Room]],
+        bots: BotSeats,
     ) -> None:
         self.loop = loop
         self.clock = clock
@@ -48,6 +52,7 @@ class RoomCreation:
         self.directory = directory
         self.games = games
         self._room = room  # the loaded room by id, as a request would find it
+        self.bots = bots
 
     async def create_room(
         self,
@@ -62,6 +67,8 @@ class RoomCreation:
         deal = d.read_create_request(
             msg, max_players=cfg.max_players_per_room, allow_custom_deck=cfg.allow_custom_deck
         )
+        bots = msg.get("bots", 0)
+        check_bots(bots, capacity=deal.capacity)
         seed = deal.seed
         if seed is None and deal.deck is None and not deal.winnable:
             seed = secrets.token_hex(8)  # the usual room: a secret seed of the server's
@@ -95,6 +102,8 @@ class RoomCreation:
         )
         room = await self._append_created(created)
         log.info(RoomCreated.TYPE, room=room.id, variant=variant, capacity=deal.capacity)
+        for _ in range(bots):  # seated at once: the creator's lobby shows them
+            await self.bots.add(room, by=creator, level=msg.get("bot_level", DEFAULT_BOT_LEVEL))
         return room
 
     async def create_daily(

@@ -79,6 +79,11 @@ class Config:
     tournament_requests_per_minute: int = 10
     tournament_min_length_s: float = 300.0
     tournament_lease_s: float = 5.0
+    # Bots (docs/bots.md): the least time between two of a bot's moves, a factor on every
+    # level's think time, and how long a quick race waits for a person before a bot.
+    bot_floor_ms: int = 400
+    bot_think_scale: float = 1.0
+    quick_bot_after_s: float = 20.0
     # Challenges: how many one account may create per window (all processes together), and
     # how often each process looks for challenges whose window has closed, to settle them.
     challenges_per_account: int = 20
@@ -314,6 +319,27 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         "taken as gone and its racers as disconnected",
     ),
     (
+        "--bot-floor-ms",
+        "bot_floor_ms",
+        int,
+        "ARENA_BOT_FLOOR_MS",
+        "the least time between two moves of a bot, in ms (its think times are drawn above it)",
+    ),
+    (
+        "--bot-think-scale",
+        "bot_think_scale",
+        float,
+        "ARENA_BOT_THINK_SCALE",
+        "a factor on every bot level's think time (1 = the documented pace; less is faster)",
+    ),
+    (
+        "--quick-bot-after-s",
+        "quick_bot_after_s",
+        float,
+        "ARENA_QUICK_BOT_AFTER_S",
+        "seconds a quick race waits for a person before it gives the player a bot; 0 = never",
+    ),
+    (
         "--solver-max-nodes",
         "solver_max_nodes",
         int,
@@ -524,6 +550,10 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
             "solitaire-server: --solver-max-nodes, --winnable-max-nodes and --solver-attempts"
             " are >= 1"
         )
+    if values["bot_floor_ms"] < 1 or values["bot_think_scale"] <= 0:
+        raise SystemExit("solitaire-server: --bot-floor-ms is >= 1, --bot-think-scale > 0")
+    if values["quick_bot_after_s"] < 0:
+        raise SystemExit("solitaire-server: --quick-bot-after-s is >= 0 (0: never a bot)")
     if values["gc_interval_ms"] < 0:
         raise SystemExit("solitaire-server: --gc-interval-ms is >= 0 (0: CPython's own trigger)")
     if values["workers"] < 1 or values["ack_after_replicas"] < 0:

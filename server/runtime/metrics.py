@@ -167,6 +167,8 @@ _LIVE: dict[str, tuple[str, str]] = {
         "Age of the oldest finished room not archived yet (at the last sweep).",
     ),
     "archive_reads": ("counter", "Finished rooms read from the archive (gone from Redis)."),
+    "bots_playing": ("gauge", "Bot seats this process plays (a task each)."),
+    "bot_moves": ("counter", "Moves bots of this process made (docs/bots.md)."),
     "archive_read_failures": (
         "counter",
         "Reads of archived rooms the archive could not serve (unreachable, corrupt record).",

@@ -51,6 +51,11 @@ def hint_position(state: GameState, max_nodes: int) -> Hint:
     return hint(state, max_nodes=max_nodes)
 
 
+def solve_position(state: GameState, max_nodes: int) -> Solution:
+    """The solver's verdict on one position (a bot's plan); runs in a worker process."""
+    return solve(state, max_nodes=max_nodes)
+
+
 class SolverPool:
     """Worker processes that run the solver for the server; close it with the server.
 
@@ -121,6 +126,13 @@ class SolverPool:
         self._checked()
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._hint_executor, hint_position, state, max_nodes)
+
+    async def solve(self, state: GameState, max_nodes: int) -> Solution:
+        """The solver's verdict on `state` within `max_nodes` (a bot planning its moves), on
+        the hint worker: bots think as people ask for hints, one position at a time."""
+        self._checked()
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._hint_executor, solve_position, state, max_nodes)
 
     def _checked(self) -> Executor:
         if self._closed:

@@ -18,6 +18,7 @@ from server.domain.matchmaking import queue_key
 from server.rooms.matchmaker import JOIN_WAIT_MS, placed_index
 from server.rooms.presence import PROCESSES_INDEX
 from server.runtime.clock import FakeClock
+from server.runtime.config import Config
 from server.store import MemoryEventStore
 from tests.server.parts import Peer, join, open_app, until
 
@@ -223,3 +224,52 @@ async def test_one_daily_attempt_per_account(app: App) -> None:
         await app.daily.attempt("swiss", "ann", "Ann", "p2")
     other = await app.daily.attempt("swiss", "bob", "Bob", "p3")
     assert other.settings.commitment == room.settings.commitment
+
+
+async def test_nobody_found_in_time_gives_a_bot_near_the_players_rating(
+    app: App, clock: FakeClock
+) -> None:
+    """After ``--quick-bot-after-s`` alone in the queue, the player's room is made with a bot
+    in the other seat, unrated, and they are told; before it, they wait."""
+    alone = await queue(app, "a", 1800)
+    clock.advance(int(app.config.quick_bot_after_s * 1000) - 1)
+    await settle(app)
+    assert alone.placed == []
+    assert alone.statuses == [] or alone.statuses[-1]["bot_in_ms"] >= 0
+    clock.advance(1)
+    await settle(app)
+    (room_id,) = alone.placed
+    room = await app.commands.room(room_id)
+    (bot,) = room.bots()
+    assert bot.bot == 5  # 300 above a new account's rating: two levels up from 3
+    assert room.settings.members == ("a",)
+    assert not room.rated
+    await app.commands.join(room, "a", name="a", token="tok-a", connection="c.a")
+    await app.matchmaker.seated(room.id)
+    assert room.status is RoomStatus.COUNTDOWN
+    assert await app.store.queue_entries(KEY.name) == []
+
+
+async def test_no_bot_when_the_server_gives_none(store: MemoryEventStore, clock: FakeClock) -> None:
+    app = open_app(store, clock, Config(quick_bot_after_s=0))
+    await app.matchmaker.aclose()
+    try:
+        alone = await queue(app, "a", 1500)
+        clock.advance(600_000)
+        await settle(app)
+        assert alone.placed == []
+        assert (
+            app.matchmaker.status(app.matchmaker.tickets["a"], clock.now_ms())["bot_in_ms"] is None
+        )
+    finally:
+        await app.close_parts()
+
+
+async def test_a_bot_race_whose_player_never_sits_down_closes(app: App, clock: FakeClock) -> None:
+    alone = await queue(app, "a", 1500)
+    clock.advance(int(app.config.quick_bot_after_s * 1000))
+    await settle(app)
+    (room_id,) = alone.placed  # told, but their connection closed before they sat down
+    room = await app.commands.room(room_id)
+    clock.advance(JOIN_WAIT_MS)
+    await until(lambda: room.status is RoomStatus.CLOSED)  # bots never race on their own

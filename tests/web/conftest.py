@@ -116,9 +116,13 @@ def play_arena(
 @pytest.fixture
 def page(session_browser: webdriver.Chrome, play_arena: ServerProcess) -> webdriver.Chrome:
     """The session's browser on the arena's origin with its storage cleared and one tab."""
-    driver = session_browser
+    return blank_tab(session_browser, play_arena)
+
+
+def blank_tab(driver: webdriver.Chrome, server: ServerProcess) -> webdriver.Chrome:
+    """``driver`` on ``server``'s origin, its storage cleared, its console read."""
     driver.set_window_size(1280, 900)
-    driver.get(f"http://127.0.0.1:{play_arena.port}/static/LICENSE")
+    driver.get(f"http://127.0.0.1:{server.port}/static/LICENSE")
     driver.execute_script("sessionStorage.clear(); localStorage.clear();")
     driver.get_log("browser")  # what earlier tests left
     return driver

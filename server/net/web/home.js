@@ -42,18 +42,24 @@ window.Home = (() => {
       field("Time limit (min, empty: the server's)", h("input", { type: "number", name: "time_limit", min: "1", max: "120" })),
       h("label", {}, h("input", { type: "checkbox", name: "winnable" }), " a winnable deal only"),
       h("label", {}, h("input", { type: "checkbox", name: "rated", checked: "" }), " rated"),
+      field("Bots (server-side racers; a race with a bot is unrated)",
+        h("input", { type: "number", name: "bots", min: "0", max: "7", value: "0" })),
+      field("Bot level (1 beginner to 5 strongest)", h("select", { name: "bot_level" },
+        [1, 2, 3, 4, 5].map((n) => h("option", n === 3 ? { value: n, selected: "" } : { value: n }, n)))),
       h("button", { type: "submit" }, "Create")],
     (el) => {
       remember();
       go("/play", { race: "1", variant: el.variant.value, capacity: el.capacity.value, countdown: el.countdown.value,
-        time_limit: el.time_limit.value, winnable: el.winnable.checked ? "1" : "", rated: el.rated.checked ? "" : "0" });
+        time_limit: el.time_limit.value, winnable: el.winnable.checked ? "1" : "", rated: el.rated.checked ? "" : "0",
+        bots: Number(el.bots.value) > 0 ? el.bots.value : "", bot_level: Number(el.bots.value) > 0 ? el.bot_level.value : "" });
     });
     const join = form("join", "Join by code", [field("Room code", h("input", { type: "text", name: "code", maxlength: "32",
       pattern: "[A-Za-z0-9]+", required: "", autocapitalize: "off" })), h("button", { type: "submit" }, "Join")],
     (el) => { remember(); location.assign(`/play/${encodeURIComponent(el.code.value.trim().toLowerCase())}`); });
     const quick = form("quick", "Quick race", [field("Variant", variantSelect("variant")),
       field("Racers", h("select", { name: "players" }, [2, 3, 4].map((n) => h("option", { value: n }, n)))),
-      note("Matched with players near your rating when logged in (rated), with guests otherwise."),
+      note("Matched with players near your rating when logged in (rated), with guests otherwise; "
+        + "nobody found in a while (20 s by default), you race bots, unrated."),
       h("button", { type: "submit" }, "Find a race")],
     (el) => { remember(); go("/play", { quick: el.variant.value, players: el.players.value }); });
     const daily = form("daily", "Daily challenge", [field("Variant", variantSelect("variant")),

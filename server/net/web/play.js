@@ -166,10 +166,16 @@ window.Play = (() => {
         case "rating_changes": return this.notes.showRatings(msg);
         case "queued":
           this.setLead(`Searching for a ${VARIANTS[msg.variant]} race of ${msg.players}: `
-            + `${msg.waiting} waiting, ratings ${msg.range}${msg.rated ? "" : " (guests)"}…`);
+            + `${msg.waiting} waiting, ratings ${msg.range}${msg.rated ? "" : " (guests)"}`
+            + (msg.bot_in_ms === null || msg.bot_in_ms === undefined
+              ? "…" : `, a bot in ${Math.ceil(msg.bot_in_ms / 1000)} s…`));
           return;
         case "matched":
-          this.setLead(`Matched: room ${msg.room}. The race starts when everyone is seated.`);
+          this.matchedBots = msg.bots || 0;
+          this.setLead(msg.bots
+            ? `Nobody was found in time: you race ${msg.bots} bot${msg.bots > 1 ? "s" : ""} (unrated), `
+              + `room ${msg.room}. The race starts when you are seated.`
+            : `Matched: room ${msg.room}. The race starts when everyone is seated.`);
           this.enter(msg.room);
           return;
         case "daily_started":
@@ -365,6 +371,10 @@ window.Play = (() => {
       }
       if (params.get("winnable") === "1") options.winnable = true;
       if (params.get("rated") === "0") options.rated = false;
+      if (Number(params.get("bots")) > 0) {
+        options.bots = Math.round(Number(params.get("bots")));
+        options.bot_level = Math.round(Number(params.get("bot_level") || 3));
+      }
       return new PlayPage(root, { kind: "create", variant, options });
     }
     const options = { capacity: 1, countdown_ms: 0 };

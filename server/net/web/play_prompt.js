@@ -16,11 +16,12 @@ window.PlayPrompt = (() => {
     swiss: "Moves: d deals a card; t3t5 or 3 5 moves t3's top card onto t5, t3t5x4 a run of 4; "
       + "t3f or 3f puts t3's top card on its foundation; wf the waste's top card, wt7 onto t7; "
       + "fst2 takes the spades foundation's top card back onto t2. Commands: moves, hint, "
-      + "resign, start (in a race lobby), rematch (once the race is over).",
+      + "resign, start (in a race lobby), bot or bot LEVEL (a bot in the lobby of a race you "
+      + "created), rematch (once the race is over).",
     quadrennial: "Moves: d deals a card; r5f or 5 puts r5's card on its foundation; wf the "
       + "waste's top card; redeal turns the waste over once the stock is empty (twice per "
-      + "game). Commands: moves, hint, resign, start (in a race lobby), rematch (once the race "
-      + "is over).",
+      + "game). Commands: moves, hint, resign, start (in a race lobby), bot or bot LEVEL (a bot "
+      + "in the lobby of a race you created), rematch (once the race is over).",
   };
   const KEYWORDS = {
     start: "start", resign: "resign", rematch: "rematch", hint: "hint", h: "hint",
@@ -90,7 +91,8 @@ window.PlayPrompt = (() => {
         }
         return;
       }
-      const kind = KEYWORDS[text.toLowerCase()];
+      const lowered = text.toLowerCase();
+      const kind = KEYWORDS[lowered] || (/^bot( [1-5])?$/.test(lowered) ? lowered : undefined);
       if (kind === "resign" && this.page.live()) {
         this.confirming = "resign";
         this.page.say("Resign this game? Type 'y' to resign, anything else to keep playing.");
@@ -117,6 +119,14 @@ window.PlayPrompt = (() => {
       } else if (kind === "start") {
         if (!r || this.page.role !== "player") this.page.refuse("start: there is nothing to start here");
         else this.page.arena.send({ type: "start", ref: "cmd:start" });
+      } else if (kind === "bot" || /^bot [1-5]$/.test(kind)) {
+        if (!r || this.page.role !== "player" || r.status !== "lobby") {
+          this.page.refuse("bot: bots join the lobby of a race you created");
+        } else {
+          const level = kind === "bot" ? 3 : Number(kind.slice(4));
+          this.page.arena.send({ type: "add_bot", level, ref: "cmd:bot" });
+          this.page.say("A bot takes a seat: this race is unrated.");
+        }
       } else if (kind === "resign") {
         if (!this.page.live()) this.page.refuse("resign: the game is not on");
         else {
@@ -247,6 +257,9 @@ window.PlayPrompt = (() => {
       const button = (text, act, extra = {}) => h("button", { type: "button", "data-act": act, ...extra }, text);
       if (r && this.page.role === "player") {
         if (r.status === "lobby" && this.page.how.kind !== "quick") parts.push(button("Start", "start"));
+        if (r.status === "lobby" && this.page.how.kind === "create" && r.capacity > 1) {
+          parts.push(button("Add a bot", "bot"));
+        }
         if (r.status === "racing" && this.page.view && !gameStatus(this.page.view, this.page.myProgress())) {
           if (r.capacity === 1 && !this.page.challenge) parts.push(button("Hint", "hint"));
           parts.push(button("Resign", "resign"));

@@ -345,7 +345,9 @@
         ? h("a", { href: `/replay/${this.room.id}/${encodeURIComponent(p.player)}` }, p.name)
         : p.name;
       const you = p.player === this.me ? h("span", { class: "you" }, " (you)") : null;
-      return h("tr", { "data-player": p.player, "data-place": p.place, class: you ? "me" : null },
+      const bot = (live && live.bot) || p.bot;
+      return h("tr", { "data-player": p.player, "data-place": p.place, "data-bot": bot || null,
+        class: you ? "me" : bot ? "bot" : null },
         h("td", { class: "place" }, p.place), h("td", { class: "name" }, name, you),
         h("td", { class: "status" }, STATUS_TEXT[p.status] || p.status),
         h("td", { class: "foundation" }, `${p.foundation}/52`),
@@ -460,7 +462,8 @@
           r.status === "lobby" && r.players < r.capacity
             ? [" ", h("a", { href: `/play/${r.id}`, class: "join" }, "join")] : null),
         h("td", {}, r.variant), h("td", { class: "status" }, r.status),
-        h("td", { class: "names" }, r.names.join(", ") || "–"),
+        h("td", { class: "names" }, r.names.join(", ") || "–",
+          (r.bots || []).some((b) => b) ? h("span", { class: "bots small" }, " (bots: unrated)") : null),
         h("td", { class: "progress" }, "–"),
         h("td", {}, `${r.players}/${r.capacity}`), h("td", {}, r.spectators),
         h("td", { class: "rated" }, r.rated ? "rated" : "unrated"),
@@ -752,6 +755,14 @@
       const card = msg;
       document.title = `${card.name} · Solitaire Arena`;
       title.textContent = card.name;
+      if (card.bot) {
+        status.textContent = `${card.name} is a bot of level ${card.bot} of 5: a racer the server `
+          + "plays. It never logs in, and races with a bot are unrated.";
+        status.className = "bot-card";
+        main.replaceChildren(title, status);
+        main.dataset.refreshed = String(Date.now());
+        return;
+      }
       const ratings = h("table", { class: "profile-ratings", id: "ratings" },
         h("caption", {}, "Ratings"),
         h("thead", {}, h("tr", {}, ["variant", "rating", "rank", "games", "wins", "best win"]

@@ -197,7 +197,8 @@ def _servers(url: str, prefix: str, tmp_path: Path, *extra: str) -> list[ServerP
         ServerProcess(
             redis_url=url,
             log_path=tmp_path / f"{i}.log",
-            extra_args=[*FAST, *AUTH, "--redis-prefix", prefix, *extra],
+            # People only: no server-side bot takes the seat of one who waited long.
+            extra_args=[*FAST, *AUTH, "--redis-prefix", prefix, "--quick-bot-after-s", "0", *extra],
         )
         for i in range(2)
     ]

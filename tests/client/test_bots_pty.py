@@ -1,0 +1,73 @@
+"""Bots as the terminal shows them, through real pseudo-terminals at 80x24 against a real
+server whose bots think fast: `race create --bots` seats them, `bot` adds one in the lobby,
+the panel and the results name them as bots, the race is unrated; and a quick race that finds
+nobody says it gives bots, then races them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from tests.client.pty_driver import spawn, type_line, words
+from tests.support.server_process import ServerProcess
+
+pytestmark = pytest.mark.e2e
+
+SIZE = {"columns": 80, "rows": 24}
+FAST_BOTS = ["--bot-floor-ms", "30", "--bot-think-scale", "0.02", "--quick-bot-after-s", "2"]
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ServerProcess]:
+    process = ServerProcess(log_path=tmp_path / "server.log", extra_args=FAST_BOTS)
+    process.start()
+    yield process
+    process.stop()
+
+
+def run(server: ServerProcess, name: str, *args: str) -> pexpect.spawn:
+    return spawn(
+        *args, "--server", server.url, "--no-color", env_extra={"SOLITAIRE_NAME": name}, **SIZE
+    )
+
+
+def resign(child: pexpect.spawn) -> None:
+    type_line(child, "resign")
+    child.expect("Resign this game")
+    type_line(child, "y")
+
+
+def test_a_race_created_with_bots_and_one_added_in_the_lobby(server: ServerProcess) -> None:
+    ann = run(server, "ann", "race", "create", "--bots", "1", "--bot-level", "2",
+              "--players", "3", "--countdown", "0")  # fmt: skip
+    try:
+        ann.expect("Ada bot2")  # the panel marks the bot as one
+        ann.expect(words("bot(s) racing: unrated"))
+        type_line(ann, "bot 9")
+        ann.expect(words("bot: field 'level' must be <= 5"))
+        type_line(ann, "bot 4")
+        ann.expect(words("A bot took a seat: this race is unrated."))
+        ann.expect("Go! The race has started", timeout=30)  # the third seat taken: it starts
+        type_line(ann, "bot")
+        ann.expect(words("bot: room"))  # too late: bots join in the lobby
+        resign(ann)
+        ann.expect("Race over", timeout=90)
+        ann.expect(r"\(bot 4\)")
+    finally:
+        ann.close(force=True)
+
+
+def test_a_quick_race_with_nobody_else_races_a_bot(server: ServerProcess) -> None:
+    ann = run(server, "ann", "race", "quick", "--variant", "quadrennial")
+    try:
+        ann.expect(r"a bot in \ds")
+        ann.expect(words("Nobody found in time: you race 1 bot, unrated"), timeout=30)
+        ann.expect("Go! The race has started", timeout=30)
+        resign(ann)
+        ann.expect("Race over", timeout=90)
+        ann.expect(r"\(bot 3\)")
+    finally:
+        ann.close(force=True)
