@@ -33,6 +33,10 @@ async def _run(args: Any, output: Any, script: list[str] | None) -> int:
         from client.accounts import account_command
 
         return await account_command(args, output)
+    if args.command == "tournament":
+        from client.tournament import tournament_command
+
+        return await tournament_command(args, output, script)
     if args.command == "daily":
         from client.daily import daily_command
 

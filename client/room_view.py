@@ -28,6 +28,15 @@ from client.text import cards_as_shown, plural
 from shared import protocol as p
 from shared.errors import ArenaError
 
+TOURNAMENT_MESSAGES = (
+    p.TOURNAMENT,
+    p.TOURNAMENT_STANDINGS,
+    p.TOURNAMENT_JOINED,
+    p.TOURNAMENT_WITHDRAWN,
+    p.TOURNAMENT_UNFOLLOWED,
+    p.TOURNAMENT_PAIRED,
+    p.BERSERKED,
+)
 _REASONS = {"all_done": "every game is done", "time_limit": "time is up"}
 
 
@@ -52,6 +61,8 @@ class RoomView(BoardFocus):
         self._in_lobby = in_lobby
         # `queued` and `matched` of a quick race go to whoever waits for them (client/quick.py).
         self.on_queue: Callable[[dict[str, Any]], None] = lambda msg: None
+        # A tournament's messages go to the mode that follows it (client/tournament.py).
+        self.on_tournament: Callable[[dict[str, Any]], None] = lambda msg: None
         self.lobby_hint = ""
         self.started = asyncio.Event()
         self.finished = asyncio.Event()
@@ -73,6 +84,8 @@ class RoomView(BoardFocus):
             p.QUEUED: lambda msg: self.on_queue(msg),
             p.MATCHED: lambda msg: self.on_queue(msg),
         }
+        for kind in TOURNAMENT_MESSAGES:
+            self._handlers[kind] = lambda msg: self.on_tournament(msg)
 
     def forget_room(self) -> None:
         """What this view knew of a room that closed before its race, or whose race is over
