@@ -150,6 +150,19 @@ def profile_lines(card: Mapping[str, Any]) -> list[str]:
             f"  daily challenge: played {plural(streaks['played'], 'day')} in a row, "
             f"won {plural(streaks['won'], 'day')} in a row"
         )
+    tournaments = card.get("tournaments")
+    if tournaments:
+        podiums = tournaments["podiums"]
+        lines.append(
+            f"  tournaments: {plural(tournaments['played'], 'played', 'played')}, "
+            f"{plural(len(podiums), 'podium')}"
+        )
+        medals = {1: "1st", 2: "2nd", 3: "3rd"}
+        for podium in podiums[:5]:
+            lines.append(
+                f"    {medals.get(podium['place'], podium['place'])} in {podium['name']} "
+                f"({podium['variant']}; solitaire tournament show {podium['tournament']})"
+            )
     if card["recent"]:
         lines.append("Recent races (replay: solitaire replay CODE --player NAME):")
     for race in card["recent"][:10]:

@@ -689,6 +689,21 @@
     setInterval(ask, 10000);
   }
 
+  // A profile's tournaments: how many played, and each podium with a link to its standings.
+  function tournamentsPart(card) {
+    const t = card.tournaments || { played: 0, podiums: [] };
+    const medal = { 1: "1st", 2: "2nd", 3: "3rd" };
+    return h("section", { id: "tournaments", "aria-label": "tournaments" },
+      h("h2", {}, "Tournaments"),
+      h("p", { class: "played" }, `${t.played} tournament${t.played === 1 ? "" : "s"} played`
+        + `, ${t.podiums.length} on the podium.`),
+      t.podiums.length ? h("ol", { class: "podiums" }, t.podiums.map((p) =>
+        h("li", { "data-tournament": p.tournament },
+          h("span", { class: "medal" }, medal[p.place] || String(p.place)), " in ",
+          h("a", { href: `/tournament/${encodeURIComponent(p.tournament)}` }, p.name),
+          ` (${VARIANT_NAME[p.variant] || p.variant}, ${ago(Date.now() - p.at)} ago)`))) : null);
+  }
+
   function profilePage(name) {
     document.title = `${name} · Solitaire Arena`;
     const title = h("h1", {}, name);
@@ -740,7 +755,7 @@
             h("td", { class: "change" }, r.delta > 0 ? `+${r.delta}` : String(r.delta))))));
       status.textContent = "Races stay replayable while the server keeps their room.";
       status.className = "small";
-      main.replaceChildren(title, ratings, recent, status);
+      main.replaceChildren(title, ratings, recent, tournamentsPart(card), status);
       main.dataset.refreshed = String(Date.now());
     });
   }
@@ -755,6 +770,8 @@
   else if ((m = /^\/play\/([A-Za-z0-9]+)$/.exec(path))) window.Play.room(main, m[1].toLowerCase());
   else if (path === "/tv") tvPage();
   else if (path === "/leaderboard") leaderboardPage();
+  else if (path === "/tournaments") window.Tournament.listPage(main);
+  else if ((m = /^\/tournament\/([A-Za-z0-9]+)$/.exec(path))) window.Tournament.page(main, m[1]);
   else if ((m = /^\/@\/([^/]+)$/.exec(path))) profilePage(decodeURIComponent(m[1]));
   else if ((m = /^\/watch\/([A-Za-z0-9]+)$/.exec(path))) watchPage(m[1]);
   else if ((m = /^\/replay\/([A-Za-z0-9]+)\/([^/]+)$/.exec(path))) replayPage(m[1], decodeURIComponent(m[2]));
