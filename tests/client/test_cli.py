@@ -147,16 +147,16 @@ def test_winnable_asks_the_server_for_a_proved_deal(argv: list[str]) -> None:
 
 
 def test_the_tournament_commands() -> None:
-    args = parse_args(["tournament", "join", " T7K2 "], env={})
+    args = parse(["tournament", "join", " T7K2 "])
     assert (args.command, args.tournament_command, args.tournament) == (
         "tournament",
         "join",
         "t7k2",
     )
-    made = parse_args(
+    made = parse(
         ["tournament", "create", "Friday", "--minutes", "45", "--racers", "3", "--no-berserk"],
         env={},
     )
     assert (made.title, made.minutes, made.racers, made.no_berserk) == ("Friday", 45.0, 3, True)
     assert (made.starts_in, made.race_time, made.unrated) == (0.0, None, False)
-    assert parse_args(["tournament", "list"], env={}).tournament_command == "list"
+    assert parse(["tournament", "list"]).tournament_command == "list"
