@@ -273,6 +273,7 @@ class TournamentRun:
                 + (" Type 'berserk' to halve your clock." if berserk else "")
             )
             session.status = client.view.lobby_hint
+            session.clear_messages()  # the last race's lines: the standings told how it went
             session.say(f"Paired: race {self.races} in room {room}.")
             if not await client.wait_for(lambda: client.state.me is not None, 15.0):
                 raise ClientError(f"the server did not seat you in room {room}")

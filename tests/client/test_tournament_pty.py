@@ -1,0 +1,137 @@
+"""`solitaire tournament` through real pseudo-terminals at 80x24 against a real server on a real
+Redis: a tournament created from the terminal, two logged-in players who join it and are paired
+into one race after another without typing anything between them, the standings with both
+races on their sheets between races, Ctrl-C pausing (withdrawn, the points kept) and `join`
+again carrying on."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from tests.client.pty_driver import Term, finish, spawn, type_line, words
+from tests.support.redis_server import RedisServer
+from tests.support.server_process import ServerProcess
+
+pytestmark = pytest.mark.e2e
+
+SIZE = {"columns": 80, "rows": 24}
+RACE_S = 30  # each race's limit: both racers resign well before it
+WAIT_S = 45  # a pairing comes within a few seconds; a loaded machine may take longer
+
+
+@pytest.fixture
+def server(redis_server: RedisServer, tmp_path: Path) -> Iterator[ServerProcess]:
+    process = ServerProcess(
+        redis_url=redis_server.url,
+        log_path=tmp_path / "server.log",
+        extra_args=[
+            "--redis-prefix",
+            f"t{uuid.uuid4().hex[:8]}:",
+            "--tournament-min-length-s",
+            "10",
+        ],
+    )
+    process.start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def children() -> Iterator[list[pexpect.spawn]]:
+    started: list[pexpect.spawn] = []
+    yield started
+    for child in started:
+        child.close(force=True)
+
+
+def user(tmp_path: Path, name: str) -> dict[str, str]:
+    home = tmp_path / name
+    home.mkdir(exist_ok=True)
+    return {"XDG_STATE_HOME": str(home), "SOLITAIRE_NAME": name}
+
+
+def run(
+    server: ServerProcess, env: dict[str, str], children: list[pexpect.spawn], *args: str
+) -> pexpect.spawn:
+    child = spawn(*args, "--server", server.url, "--no-color", env_extra=env, **SIZE)
+    children.append(child)
+    return child
+
+
+def register(
+    server: ServerProcess, env: dict[str, str], name: str, children: list[pexpect.spawn]
+) -> None:
+    child = run(server, env, children, "register", name, "--password-stdin")
+    type_line(child, f"{name}'s long secret")
+    child.expect(f"Registered and logged in as {name}.")
+    assert finish(child) == 0
+
+
+def resign(term: Term) -> None:
+    term.type("resign")
+    term.wait("Resign this game")
+    term.type("y")
+
+
+def test_two_players_race_again_and_again_then_pause_and_carry_on(
+    server: ServerProcess, tmp_path: Path, children: list[pexpect.spawn]
+) -> None:
+    ann_env, bob_env = user(tmp_path, "ann"), user(tmp_path, "bob")
+    register(server, ann_env, "ann", children)
+    register(server, bob_env, "bob", children)
+    create = run(server, ann_env, children, "tournament", "create", "Pty Cup", "--minutes", "3",
+                 "--race-time", str(RACE_S))  # fmt: skip
+    create.expect(r"Tournament (\w+): Pty Cup \(Swiss, 3 min, races of 2")
+    code = create.match.group(1)
+    create.expect(f"Join it with 'solitaire tournament join {code}'")
+    assert finish(create) == 0
+
+    listed = run(server, ann_env, children, "tournament", "list")
+    listed.expect(rf"{code}\s+Pty Cup\s+swiss\s+3 min\s+0\s+\d\d:\d\d left")
+    assert finish(listed) == 0
+
+    ann = Term(run(server, ann_env, children, "tournament", "join", code), **SIZE)
+    ann.wait("Waiting to be paired")
+    bob = Term(run(server, bob_env, children, "tournament", "join", code), **SIZE)
+    bob.wait("Waiting to be paired")
+    for race in (1, 2):
+        # The race opens by itself: nobody types anything between races.
+        for term in (ann, bob):
+            term.wait(rf"race {race} - room \w+", timeout=WAIT_S)
+            term.wait(words("Go! The race has started"), timeout=WAIT_S)
+        resign(ann)
+        resign(bob)
+        # Back to the standings, with the race on both sheets.
+        for term in (ann, bob):
+            screen = term.wait(r"Waiting to be paired for", timeout=WAIT_S)
+            assert "tournament Pty Cup" in screen.splitlines()[0]
+        screen = ann.wait(rf">\s+\d+\s+ann\s+\d+(?: x2)?\s+[0-4]{{{race}}}\s+\d+\s+waiting")
+        assert re.search(rf"\n\s+\d+\s+bob\s+\d+(?: x2)?\s+[0-4]{{{race}}}\s", screen)
+        assert re.search(rf"Your sheet: (\d ){{{race}}}= \d+ points?, rank \d", screen)
+        assert all(len(line) <= 80 for line in ann.lines())
+    points = int(re.search(r"= (\d+) points?", screen).group(1))  # type: ignore[union-attr]
+
+    # Ctrl-C pauses bob: withdrawn, his points kept.
+    bob.child.sendintr()
+    bob.wait(words(f"Paused in tournament {code}: your points stay"))
+    assert finish(bob.child) == 130
+    ann.wait(r"\n\s+\d+\s+bob\s+\d+(?: x2)?\s+[0-4]{2}\s+\d+\s+paused", timeout=WAIT_S)
+    # Alone, ann is not paired; she pauses and leaves with 'quit'.
+    ann.type("quit")
+    ann.wait(words(f"Paused in tournament {code}"))
+    assert finish(ann.child) == 0
+
+    # `join` again carries on: the same sheet, waiting again.
+    again = Term(run(server, ann_env, children, "tournament", "join", code), **SIZE)
+    screen = again.wait(r">\s+\d+\s+ann\s+\d+(?: x2)?\s+[0-4]{2}\s+\d+\s+waiting", timeout=WAIT_S)
+    assert f"= {points} point" in screen
+    again.type("pause")
+    again.wait(words("Paused: you are not paired"))
+    again.type("quit")
+    assert finish(again.child) == 0
