@@ -182,7 +182,7 @@ def test_the_list_live_first_then_upcoming_then_finished() -> None:
                 "starts_at": now + 300_000,
                 "ends_at": now + 300_000 + 3_600_000,
             }
-        ),  # fmt: skip
+        ),
         listing(SUMMARY),
     ]
     assert list_lines(items, now_ms=now) == [
