@@ -1,0 +1,187 @@
+"""A tournament in the page, against a `solitaire tournament join` racer in a real
+pseudo-terminal, on one real server process: the browser joins, its race opens by itself and is
+played in the page, the standings update with both sheets, the page comes back to them, a
+withdrawal, the podium at the end, the tournament on the lists and on the profile; the
+tournament's name is only ever text."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+from selenium import webdriver
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+from tests.client.pty_driver import finish, spawn, type_line, words
+from tests.support.redis_server import RedisServer
+from tests.support.server_process import ServerProcess
+from tests.web.conftest import FAST, severe_console_messages
+from tests.web.test_play import board_at, wait_text
+
+pytestmark = pytest.mark.e2e
+
+NAME = "Web <b>Cup</b>"
+STANDINGS = """
+return [...document.querySelectorAll('table.standings tbody tr[data-account]')].map((r) =>
+  [r.dataset.account, r.querySelector('.score').textContent,
+   [...r.querySelectorAll('.sheet .result')].map((s) => s.textContent).join(''),
+   r.querySelector('.state').textContent]);
+"""
+
+
+@pytest.fixture
+def arena(redis_server: RedisServer, tmp_path: Path) -> Iterator[ServerProcess]:
+    server = ServerProcess(
+        redis_url=redis_server.url,
+        log_path=tmp_path / "server.log",
+        extra_args=[
+            *FAST,
+            "--redis-prefix",
+            f"webt{tmp_path.name[-10:]}:",
+            "--tournament-min-length-s",
+            "10",
+        ],  # fmt: skip
+    )
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def terminals() -> Iterator[list[pexpect.spawn]]:
+    children: list[pexpect.spawn] = []
+    yield children
+    for child in children:
+        child.close(force=True)
+
+
+def terminal(
+    arena: ServerProcess, home: Path, children: list[pexpect.spawn], *args: str
+) -> pexpect.spawn:
+    home.mkdir(exist_ok=True)
+    env = {"XDG_STATE_HOME": str(home), "SOLITAIRE_NAME": "termtom"}
+    child = spawn(*args, "--server", arena.url, "--no-color", env_extra=env, columns=80, rows=24)
+    children.append(child)
+    return child
+
+
+def type_move(page: webdriver.Chrome, text: str) -> None:
+    page.find_element(By.CSS_SELECTOR, "#my-race input[aria-label='Move']").send_keys(
+        text, Keys.ENTER
+    )
+
+
+def click(page: webdriver.Chrome, act: str) -> None:
+    WebDriverWait(page, 20).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, f"button[data-act='{act}']")
+    )
+    page.find_element(By.CSS_SELECTOR, f"button[data-act='{act}']").click()
+
+
+def test_join_play_a_race_see_the_standings_move_and_the_podium(
+    browser: webdriver.Chrome, arena: ServerProcess, tmp_path: Path, terminals: list
+) -> None:
+    page = browser
+    base = f"http://127.0.0.1:{arena.port}"
+    page.get(f"{base}/")
+    register = page.find_element(By.ID, "register")
+    register.find_element(By.NAME, "name").send_keys("webtia")
+    register.find_element(By.NAME, "password").send_keys("tia's long secret", Keys.ENTER)
+    wait_text(page, "#account-status", "Logged in as webtia.")
+    home = tmp_path / "tom"
+    child = terminal(arena, home, terminals, "register", "termtom", "--password-stdin")
+    type_line(child, "tom's long secret")
+    child.expect("Registered and logged in as termtom.")
+    assert finish(child) == 0
+    # A short tournament (the server allows one for tests): races of 15 s, paired until the
+    # last 15 s, then the races on are played out and the podium is final.
+    child = terminal(arena, home, terminals, "tournament", "create", NAME, "--minutes", "0.75",
+                     "--race-time", "15")  # fmt: skip
+    child.expect(r"Tournament (\w+): ")
+    code = child.match.group(1)
+    assert finish(child) == 0
+
+    page.get(f"{base}/tournaments")
+    live = f"#live tr[data-tournament='{code}']"
+    WebDriverWait(page, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, live))
+    link = page.find_element(By.CSS_SELECTOR, f"{live} a")
+    assert link.text == NAME  # text, never markup
+    link.click()
+    assert wait_text(page, "#tournament-title", "Cup") == NAME
+    assert page.find_elements(By.CSS_SELECTOR, "#tournament-title b") == []
+    assert re.fullmatch(r"0:[0-4]\d left", wait_text(page, "#tournament-clock", "left"))
+    click(page, "join")
+    wait_text(page, "#tournament-lead", "You are in")
+    WebDriverWait(page, 20).until(
+        lambda d: [r[0] for r in d.execute_script(STANDINGS)] == ["webtia"]
+    )
+    tom = terminal(arena, home, terminals, "tournament", "join", code)
+    tom.expect("Waiting to be paired")
+
+    # The race opens by itself in the page; the page plays it.
+    WebDriverWait(page, 30).until(lambda d: d.find_element(By.ID, "my-race").is_displayed())
+    wait_text(page, "#race-note", "Race 1: against termtom")
+    assert board_at(page, 1) == 1
+    tom.expect(words("Go! The race has started"), timeout=20)
+    type_move(page, "d")
+    assert board_at(page, 2) == 2
+    type_move(page, "resign")
+    wait_text(page, "#said", "Type 'y' to resign")
+    type_move(page, "y")
+    type_line(tom, "resign")
+    tom.expect("Resign this game")
+    type_line(tom, "y")
+
+    # The standings update: both sheets hold the race; then the page comes back to them.
+    def both_raced(d: webdriver.Chrome) -> bool:
+        rows = d.execute_script(STANDINGS)
+        return sorted(r[0] for r in rows) == ["termtom", "webtia"] and all(
+            len(r[2]) == 1 for r in rows
+        )
+
+    WebDriverWait(page, 30).until(both_raced)
+    sheets = {r[0]: r[2] for r in page.execute_script(STANDINGS)}
+    assert sorted(sheets.values()) == ["0", "2"]  # a race of two: 2 points to its winner
+    WebDriverWait(page, 20).until(lambda d: not d.find_element(By.ID, "my-race").is_displayed())
+    assert page.find_element(By.ID, "my-sheet").text.startswith("Your sheet: ")
+
+    # Both stop: the browser withdraws, the terminal pauses with Ctrl-C.
+    click(page, "withdraw")
+    wait_text(page, "#tournament-lead", "Paused")
+    tom.sendintr()
+    tom.expect(words(f"Paused in tournament {code}"), timeout=20)
+    assert finish(tom) == 130
+    WebDriverWait(page, 20).until(
+        lambda d: {r[3] for r in d.execute_script(STANDINGS)} == {"paused"}
+    )
+
+    # The end: the podium, the standings final.
+    WebDriverWait(page, 90).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#podium:not([hidden]) li.step")
+    )
+    podium = [
+        li.get_attribute("data-account") for li in page.find_elements(By.CSS_SELECTOR, "#podium li")
+    ]
+    winner = next(name for name, sheet in sheets.items() if sheet == "2")
+    assert podium[0] == winner and sorted(podium) == ["termtom", "webtia"]
+    WebDriverWait(page, 20).until(
+        lambda d: (
+            d.find_element(By.CSS_SELECTOR, "table.standings").get_attribute("data-final") == "true"
+        )
+    )
+    assert wait_text(page, "#tournament-clock", "finished") == "finished"
+
+    page.get(f"{base}/tournaments")
+    done = f"#finished tr[data-tournament='{code}']"
+    WebDriverWait(page, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, done))
+    assert page.find_element(By.CSS_SELECTOR, f"{done} .winner").text == winner
+    page.get(f"{base}/@/{winner}")
+    wait_text(page, "#tournaments .played", "1 tournament played, 1 on the podium.")
+    first = page.find_element(By.CSS_SELECTOR, f"#tournaments li[data-tournament='{code}']")
+    assert first.text.startswith(f"1st in {NAME}")
+    assert severe_console_messages(page) == []
