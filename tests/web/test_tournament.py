@@ -45,7 +45,7 @@ def arena(redis_server: RedisServer, tmp_path: Path) -> Iterator[ServerProcess]:
             f"webt{tmp_path.name[-10:]}:",
             "--tournament-min-length-s",
             "10",
-        ],  # fmt: skip
+        ],
     )
     server.start()
     yield server
@@ -168,7 +168,8 @@ def test_join_play_a_race_see_the_standings_move_and_the_podium(
         li.get_attribute("data-account") for li in page.find_elements(By.CSS_SELECTOR, "#podium li")
     ]
     winner = next(name for name, sheet in sheets.items() if sheet == "2")
-    assert podium[0] == winner and sorted(podium) == ["termtom", "webtia"]
+    assert podium[0] == winner
+    assert sorted(podium) == ["termtom", "webtia"]
     WebDriverWait(page, 20).until(
         lambda d: (
             d.find_element(By.CSS_SELECTOR, "table.standings").get_attribute("data-final") == "true"
