@@ -257,7 +257,8 @@ class TournamentRun:
         save()
 
     async def race(self, paired: dict[str, Any] | None) -> Outcome:
-        """Play one race to its end (or until Ctrl-C or `quit`); the standings come back after."""
+        """Play one race to its end (Outcome.END: the standings come back), or until Ctrl-C or
+        `quit` (QUIT) or the end of a script's input (NEW)."""
         client, session = self.client, self.app.session
         session.body = ()
         session.show_board = True
@@ -296,7 +297,9 @@ class TournamentRun:
         if client.view.finished.is_set():
             client.forget_room()
             self.waiting_since = self.conn.server_now()
-        return outcome
+            return Outcome.END
+        # Not over: Ctrl-C or `quit` (QUIT), or a script's input ran out mid-race (NEW).
+        return Outcome.QUIT if outcome is Outcome.QUIT else Outcome.NEW
 
     async def race_command(self, command: Command) -> bool | Outcome:
         if command.kind is not Kind.MOVE or command.text.lower() != "berserk":
@@ -348,17 +351,19 @@ async def join_tournament(args: Any, output: Output, script: list[str] | None) -
                 if client.state.room.get("status") != "finished":
                     await run.join()
                     outcome = await run.race(None)
+                    if outcome is Outcome.NEW:
+                        outcome = Outcome.QUIT  # a script's input ran out mid-race
             elif seat is not None:
                 store.forget(args.server, seat.room, args.name)
             if not client.interrupted and outcome is not Outcome.QUIT:
                 await run.join()
-            while not client.interrupted and outcome is not Outcome.QUIT:
+            while not client.interrupted and outcome is Outcome.END:
                 step = await run.between_races()
                 if step is not Step.PAIRED:
                     break
                 outcome = await run.race(follow.pairings.get_nowait())
-                if outcome is Outcome.END and not client.view.finished.is_set():
-                    break  # a script's input is over mid-race
+                if outcome is not Outcome.END:
+                    break
             paused = await run.withdraw() if follow.phase is not Phase.FINISHED else False
     finally:
         await conn.close()

@@ -361,7 +361,7 @@ def lobby_lines(
 ) -> list[str]:
     """What the screen shows between races: what kind of tournament it is, the podium once it
     is over, the standings page followed, and the player's own sheet."""
-    lines = [cut(facts_line(tournament), width, ellipsis=ELLIPSIS)]
+    lines = textwrap.wrap(facts_line(tournament), width=width)
     podium = tournament.get("podium")
     if tournament.get("status") == Phase.FINISHED.value and podium is not None:
         lines.extend(podium_lines(places(podium), name=str(tournament["name"])))

@@ -73,7 +73,10 @@ def register(
     assert finish(child) == 0
 
 
-def resign(term: Term) -> None:
+def play_and_resign(term: Term) -> None:
+    """A move (a racer who never moves is withdrawn as absent), then resign."""
+    term.type("d")
+    term.wait(r"\b1 move\b")
     term.type("resign")
     term.wait("Resign this game")
     term.type("y")
@@ -105,8 +108,8 @@ def test_two_players_race_again_and_again_then_pause_and_carry_on(
         for term in (ann, bob):
             term.wait(rf"race {race} - room \w+", timeout=WAIT_S)
             term.wait(words("Go! The race has started"), timeout=WAIT_S)
-        resign(ann)
-        resign(bob)
+        play_and_resign(ann)
+        play_and_resign(bob)
         # Back to the standings, with the race on both sheets.
         for term in (ann, bob):
             screen = term.wait(r"Waiting to be paired for", timeout=WAIT_S)
