@@ -336,7 +336,7 @@ def length_text(ms: int) -> str:
 
 def facts_line(tournament: Mapping[str, Any]) -> str:
     """What kind of tournament it is, in one line: "Swiss, 30 min, races of 2 (3:00 each),
-    rated, berserk allowed, streaks; 12 players"."""
+    rated, berserk, streaks; 12 players"."""
     each = format_clock(int(tournament["time_limit_ms"]))
     parts = [
         str(tournament["variant"]).capitalize(),
@@ -345,7 +345,7 @@ def facts_line(tournament: Mapping[str, Any]) -> str:
         "rated" if tournament.get("rated") else "unrated",
     ]
     if tournament.get("berserk"):
-        parts.append("berserk allowed")
+        parts.append("berserk")
     if tournament.get("streaks"):
         parts.append("streaks")
     return ", ".join(parts) + f"; {plural(int(tournament.get('players', 0)), 'player')}"

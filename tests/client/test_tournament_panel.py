@@ -197,7 +197,7 @@ def test_the_list_live_first_then_upcoming_then_finished() -> None:
 
 def test_the_facts_line() -> None:
     assert facts_line(SUMMARY) == (
-        "Swiss, 30 min, races of 2 (03:00 each), rated, berserk allowed, streaks; 12 players"
+        "Swiss, 30 min, races of 2 (03:00 each), rated, berserk, streaks; 12 players"
     )
 
 
