@@ -32,6 +32,10 @@ return [...document.querySelectorAll('table.standings tbody tr[data-account]')].
    [...r.querySelectorAll('.sheet .result')].map((s) => s.textContent).join(''),
    r.querySelector('.state').textContent]);
 """
+TV_ROWS = """
+return [...document.querySelectorAll('#tournament-tv:not([hidden]) table.ranking tbody tr')]
+  .map((r) => [r.cells[1].textContent, r.cells[4].textContent]);
+"""
 
 
 @pytest.fixture
@@ -185,4 +189,47 @@ def test_join_play_a_race_see_the_standings_move_and_the_podium(
     wait_text(page, "#tournaments .played", "1 tournament played, 1 on the podium.")
     first = page.find_element(By.CSS_SELECTOR, f"#tournaments li[data-tournament='{code}']")
     assert first.text.startswith(f"1st in {NAME}")
+    assert severe_console_messages(page) == []
+
+
+def test_a_visitor_watches_the_leaders_race_live(
+    browser: webdriver.Chrome, arena: ServerProcess, tmp_path: Path, terminals: list
+) -> None:
+    page = browser
+    homes = {name: tmp_path / name for name in ("ann", "bob")}
+    for name, home in homes.items():
+        child = terminal(arena, home, terminals, "register", name, "--password-stdin")
+        type_line(child, f"{name}'s long secret")
+        child.expect(f"Registered and logged in as {name}.")
+        assert finish(child) == 0
+    child = terminal(arena, homes["ann"], terminals, "tournament", "create", "TV Cup",
+                     "--minutes", "3", "--race-time", "60")  # fmt: skip
+    child.expect(r"Tournament (\w+): ")
+    code = child.match.group(1)
+    assert finish(child) == 0
+    # A guest follows the tournament: no joining, the leaders' race on its TV.
+    page.get(f"http://127.0.0.1:{arena.port}/tournament/{code}")
+    wait_text(page, "#tournament-title", "TV Cup")
+    assert (
+        page.find_element(By.CSS_SELECTOR, ".controls p").text == "Log in on the home page to join."
+    )
+    racers = [
+        terminal(arena, home, terminals, "tournament", "join", code) for home in homes.values()
+    ]
+    for racer in racers:
+        racer.expect(words("Go! The race has started"), timeout=30)
+    WebDriverWait(page, 30).until(
+        lambda d: sorted(r[0] for r in d.execute_script(TV_ROWS)) == ["ann", "bob"]
+    )
+    room = page.find_element(By.ID, "tournament-tv").get_attribute("data-room")
+    assert any(r[3] == "racing" for r in page.execute_script(STANDINGS))
+    assert (
+        page.find_element(By.CSS_SELECTOR, f"table.standings a[href='/watch/{room}']").text
+        == "racing"
+    )
+    type_line(racers[0], "d")  # ann's move shows on the TV
+    WebDriverWait(page, 20).until(lambda d: ["ann", "1"] in d.execute_script(TV_ROWS))
+    for racer in racers:
+        racer.sendintr()
+        racer.expect(words(f"Paused in tournament {code}"), timeout=20)
     assert severe_console_messages(page) == []
