@@ -10,6 +10,7 @@ import secrets
 import structlog
 from websockets.asyncio.server import Server, ServerConnection
 
+from server.accounts.limits import AttemptLimiter
 from server.accounts.logins import Logins
 from server.accounts.ratings import PENDING_INDEX, Ratings
 from server.accounts.service import Accounts
@@ -20,12 +21,17 @@ from server.endpoint import Endpoint
 from server.net.connection import Connection, Outbox
 from server.net.delivery import Delivery
 from server.net.export import GameExport
+from server.net.tournament_feed import TournamentFeed
+from server.net.tournament_requests import TournamentRequests
 from server.rooms.archiver import Archiver
 from server.rooms.commands import Commands
 from server.rooms.daily_challenge import DailyChallenge
 from server.rooms.hub import Hub
 from server.rooms.matchmaker import Matchmaker
 from server.rooms.race_clock import RaceClock
+from server.rooms.tournament_book import TournamentBook
+from server.rooms.tournament_pairer import TournamentMetrics, TournamentPairer
+from server.rooms.tournament_presence import TournamentPresence
 from server.rooms.unloading import Unloader
 from server.runtime.clock import Clock
 from server.runtime.config import Config
@@ -95,6 +101,7 @@ class App:
         )
         self.daily = DailyChallenge(store, self.commands, clock)
         self.matchmaker = Matchmaker(store, self.commands, clock, config, process=self.process)
+        self._tournament_parts(config, store, clock)
         self.connections: set[Connection] = set()
         self.export = GameExport(self.commands, clock)
         self.metrics.watch(self.live_figures)
@@ -104,6 +111,39 @@ class App:
         self.server: Server | None = None
         self.warmed = asyncio.Event()  # every live room of the directory is loaded
         self._warm_up: asyncio.Task[None] | None = None
+
+    def _tournament_parts(self, config: Config, store: EventStore, clock: Clock) -> None:
+        """Tournaments (docs/tournaments.md): folded by the book, run by the pairer under a
+        lease, followed through the feed; a race's end is scored from the hub."""
+        self.tournament_book = TournamentBook(store, clock)
+        self.tournament_presence = TournamentPresence(store, clock, config, self.commands.presence)
+        self.tournament_metrics = TournamentMetrics(self.metrics.registry)
+        self.tournament_pairer = TournamentPairer(
+            store,
+            self.tournament_book,
+            self.commands,
+            self.tournament_presence,
+            clock,
+            config,
+            self.tournament_metrics,
+        )
+        self.hub.listen(self.tournament_pairer.on_change)
+        self.tournament_feed = TournamentFeed(
+            self.tournament_book, self.tournament_presence, clock, seated=self.matchmaker.seated
+        )
+        self.tournament_limiter = AttemptLimiter(
+            store, clock, "tournament", config.tournament_requests_per_minute, 60.0
+        )
+
+    def tournament_requests(self, connection: Connection) -> TournamentRequests:
+        return TournamentRequests(
+            connection,
+            self.tournament_book,
+            self.tournament_feed,
+            self.tournament_limiter,
+            self.ratings.rating_of,
+            self.config,
+        )
 
     def live_figures(self) -> dict[str, float]:
         """The live state ``/metrics`` reports (server/runtime/metrics.py)."""
@@ -141,6 +181,8 @@ class App:
             matchmaker=self.matchmaker,
             daily=self.daily,
             logins=self.logins,
+            tournaments=self.tournament_requests,
+            played=self.tournament_book.played,
         )
         self.connections.add(connection)
         try:
@@ -161,6 +203,8 @@ class App:
         self.race_clock.start()
         self.unloader.start()
         self.matchmaker.start()
+        self.tournament_pairer.start()
+        self.tournament_feed.start()
         if self.archiver is not None:
             self.archiver.start()
 
@@ -225,6 +269,8 @@ class App:
         self.collector.stop()
         self.metrics.unwatch_gc()
         await self.matchmaker.aclose()
+        await self.tournament_feed.aclose()
+        await self.tournament_pairer.aclose()
         if self.archiver is not None:
             await self.archiver.aclose()
         await self.unloader.aclose()

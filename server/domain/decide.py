@@ -75,6 +75,7 @@ def decide_create(
     creator: str,
     now: int,
     members: Sequence[str] = (),
+    tournament: str = "",
 ) -> RoomCreated:
     """The room a ``create_room`` asks for, committed to its secret (seed or deck)."""
     secret = deck_secret(deck) if deck is not None else seed
@@ -98,6 +99,7 @@ def decide_create(
         rated=rateable(msg, capacity=capacity, deck=deck),
         daily=str(msg.get("daily", "")),
         members=tuple(members),
+        tournament=tournament,
     )
 
 

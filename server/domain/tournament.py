@@ -141,6 +141,7 @@ class Tournament:
         self.race_count = 0
         self.finished_at: int | None = None
         self._standings: list[Entrant] | None = None
+        self._ranks: dict[str, int] = {}
 
     @property
     def settings(self) -> TournamentCreated:
@@ -174,7 +175,13 @@ class Tournament:
         """Every entrant, best first (cached until the next event)."""
         if self._standings is None:
             self._standings = sorted(self.entrants.values(), key=Entrant.rank_key)
+            self._ranks = {e.account: rank for rank, e in enumerate(self._standings, 1)}
         return self._standings
+
+    def rank_of(self, account: str) -> int | None:
+        """An entrant's rank (1 = first), None for an account that never joined."""
+        self.standings()
+        return self._ranks.get(account)
 
     def podium(self) -> list[Entrant]:
         """The first three, once finished; nobody before."""

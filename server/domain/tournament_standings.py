@@ -36,22 +36,31 @@ def page_of(tournament: Tournament, account: str | None) -> int:
     """The page that holds ``account``'s row (1 when it has none)."""
     if account is None or account not in tournament.entrants:
         return 1
-    rank = tournament.standings().index(tournament.entrants[account]) + 1
+    rank = tournament.rank_of(account) or 1
     return (rank - 1) // PAGE_SIZE + 1
 
 
 def standings_message(tournament: Tournament, page: int, account: str | None) -> dict[str, Any]:
     """The ``tournament_standings`` of ``page`` (clamped to the last), with ``account``'s row."""
+    return {**page_message(tournament, page), "me": me_row(tournament, account)}
+
+
+def me_row(tournament: Tournament, account: str | None) -> dict[str, Any] | None:
+    """``account``'s own row, wherever it ranks; None if it never joined."""
+    entrant = tournament.entrants.get(account) if account else None
+    if entrant is None:
+        return None
+    return row(tournament, entrant, tournament.rank_of(entrant.account) or 1)
+
+
+def page_message(tournament: Tournament, page: int) -> dict[str, Any]:
+    """A page of ``tournament_standings``, without ``me`` (the same for every follower of it)."""
     table = tournament.standings()
     page = min(max(page, 1), pages(tournament))
     first = (page - 1) * PAGE_SIZE
     rows = [
         row(tournament, e, first + i + 1) for i, e in enumerate(table[first : first + PAGE_SIZE])
     ]
-    me = None
-    entrant = tournament.entrants.get(account) if account else None
-    if entrant is not None:
-        me = row(tournament, entrant, table.index(entrant) + 1)
     return {
         "type": "tournament_standings",
         "tournament": tournament.id,
@@ -60,7 +69,6 @@ def standings_message(tournament: Tournament, page: int, account: str | None) ->
         "pages": pages(tournament),
         "players": len(tournament.entrants),
         "rows": rows,
-        "me": me,
         "final": tournament.phase(0) is Phase.FINISHED,
     }
 

@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import secrets
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +36,7 @@ from server.net.daily_requests import DailyRequests
 from server.net.delivery import Delivery
 from server.net.queue_requests import QueueRequests
 from server.net.room_requests import Handler, room_requests
+from server.net.tournament_requests import TournamentRequests
 from server.net.ws_adapter import framed, queue_binary, settled_plain, write_pending
 from server.rooms.commands import Commands
 from server.rooms.daily_challenge import DailyChallenge
@@ -222,6 +223,8 @@ class Connection:
         matchmaker: Matchmaker,
         daily: DailyChallenge,
         logins: Logins | None = None,
+        tournaments: Callable[[Connection], TournamentRequests] | None = None,
+        played: Callable[[str], Awaitable[list[dict[str, Any]]]] | None = None,
     ) -> None:
         self.metrics = metrics
         self.ws = ws
@@ -252,6 +255,7 @@ class Connection:
             on_account=self._logged_in,
             streaks=daily.streaks,
             logins=logins,
+            tournaments=played,
         )
         self.handlers.update(self.login.handlers())
         self.queue = QueueRequests(
@@ -259,6 +263,9 @@ class Connection:
         )
         self.handlers.update(self.queue.handlers())
         self.handlers.update(DailyRequests(self, daily, lambda: self.login.account_id).handlers())
+        self.tournaments = tournaments(self) if tournaments is not None else None
+        if self.tournaments is not None:
+            self.handlers.update(self.tournaments.handlers())
 
     # ---- sending -----------------------------------------------------------------------------
 
@@ -321,6 +328,9 @@ class Connection:
         """The connection ended: a seat it held is marked away (the grace starts), for all to
         see; a seat resumed elsewhere meanwhile is left as it is."""
         await self.queue.gone()
+        if self.tournaments is not None:
+            with contextlib.suppress(ArenaError):
+                await self.tournaments.gone()
         await self.login.release()
         room = None
         found = self.delivery.member(self)
@@ -390,6 +400,11 @@ class Connection:
         self.send(p.error_message(code, reason, _ref(msg)))
 
     # ---- handlers ----------------------------------------------------------------------------
+
+    @property
+    def account_id(self) -> str | None:
+        """The logged-in account's id (its case-folded name), None for a guest."""
+        return self.login.account_id
 
     @property
     def account(self) -> str | None:

@@ -50,7 +50,12 @@ class RoomCreation:
         self._room = room  # the loaded room by id, as a request would find it
 
     async def create_room(
-        self, msg: dict[str, Any], *, creator: str, members: tuple[str, ...] = ()
+        self,
+        msg: dict[str, Any],
+        *,
+        creator: str,
+        members: tuple[str, ...] = (),
+        tournament: str = "",
     ) -> Room:
         cfg = self.config
         variant = msg["variant"]
@@ -86,6 +91,7 @@ class RoomCreation:
             creator=creator,
             now=self.clock.now_ms(),
             members=members,
+            tournament=tournament,
         )
         room = await self._append_created(created)
         log.info(RoomCreated.TYPE, room=room.id, variant=variant, capacity=deal.capacity)

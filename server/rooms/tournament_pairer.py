@@ -1,0 +1,304 @@
+"""The loop that runs tournaments: on every process, for each open tournament whose lease it
+holds (server/domain/lease.py), score the races that ended, pair the waiting, and finish it.
+
+Every change is a decision appended at the tournament's version (``TournamentBook.run``), so
+two processes pairing at once cannot both succeed; the lease only keeps them from trying.
+A race is an ordinary room made for its racers (``members``), naming its tournament; each
+racer's process seats them (server/rooms/tournament_presence.py). The race's end is scored by
+every process that folds it (``on_change``) and, should they all have died, by this loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+from collections.abc import Coroutine, Sequence
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+from server.domain.accounts import fold_name
+from server.domain.events import RaceFinished, RoomClosed
+from server.domain.fold import Change as RoomChange
+from server.domain.fold import RoomChanged
+from server.domain.lease import decide_claim, holds
+from server.domain.lifecycle import RoomStatus
+from server.domain.model import Room
+from server.domain.progress import PlayerStatus
+from server.domain.tournament import Tournament
+from server.domain.tournament_decide import (
+    decide_finish,
+    decide_paired,
+    decide_pairing,
+    decide_score,
+)
+from server.domain.tournament_events import RacePaired, TournamentFinished
+from server.domain.tournament_schedule import due, parse_schedule
+from server.rooms.commands import Commands
+from server.rooms.matchmaker import JOIN_WAIT_MS
+from server.rooms.tournament_book import TournamentBook
+from server.rooms.tournament_presence import Placement, TournamentPresence
+from server.runtime.clock import Clock
+from server.runtime.config import Config
+from server.runtime.logging import get_logger
+from server.runtime.tasks import stop_tasks
+from server.store import EventStore
+from shared.errors import ArenaError, ClientError, ServerError, WrongExpectedVersion
+
+log = get_logger("server.rooms.tournament_pairer")
+
+OVERDUE_MS = 5_000  # a race this late past its clock is looked at by the loop itself
+
+
+def lease_stream(tournament: str) -> str:
+    return f"{{{tournament}}}:lease"
+
+
+class TournamentMetrics:
+    """``tournament_*``: what the pairing loops do, per process."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.races_paired = Counter(
+            "tournament_races_paired", "Tournament races paired by this process.", registry=registry
+        )
+        self.races_scored = Counter(
+            "tournament_races_scored", "Tournament races scored by this process.", registry=registry
+        )
+        self.pairing_conflicts = Counter(
+            "tournament_pairing_conflicts",
+            "Pairings refused because the tournament moved on (another process paired).",
+            registry=registry,
+        )
+        self.leases_taken = Counter(
+            "tournament_leases_taken", "Tournament leases this process took.", registry=registry
+        )
+        self.pairing_seconds = Histogram(
+            "tournament_pairing_seconds",
+            "Time of one tournament's pairing round.",
+            registry=registry,
+        )
+
+
+def results_of(room: Room) -> list[dict[str, Any]]:
+    """A race's results for its tournament: the ranking's order, each racer's account; a racer
+    resigned with no move made is taken as having abandoned."""
+    if room.finished is None:
+        return []
+    out = []
+    for entry in room.finished.ranking:
+        seat = room.seats.get(entry["player"])
+        if seat is None or seat.account is None:
+            continue
+        out.append(
+            {
+                "account": fold_name(seat.account),
+                "place": entry["place"],
+                "moves": entry["moves"],
+                "berserk": False,
+                "abandoned": entry["status"] == PlayerStatus.RESIGNED.value and entry["moves"] == 0,
+            }
+        )
+    return out
+
+
+class TournamentPairer:
+    """This process's share of running the tournaments."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        book: TournamentBook,
+        commands: Commands,
+        presence: TournamentPresence,
+        clock: Clock,
+        config: Config,
+        metrics: TournamentMetrics,
+        *,
+        tick_s: float = 0.5,
+    ) -> None:
+        self.store = store
+        self.book = book
+        self.commands = commands
+        self.presence = presence
+        self.clock = clock
+        self.config = config
+        self.metrics = metrics
+        self.process = presence.process
+        self.tick_s = tick_s
+        self.lease_ms = int(config.tournament_lease_s * 1000)
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._loop: asyncio.Task[None] | None = None
+        try:
+            self.schedule = parse_schedule(config.tournament_schedule)
+        except ValueError as exc:
+            raise SystemExit(f"solitaire-server: --tournament-schedule: {exc}") from None
+
+    def start(self) -> None:
+        self._loop = self._spawn(self._run())
+
+    async def aclose(self) -> None:
+        await stop_tasks([self._loop, *self._tasks])
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coro, context=contextvars.Context())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self.tick()
+            except ArenaError as exc:  # the store may be down: next tick
+                log.warning("tournament_tick_failed", code=exc.code, reason=exc.reason)
+            await asyncio.sleep(self.tick_s)
+
+    async def tick(self) -> None:
+        """Every open tournament that has begun: run it if this process holds its lease."""
+        now = self.clock.now_ms()
+        listed_all = await self.book.listed()
+        await self.announce({t.id for t in listed_all}, now)
+        for listed in listed_all:
+            if listed.finished or listed.starts_at > now:
+                continue
+            if await self.lease(listed.id):
+                await self.run_once(listed.id)
+
+    async def announce(self, known: set[str], now: int) -> None:
+        """Create the scheduled tournaments due (any process may: one creation wins)."""
+        for created in due(self.schedule, now):
+            if created.id not in known:
+                with contextlib.suppress(ServerError):
+                    await self.book.create(created)
+                    log.info("tournament_scheduled", tournament=created.id, name=created.name)
+
+    async def lease(self, tournament: str) -> bool:
+        """Whether this process holds the tournament's lease (claimed or renewed now)."""
+        stream = lease_stream(tournament)
+        last_version = await self.store.last_version(stream)
+        tail = await self.store.read(stream, after=max(0, last_version - 1)) if last_version else []
+        last = tail[-1].data if tail else None
+        now = self.clock.now_ms()
+        claim = decide_claim(last, self.process, now, self.lease_ms)
+        if claim is None:
+            return holds(last, self.process, now)
+        try:
+            await self.store.append(stream, [claim], expected_version=last_version)
+        except WrongExpectedVersion:
+            return False
+        if last is None or last["holder"] != self.process:
+            self.metrics.leases_taken.inc()
+            log.info("tournament_lease_taken", tournament=tournament)
+        return True
+
+    async def run_once(self, tournament_id: str) -> None:
+        """Score what ended unseen, pair the waiting, finish when all is played."""
+        tournament = await self.book.get(tournament_id)
+        await self.check_races(tournament)
+        with self.metrics.pairing_seconds.time():
+            await self.pair(tournament)
+        if await self.book.run(tournament_id, lambda t, now: decide_finish(t, now)):
+            await self.finished(tournament)
+
+    async def pair(self, tournament: Tournament) -> None:
+        present = await self.presence.present(tournament.id)
+        busy = {a for a, here in present.items() if here.busy}
+        since = {a: here.since for a, here in present.items()}
+        groups = decide_pairing(tournament, since, busy, self.clock.now_ms())
+        await asyncio.gather(*(self.make_race(tournament, g, present) for g in groups))
+
+    async def make_race(self, tournament: Tournament, group: Sequence[str], present: Any) -> None:
+        """A room for ``group``, recorded in the tournament; its racers told where to sit."""
+        s = tournament.settings
+        sessions = tuple(present[a].session for a in group)
+        msg = {"variant": s.variant, "capacity": len(group), "rated": s.rated}
+        msg["time_limit_ms"] = s.time_limit_ms
+        try:
+            room = await self.commands.create_room(
+                msg, creator=sessions[0], members=sessions, tournament=tournament.id
+            )
+        except ClientError as exc:  # too many rooms: they wait for the next round
+            log.warning("tournament_race_not_made", tournament=tournament.id, code=exc.code)
+            return
+        events = await self.book.run(
+            tournament.id, lambda t, now: decide_paired(t, room.id, group, now)
+        )
+        if not any(isinstance(e, RacePaired) for e in events):
+            self.metrics.pairing_conflicts.inc()
+            with contextlib.suppress(ArenaError):
+                await self.commands.timed.close_unfilled(room)
+            return
+        self.metrics.races_paired.inc()
+        names = tuple(tournament.entrants[a].name for a in group)
+        for account in group:
+            race = len(tournament.entrants[account].sheet) + 1
+            placement = Placement(present[account].session, tournament.id, room.id, race, names)
+            await self.presence.place(present[account], placement)
+        log.info(
+            "tournament_race_paired", tournament=tournament.id, room=room.id, players=len(group)
+        )
+
+    async def check_races(self, tournament: Tournament) -> None:
+        """Races whose room should be under way or over by now: started late if their racers
+        did not all sit down, scored if they ended and nobody scored them."""
+        now = self.clock.now_ms()
+        limit = tournament.settings.time_limit_ms
+        for race in list(tournament.races.values()):
+            unseated = now >= race.at + JOIN_WAIT_MS
+            overdue = now >= race.at + JOIN_WAIT_MS + limit + OVERDUE_MS
+            if not (unseated or overdue):
+                continue
+            try:
+                room = await self.commands.room(race.room)
+                await self.commands.hub.sync(room)
+            except ArenaError:
+                room = None
+            if room is None or room.status in (RoomStatus.FINISHED, RoomStatus.CLOSED):
+                await self.score(tournament.id, race.room, room)
+            elif room.status is RoomStatus.LOBBY and unseated:
+                await self.start_late(room)
+
+    async def start_late(self, room: Room) -> None:
+        """Racers who never sat down: the others race, or fewer than two, the room closes."""
+        with contextlib.suppress(ClientError):
+            if len(room.seats) >= 2:
+                await self.commands.start(room, next(iter(room.seats)))
+            else:
+                await self.commands.timed.close_unfilled(room)
+
+    async def score(self, tournament_id: str, room_id: str, room: Room | None) -> None:
+        """Score a race into its tournament (once: a second try decides nothing)."""
+        results = results_of(room) if room is not None else []
+        events = await self.book.run(
+            tournament_id, lambda t, now: decide_score(t, room_id, results, now)
+        )
+        if events:
+            self.metrics.races_scored.inc()
+
+    async def finished(self, tournament: Tournament) -> None:
+        """The end: the index says so, and every racer's profile notes its place."""
+        await self.book.publish(tournament.settings, finished=True)
+        for rank, entrant in enumerate(tournament.standings(), 1):
+            if entrant.sheet:
+                await self.book.note_played(tournament, entrant.account, rank)
+        log.info(TournamentFinished.TYPE, tournament=tournament.id)
+
+    # ---- what the hub tells ------------------------------------------------------------------
+
+    def on_change(self, room: Room, changes: Sequence[RoomChange]) -> None:
+        """A tournament race ended (finished, or closed unfilled): score it."""
+        tournament = room.meta.tournament if room.meta is not None else ""
+        if not tournament:
+            return
+        for change in changes:
+            if not isinstance(change, RoomChanged) or change.refused:
+                continue
+            if isinstance(change.event, (RaceFinished, RoomClosed)):
+                self._spawn(self._score_logged(tournament, room))
+
+    async def _score_logged(self, tournament: str, room: Room) -> None:
+        try:
+            await self.score(tournament, room.id, room)
+        except ArenaError as exc:  # the loop scores it later
+            log.warning("tournament_score_deferred", room=room.id, code=exc.code)
