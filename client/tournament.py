@@ -1,10 +1,5 @@
-"""`solitaire tournament list | create | join ID | show ID` (docs/protocol.md, "Tournaments").
-
-`join` follows the tournament and plays each race the server pairs the player into, as
-`race join` plays a room (room_play.py); between races the screen shows the standings, the
-player's sheet and what they wait for. Ctrl-C pauses (withdraws: the points stay, no more
-pairings) and keeps the seat of a race in progress for the server's grace; `join` again takes
-that seat back and carries on.
+"""`solitaire tournament list | create | show ID` (docs/protocol.md, "Tournaments"), and
+`Follow`: the tournament a client follows, which `join` (tournament_join.py) plays in.
 """
 
 from __future__ import annotations
@@ -197,14 +192,12 @@ def wait_text(follow: Follow, now: int, waiting_since: int | None) -> str:
     )
 
 
-async def tournament_command(args: Any, output: Output, script: list[str] | None) -> int:
-    """Dispatch `solitaire tournament ACTION`."""
+async def tournament_command(args: Any, output: Output) -> int:
+    """`solitaire tournament list | show | create` (`join` is tournament_join.py's)."""
     if args.tournament_command == "list":
         return await list_tournaments(args, sys.stdout)
     if args.tournament_command == "show":
         return await show_tournament(args, output, sys.stdout)
     if args.tournament_command == "create":
         return await create_tournament(args, sys.stdout)
-    from client.tournament_join import join_tournament
-
-    return await join_tournament(args, output, script)
+    raise ClientError(f"unknown tournament action {args.tournament_command!r}")
