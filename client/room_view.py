@@ -59,10 +59,10 @@ class RoomView(BoardFocus):
         self.app = app
         self._ask_watch = ask_watch  # a fresh snapshot of one game (or of the watched ones)
         self._in_lobby = in_lobby
-        # `queued` and `matched` of a quick race go to whoever waits for them (client/quick.py).
+        # `queued` and `matched` of a quick race go to whoever waits for them (client/quick.py),
+        # a tournament's messages to the mode that follows it (client/tournament_join.py).
         self.on_queue: Callable[[dict[str, Any]], None] = lambda msg: None
-        # A tournament's messages go to the mode that follows it (client/tournament.py).
-        self.on_tournament: Callable[[dict[str, Any]], None] = lambda msg: None
+        self.on_tournament: Callable[[dict[str, Any]], None] = lambda msg: None  # the same
         self.lobby_hint = ""
         self.started = asyncio.Event()
         self.finished = asyncio.Event()
@@ -83,9 +83,8 @@ class RoomView(BoardFocus):
             p.LOGGED_OUT: self._on_logged_out,
             p.QUEUED: lambda msg: self.on_queue(msg),
             p.MATCHED: lambda msg: self.on_queue(msg),
+            **{kind: lambda msg: self.on_tournament(msg) for kind in TOURNAMENT_MESSAGES},
         }
-        for kind in TOURNAMENT_MESSAGES:
-            self._handlers[kind] = lambda msg: self.on_tournament(msg)
 
     def forget_room(self) -> None:
         """What this view knew of a room that closed before its race, or whose race is over

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 from typing import Any
 
-from client.app import App, interrupts_set, now_ms
+from client.app import App, now_ms
 from client.cli import Output
 from client.commands import Command, Kind
 from client.connection import RequestFailed
@@ -26,18 +25,11 @@ from client.room_entry import connected, resumed
 from client.room_play import play_room
 from client.seats import Seat, SeatStore
 from client.terminal import write_lines
-from client.tournament import LOBBY_HELP, SEAT_KIND, Follow, refused, wait_text
+from client.tournament import SEAT_KIND, Follow, refused, wait_text
+from client.tournament_lobby import Lobby, Step
 from client.tournament_panel import Phase, lobby_lines
 from shared import protocol as p
 from shared.errors import ArenaError, ClientError
-
-
-class Step(enum.Enum):
-    """How a wait between races ended."""
-
-    PAIRED = "paired"
-    QUIT = "quit"  # typed, or input over: pause and leave
-    INTERRUPTED = "interrupted"  # Ctrl-C: pause and leave
 
 
 class TournamentRun:
@@ -109,11 +101,6 @@ class TournamentRun:
         session.status = wait_text(self.follow, self.conn.server_now(), self.waiting_since)
         self.app.refresh()
 
-    async def _tick(self) -> None:
-        while True:
-            self.draw()
-            await asyncio.sleep(1.0)
-
     # -- requests ------------------------------------------------------------------------------
 
     async def join(self) -> None:
@@ -141,96 +128,6 @@ class TournamentRun:
         except (ArenaError, TimeoutError):
             return False
         return True
-
-    # -- between races -------------------------------------------------------------------------
-
-    async def between_races(self) -> Step:
-        """Wait for the next pairing, taking the lobby's commands meanwhile."""
-        session = self.app.session
-        session.title = f"Solitaire Arena - tournament {self.follow.name} - {self.follow.id}"
-        session.show_board = False
-        self.draw()
-        if not self.follow.pairings.empty():
-            return Step.PAIRED
-        interrupted = asyncio.Event()
-        ticker = asyncio.create_task(self._tick())
-        try:
-            with interrupts_set(interrupted):
-                while True:
-                    reader = asyncio.ensure_future(self.app.readline())
-                    waits = {
-                        reader,
-                        asyncio.ensure_future(interrupted.wait()),
-                        asyncio.ensure_future(self.conn.wait_failed()),
-                        asyncio.ensure_future(self._paired()),
-                    }
-                    try:
-                        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-                    finally:
-                        for task in waits:
-                            task.cancel()
-                    if interrupted.is_set():
-                        return Step.INTERRUPTED
-                    if self.conn.failure is not None:
-                        raise self.conn.failure
-                    if not self.follow.pairings.empty():
-                        return Step.PAIRED
-                    if reader.done() and not reader.cancelled():
-                        line = reader.result()
-                        if line is None:
-                            return Step.QUIT
-                        if await self.lobby_command(line.strip()):
-                            return Step.QUIT
-                        self.draw()
-        finally:
-            ticker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await ticker
-
-    async def _paired(self) -> None:
-        while self.follow.pairings.empty():
-            self.follow.changed.clear()
-            await self.follow.changed.wait()
-
-    async def lobby_command(self, line: str) -> bool:
-        """One typed line between races; True to leave."""
-        session = self.app.session
-        session.error = None
-        word, _, rest = line.lower().partition(" ")
-        if not word:
-            return False
-        if word in ("quit", "q", "exit"):
-            return True
-        if word in ("pause", "withdraw"):
-            if await self.withdraw():
-                session.say("Paused: you are not paired; your points stay. 'join' carries on.")
-            else:
-                session.error = "pause: the server did not answer; try again"
-        elif word in ("join", "resume", "play"):
-            try:
-                await self.join()
-            except ArenaError as error:
-                session.error = f"join: {error.reason}"
-            else:
-                session.say("In again: you are paired as soon as a race can be made.")
-        elif word == "page" and rest.strip().isdigit():
-            await self._page(int(rest.strip()))
-        elif word in ("me", "top"):
-            await self._page(1 if word == "top" else None)
-        elif word in ("help", "?"):
-            session.say(LOBBY_HELP)
-        else:
-            session.error = f"{line!r}: between races, type 'pause', 'join', 'page N' or 'quit'"
-        return False
-
-    async def _page(self, page: int | None) -> None:
-        msg: dict[str, Any] = {"type": p.FOLLOW_TOURNAMENT, "tournament": self.follow.id}
-        if page is not None:
-            msg["page"] = page
-        try:
-            await self.conn.request(msg, expect=p.TOURNAMENT)
-        except ArenaError as error:
-            self.app.session.error = f"page: {error.reason}"
 
     # -- a race --------------------------------------------------------------------------------
 
@@ -358,7 +255,7 @@ async def join_tournament(args: Any, output: Output, script: list[str] | None) -
             if not client.interrupted and outcome is not Outcome.QUIT:
                 await run.join()
             while not client.interrupted and outcome is Outcome.END:
-                step = await run.between_races()
+                step = await Lobby(run).wait()
                 if step is not Step.PAIRED:
                     break
                 outcome = await run.race(follow.pairings.get_nowait())
