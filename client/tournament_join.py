@@ -175,7 +175,8 @@ class TournamentRun:
             session.say(f"Paired: race {self.races} in room {room}.")
             if not await client.wait_for(lambda: client.state.me is not None, 15.0):
                 raise ClientError(f"the server did not seat you in room {room}")
-        session.title = f"Solitaire Arena - {self.follow.name} - race {self.races} - room {room}"
+        number = f" {self.races}" if self.races else ""  # unknown for a seat taken back
+        session.title = f"Solitaire Arena - {self.follow.name} - race{number} - room {room}"
         self.keep_seat()
         clock = asyncio.create_task(self._berserk_clock(room))
         try:

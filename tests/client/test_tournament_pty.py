@@ -73,10 +73,10 @@ def register(
     assert finish(child) == 0
 
 
-def play_and_resign(term: Term) -> None:
+def play_and_resign(term: Term, moves: int = 1) -> None:
     """A move (a racer who never moves is withdrawn as absent), then resign."""
     term.type("d")
-    term.wait(r"\b1 move\b")
+    term.wait(rf"\b{moves} moves?\b")
     term.type("resign")
     term.wait("Resign this game")
     term.type("y")
@@ -138,3 +138,41 @@ def test_two_players_race_again_and_again_then_pause_and_carry_on(
     again.wait(words("Paused: you are not paired"))
     again.type("quit")
     assert finish(again.child) == 0
+
+
+def test_ctrl_c_in_a_race_keeps_the_seat_and_join_takes_it_back(
+    server: ServerProcess, tmp_path: Path, children: list[pexpect.spawn]
+) -> None:
+    ann_env, bob_env = user(tmp_path, "ann"), user(tmp_path, "bob")
+    register(server, ann_env, "ann", children)
+    register(server, bob_env, "bob", children)
+    create = run(server, ann_env, children, "tournament", "create", "Seat Cup", "--minutes", "3",
+                 "--race-time", "60")  # fmt: skip
+    create.expect(r"Tournament (\w+): Seat Cup")
+    code = create.match.group(1)
+    assert finish(create) == 0
+    ann = Term(run(server, ann_env, children, "tournament", "join", code), **SIZE)
+    bob = Term(run(server, bob_env, children, "tournament", "join", code), **SIZE)
+    for term in (ann, bob):
+        term.wait(words("Go! The race has started"), timeout=WAIT_S)
+    ann.type("d")
+    ann.wait(r"\b1 move\b")
+    # Ctrl-C mid-race: paused in the tournament, the race's seat kept for the grace.
+    ann.child.sendintr()
+    ann.wait(words(f"Paused in tournament {code}: your points stay"))
+    ann.wait(words("Your seat in race room"))
+    assert finish(ann.child) == 130
+    # `join` again takes the seat back, with the move made, and the race goes on.
+    again = Term(run(server, ann_env, children, "tournament", "join", code), **SIZE)
+    again.wait(words("Took your seat back in room"), timeout=WAIT_S)
+    again.wait(r"\b1 move\b")
+    play_and_resign(again, moves=2)
+    play_and_resign(bob)
+    for term in (again, bob):
+        term.wait(r"Waiting to be paired for", timeout=WAIT_S)
+    screen = again.wait(r">\s+\d+\s+ann\s+\d+(?: x2)?\s+[0-4]\s+\d+\s+waiting")
+    assert re.search(r"\n\s+\d+\s+bob\s+\d+(?: x2)?\s+[0-4]\s", screen)
+    for term in (again, bob):
+        term.type("quit")
+        term.wait(words(f"Paused in tournament {code}"))
+        assert finish(term.child) == 0
