@@ -380,11 +380,17 @@ window.Tournament = (() => {
         parts.push(this.button("Withdraw", "withdraw", () =>
           this.arena.send({ type: "withdraw_tournament", tournament: this.id, ref: "withdraw-t" })));
       }
+      if (this.standings && !this.leadSaid) { // what the page first says, once it knows
+        this.leadSaid = true;
+        this.setLead(!open ? "" : !me ? "Join to be paired while it runs."
+          : me.active ? "You are in: you are paired as soon as a race can be made. Stay on this page."
+            : "Paused: you keep your points and are not paired. Join again to carry on.");
+      }
       const key = parts.map((p) => p.dataset.act || "note").join(",");
       if (this.buttons.dataset.key === key) return;
       this.buttons.dataset.key = key;
       this.buttons.replaceChildren(...parts);
-      if (!me && this.lead.textContent === "connecting…") this.setLead(open ? "Join to be paired while it runs." : "");
+
     }
 
     button(text, act, onClick) {
