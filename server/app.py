@@ -143,6 +143,7 @@ class App:
             self.tournament_limiter,
             self.ratings.rating_of,
             self.config,
+            lambda: connection.login.account_id,
         )
 
     def live_figures(self) -> dict[str, float]:

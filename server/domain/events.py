@@ -136,6 +136,14 @@ class RematchOffered(RoomEvent):
     player: str
 
 
+@dataclass(frozen=True, slots=True)
+class PlayerBerserked(RoomEvent):
+    """A tournament racer halved their own clock before the race (docs/tournaments.md)."""
+
+    TYPE: ClassVar[str] = "player_berserked"
+    player: str
+
+
 EVENT_TYPES: Mapping[str, type[RoomEvent]] = {
     cls.TYPE: cls
     for cls in (
@@ -150,6 +158,7 @@ EVENT_TYPES: Mapping[str, type[RoomEvent]] = {
         RaceFinished,
         RoomClosed,
         RematchOffered,
+        PlayerBerserked,
     )
 }
 

@@ -73,7 +73,8 @@ def decide_create(
     length = _bounded(msg, "length_ms", 0, limits.min_length_ms, limits.max_length_ms)
     high = min(limits.max_time_limit_ms, length)
     default_limit = min(limits.default_time_limit_ms, high)
-    limit = _bounded(msg, "time_limit_ms", default_limit, limits.min_time_limit_ms, high)
+    low = min(limits.min_time_limit_ms, length)  # a trial's tournament shorter than 10 s
+    limit = _bounded(msg, "time_limit_ms", default_limit, low, high)
     starts_at = _bounded(msg, "starts_at", now, now - MINUTE_MS, now + limits.max_ahead_ms)
     return TournamentCreated(
         at=now,

@@ -264,8 +264,7 @@ class Connection:
         self.handlers.update(self.queue.handlers())
         self.handlers.update(DailyRequests(self, daily, lambda: self.login.account_id).handlers())
         self.tournaments = tournaments(self) if tournaments is not None else None
-        if self.tournaments is not None:
-            self.handlers.update(self.tournaments.handlers())
+        self.handlers.update(self.tournaments.handlers() if self.tournaments else {})
 
     # ---- sending -----------------------------------------------------------------------------
 
@@ -329,8 +328,7 @@ class Connection:
         see; a seat resumed elsewhere meanwhile is left as it is."""
         await self.queue.gone()
         if self.tournaments is not None:
-            with contextlib.suppress(ArenaError):
-                await self.tournaments.gone()
+            await self.tournaments.gone()  # never raises
         await self.login.release()
         room = None
         found = self.delivery.member(self)
@@ -400,11 +398,6 @@ class Connection:
         self.send(p.error_message(code, reason, _ref(msg)))
 
     # ---- handlers ----------------------------------------------------------------------------
-
-    @property
-    def account_id(self) -> str | None:
-        """The logged-in account's id (its case-folded name), None for a guest."""
-        return self.login.account_id
 
     @property
     def account(self) -> str | None:

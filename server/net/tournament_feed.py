@@ -10,8 +10,7 @@ table (docs/protocol.md, "Tournaments").
 from __future__ import annotations
 
 import asyncio
-import contextvars
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -21,32 +20,33 @@ from server.domain.tournament_standings import me_row, page_message, page_of, st
 from server.net.audience import Role
 from server.net.room_requests import RoomRequests, Session
 from server.rooms.tournament_book import TournamentBook
-from server.rooms.tournament_presence import Placement, TournamentPresence
+from server.rooms.tournament_presence import STALE_MS, Placement, TournamentPresence
 from server.runtime.clock import Clock
 from server.runtime.logging import get_logger
-from server.runtime.tasks import stop_tasks
+from server.runtime.tasks import Background
 from shared import protocol as p
 from shared.errors import ArenaError
 
 log = get_logger("server.net.tournament_feed")
 
+RENEW_MS = STALE_MS // 3  # a presence is written again this often even if nothing changed
+
 
 class Follower(Session, Protocol):
     """A connection that follows a tournament."""
 
-    @property
-    def account_id(self) -> str | None:
-        """The logged-in account (case-folded), None for a guest."""
-
 
 @dataclass(eq=False)
 class Following:
-    """One connection's follow: which page (0: the one with its own row), since when."""
+    """One connection's follow: as which account (None: a guest), which page (0: the one
+    with its own row), since when."""
 
     follower: Follower
+    account: str | None
     tournament: str
     page: int
     since: int
+    noted: tuple[int, bool] | None = None  # when its presence was last written, and busy
 
 
 class TournamentFeed:
@@ -72,44 +72,47 @@ class TournamentFeed:
         self.by_follower: dict[Follower, Following] = {}
         self._pushed: dict[str, tuple[int, dict[str, Any]]] = {}  # version, state sent
         self.pushes = 0  # standings frames sent, for the metrics
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self.background = Background()
 
     def start(self) -> None:
-        self._spawn(self._every(self.push_s, self.push))
-        self._spawn(self._every(self.push_s, self.note_presence))
-        self._spawn(self._every(self.place_s, self.place))
+        self.background.every(self.push_s, self.push, self._failed)
+        self.background.every(self.push_s, self.note_presence, self._failed)
+        self.background.every(self.place_s, self.place, self._failed)
 
     async def aclose(self) -> None:
-        await stop_tasks(list(self._tasks))
+        await self.background.aclose()
 
-    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        task = asyncio.get_running_loop().create_task(coro, context=contextvars.Context())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
-
-    async def _every(self, seconds: float, work: Callable[[], Awaitable[None]]) -> None:
-        while True:
-            try:
-                await work()
-            except ArenaError as exc:  # the store may be down: next time
-                log.warning("tournament_feed_failed", code=exc.code, reason=exc.reason)
-            await asyncio.sleep(seconds)
+    @staticmethod
+    def _failed(exc: ArenaError) -> None:  # the store may be down: next time
+        log.warning("tournament_feed_failed", code=exc.code, reason=exc.reason)
 
     # ---- following ---------------------------------------------------------------------------
 
-    async def follow(self, follower: Follower, tournament_id: str, page: int = 0) -> None:
-        """Follow (or change page); sent the state and the page at once."""
+    async def follow(
+        self,
+        follower: Follower,
+        tournament_id: str,
+        page: int = 0,
+        request: dict[str, Any] | None = None,
+        *,
+        account: str | None,
+    ) -> None:
+        """Follow (or change page); sent the state (the answer to ``request``, with its ref)
+        and the page at once."""
         tournament = await self.book.get(tournament_id)
         old = self.by_follower.get(follower)
         if old is not None and old.tournament != tournament_id:
             await self.unfollow(follower)
             old = None
         since = old.since if old is not None else self.clock.now_ms()
-        following = Following(follower, tournament_id, page, since)
+        following = Following(follower, account, tournament_id, page, since)
         self.by_follower[follower] = following
         self.by_tournament.setdefault(tournament_id, {})[follower] = following
-        follower.send({"type": p.TOURNAMENT, "tournament": state(tournament, self.clock.now_ms())})
+        view = {"type": p.TOURNAMENT, "tournament": state(tournament, self.clock.now_ms())}
+        if request is not None:
+            follower.reply(request, view)
+        else:
+            follower.send(view)
         follower.send(self._standings(tournament, following, {}))
         await self._note(following)
 
@@ -123,9 +126,8 @@ class TournamentFeed:
         if not followers:
             self.by_tournament.pop(following.tournament, None)
             self._pushed.pop(following.tournament, None)
-        account = follower.account_id
-        if account is not None:
-            await self.presence.drop(following.tournament, account, follower.session)
+        if following.account is not None:
+            await self.presence.drop(following.tournament, following.account, follower.session)
         return following.tournament
 
     def followed(self, follower: Follower) -> str | None:
@@ -159,7 +161,7 @@ class TournamentFeed:
     ) -> bytes:
         """A follower's ``tournament_standings`` frame: its page (built once per page) and its
         own row."""
-        account = following.follower.account_id
+        account = following.account
         page = following.page or page_of(tournament, account)
         message = pages.get(page)
         if message is None:
@@ -167,15 +169,24 @@ class TournamentFeed:
         return p.packed_with(message, "me", p.pack(me_row(tournament, account)))
 
     async def note_presence(self) -> None:
-        for following in list(self.by_follower.values()):
-            await self._note(following)
+        """Presence written where it changed (busy or not) or is due for renewal, side by side
+        (the store pipelines them): not a write per follower per second."""
+        now = self.clock.now_ms()
+        due = [
+            f
+            for f in list(self.by_follower.values())
+            if f.noted is None
+            or f.noted[1] != self._busy(f.follower, f.tournament)
+            or now - f.noted[0] >= RENEW_MS
+        ]
+        await asyncio.gather(*(self._note(f) for f in due))
 
     async def _note(self, following: Following) -> None:
-        follower = following.follower
-        account = follower.account_id
+        follower, account = following.follower, following.account
         if account is None:
             return
         busy = self._busy(follower, following.tournament)
+        following.noted = (self.clock.now_ms(), busy)
         await self.presence.note(
             following.tournament, account, follower.session, following.since, busy
         )
@@ -199,7 +210,7 @@ class TournamentFeed:
         for placement in placements:
             follower = sessions.get(placement.session)
             if follower is not None:
-                self._spawn(self.seat(follower, placement))
+                self.background.spawn(self.seat(follower, placement))
 
     async def seat(self, follower: Follower, placement: Placement) -> None:
         """``tournament_paired``, out of a room whose race is over, into the race's seat."""

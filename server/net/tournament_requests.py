@@ -8,9 +8,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from server.accounts.limits import AttemptLimiter
-from server.domain.errors import NotAllowed, NotInRoom, NotLoggedIn
+from server.domain.errors import NotAllowed, NotAPlayer, NotInRoom, NotLoggedIn
 from server.domain.names import clean_name
-from server.domain.tournament import Phase
 from server.domain.tournament_decide import (
     CreationLimits,
     decide_create,
@@ -18,10 +17,15 @@ from server.domain.tournament_decide import (
     decide_withdraw,
 )
 from server.domain.tournament_standings import state
+from server.net.audience import Role
 from server.net.tournament_feed import Follower, TournamentFeed
 from server.rooms.tournament_book import TournamentBook, fresh_id
 from server.runtime.config import Config
+from server.runtime.logging import get_logger
 from shared import protocol as p
+from shared.errors import ArenaError
+
+log = get_logger("server.net.tournament_requests")
 
 RatingOf = Callable[[str, str], Awaitable[int]]
 LISTED = 50  # tournaments at most in each part of `tournaments`
@@ -47,7 +51,9 @@ class TournamentRequests:
         limiter: AttemptLimiter,
         rating_of: RatingOf,
         config: Config,
+        account_id: Callable[[], str | None],
     ) -> None:
+        self.account_id = account_id
         self.f = follower
         self.book = book
         self.feed = feed
@@ -67,7 +73,7 @@ class TournamentRequests:
         }
 
     def _account(self, what: str) -> str:
-        account = self.f.account_id
+        account = self.account_id()
         if account is None:
             raise NotLoggedIn(f"{what} needs an account: log in first")
         return account
@@ -131,7 +137,7 @@ class TournamentRequests:
         self.f.reply(msg, {"type": p.TOURNAMENT_JOINED, "tournament": tournament.id})
         following = self.feed.by_follower.get(self.f)
         page = following.page if following and following.tournament == tournament.id else 0
-        await self.feed.follow(self.f, tournament.id, page)
+        await self.feed.follow(self.f, tournament.id, page, account=account)
 
     async def on_withdraw(self, msg: dict[str, Any]) -> None:
         account = self._account("withdrawing")
@@ -141,7 +147,8 @@ class TournamentRequests:
         self.f.reply(msg, {"type": p.TOURNAMENT_WITHDRAWN, "tournament": tournament.id})
 
     async def on_follow(self, msg: dict[str, Any]) -> None:
-        await self.feed.follow(self.f, msg["tournament"], msg.get("page", 0))
+        account = self.account_id()
+        await self.feed.follow(self.f, msg["tournament"], msg.get("page", 0), msg, account=account)
 
     async def on_unfollow(self, msg: dict[str, Any]) -> None:
         tournament = await self.feed.unfollow(self.f)
@@ -151,14 +158,20 @@ class TournamentRequests:
         found = self.f.delivery.member(self.f)
         if found is None:
             raise NotInRoom("you are in no room")
-        room, _ = found
+        room, member = found
         if room.meta is None or not room.meta.tournament:
             raise NotAllowed("berserk is for tournament races")
+        if member.role != Role.PLAYER or member.player is None:
+            raise NotAPlayer("only a racer can berserk")
         tournament = await self.book.get(room.meta.tournament)
-        if not tournament.settings.berserk or tournament.phase(self._now()) is Phase.FINISHED:
+        if not tournament.settings.berserk:
             raise NotAllowed("this tournament allows no berserk")
-        raise NotAllowed("berserk is not available on this server yet")
+        await self.f.commands.berserk(room, member.player)
 
     async def gone(self) -> None:
-        """The connection closed: it follows nothing, so it is no longer present."""
-        await self.feed.unfollow(self.f)
+        """The connection closed: it follows nothing, so it is no longer present (a store
+        error is logged: the presence goes stale by itself within seconds)."""
+        try:
+            await self.feed.unfollow(self.f)
+        except ArenaError as exc:
+            log.warning("tournament_unfollow_failed", code=exc.code, reason=exc.reason)

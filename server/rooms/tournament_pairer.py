@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -26,7 +25,7 @@ from server.domain.lease import decide_claim, holds
 from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room
 from server.domain.progress import PlayerStatus
-from server.domain.tournament import Tournament
+from server.domain.tournament import Race, Tournament
 from server.domain.tournament_decide import (
     decide_finish,
     decide_paired,
@@ -42,7 +41,7 @@ from server.rooms.tournament_presence import Placement, TournamentPresence
 from server.runtime.clock import Clock
 from server.runtime.config import Config
 from server.runtime.logging import get_logger
-from server.runtime.tasks import stop_tasks
+from server.runtime.tasks import Background
 from server.store import EventStore
 from shared.errors import ArenaError, ClientError, ServerError, WrongExpectedVersion
 
@@ -95,7 +94,7 @@ def results_of(room: Room) -> list[dict[str, Any]]:
                 "account": fold_name(seat.account),
                 "place": entry["place"],
                 "moves": entry["moves"],
-                "berserk": False,
+                "berserk": seat.berserk,
                 "abandoned": entry["status"] == PlayerStatus.RESIGNED.value and entry["moves"] == 0,
             }
         )
@@ -127,32 +126,22 @@ class TournamentPairer:
         self.process = presence.process
         self.tick_s = tick_s
         self.lease_ms = int(config.tournament_lease_s * 1000)
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._loop: asyncio.Task[None] | None = None
+        self.background = Background()
+        self._checked: dict[str, dict[str, int]] = {}  # per tournament: races looked at, when
         try:
             self.schedule = parse_schedule(config.tournament_schedule)
         except ValueError as exc:
             raise SystemExit(f"solitaire-server: --tournament-schedule: {exc}") from None
 
     def start(self) -> None:
-        self._loop = self._spawn(self._run())
+        self.background.every(self.tick_s, self.tick, self._failed)
 
     async def aclose(self) -> None:
-        await stop_tasks([self._loop, *self._tasks])
+        await self.background.aclose()
 
-    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        task = asyncio.get_running_loop().create_task(coro, context=contextvars.Context())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
-
-    async def _run(self) -> None:
-        while True:
-            try:
-                await self.tick()
-            except ArenaError as exc:  # the store may be down: next tick
-                log.warning("tournament_tick_failed", code=exc.code, reason=exc.reason)
-            await asyncio.sleep(self.tick_s)
+    @staticmethod
+    def _failed(exc: ArenaError) -> None:  # the store may be down: next tick
+        log.warning("tournament_tick_failed", code=exc.code, reason=exc.reason)
 
     async def tick(self) -> None:
         """Every open tournament that has begun: run it if this process holds its lease."""
@@ -239,15 +228,29 @@ class TournamentPairer:
             "tournament_race_paired", tournament=tournament.id, room=room.id, players=len(group)
         )
 
+    @staticmethod
+    def _due_check(checked: dict[str, int], race: Race, limit_ms: int, now: int) -> bool:
+        """Whether a race's room is to be looked at now: once when its racers should all be
+        seated, then once it is overdue, then every ``OVERDUE_MS``: never every tick."""
+        seated_by = race.at + JOIN_WAIT_MS
+        overdue = seated_by + limit_ms + OVERDUE_MS
+        last = checked.get(race.room)
+        due = seated_by if last is None else overdue if last < overdue else last + OVERDUE_MS
+        if now < due:
+            return False
+        checked[race.room] = now
+        return True
+
     async def check_races(self, tournament: Tournament) -> None:
         """Races whose room should be under way or over by now: started late if their racers
         did not all sit down, scored if they ended and nobody scored them."""
         now = self.clock.now_ms()
         limit = tournament.settings.time_limit_ms
+        checked = self._checked.setdefault(tournament.id, {})
+        for room_id in [r for r in checked if r not in tournament.races]:
+            del checked[room_id]  # scored
         for race in list(tournament.races.values()):
-            unseated = now >= race.at + JOIN_WAIT_MS
-            overdue = now >= race.at + JOIN_WAIT_MS + limit + OVERDUE_MS
-            if not (unseated or overdue):
+            if not self._due_check(checked, race, limit, now):
                 continue
             try:
                 room = await self.commands.room(race.room)
@@ -256,7 +259,7 @@ class TournamentPairer:
                 room = None
             if room is None or room.status in (RoomStatus.FINISHED, RoomStatus.CLOSED):
                 await self.score(tournament.id, race.room, room)
-            elif room.status is RoomStatus.LOBBY and unseated:
+            elif room.status is RoomStatus.LOBBY:
                 await self.start_late(room)
 
     async def start_late(self, room: Room) -> None:
@@ -295,7 +298,7 @@ class TournamentPairer:
             if not isinstance(change, RoomChanged) or change.refused:
                 continue
             if isinstance(change.event, (RaceFinished, RoomClosed)):
-                self._spawn(self._score_logged(tournament, room))
+                self.background.spawn(self._score_logged(tournament, room))
 
     async def _score_logged(self, tournament: str, room: Room) -> None:
         try:

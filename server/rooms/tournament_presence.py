@@ -1,9 +1,10 @@
 """Who is present in a tournament, on every process, and where a paired player is to be seated.
 
 A process notes each logged-in connection that follows a tournament in the tournament's
-``tpresent.<id>`` index (account → last seen; the value says which process and session, since
-when, and whether the connection is busy in another race), renewed every second: an entry
-older than ``STALE_MS``, or of a process that stopped beating, is absent. The process that
+``tpresent.<id>`` index (account → last written; the value says which process and session,
+since when, and whether the connection is busy in another race), written when that changes and
+renewed every 10 s; an entry removed (the connection unfollowed or closed), older than
+``STALE_MS`` (a removal lost), or of a process that stopped beating is absent. The process that
 pairs a race tells each racer's process through its ``tplaced.<process>`` index, as the quick
 race's matchmaker does; that process seats the racer on their own connection.
 """
@@ -19,7 +20,7 @@ from server.runtime.clock import Clock
 from server.runtime.config import Config
 from server.store import EventStore
 
-STALE_MS = 3_000  # a presence not renewed for this long is gone (renewed every second)
+STALE_MS = 30_000  # a presence not renewed for this long is gone (renewed every 10 s)
 
 
 def present_index(tournament: str) -> str:

@@ -25,7 +25,8 @@ def test_claims(last: dict[str, object] | None, me: str, now: int, claims: bool)
     assert (claim is not None) is claims
     if claim is not None:
         assert claim == {"holder": me, "until": now + LEASE}
-        assert holds(claim, me, now) and not holds(claim, "other", now)
+        assert holds(claim, me, now)
+        assert not holds(claim, "other", now)
 
 
 def test_an_expired_lease_is_held_by_nobody() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from server.domain.pairing import (
@@ -86,6 +86,7 @@ def test_pairing(
     assert pair(waiting, size, now, WAIT) == groups
 
 
+@settings(deadline=None)
 @given(
     st.integers(2, 4),
     st.lists(st.integers(1, 50), unique=True, max_size=30),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from server.domain.scoring import Points, on_fire, placement_points, race_performance, race_points
@@ -65,6 +65,7 @@ def test_performance_is_the_opponents_mean_plus_or_minus_400(
     assert race_performance(place, of, 1500) == pytest.approx(performance)
 
 
+@settings(deadline=None)
 @given(
     st.integers(2, 4).flatmap(lambda of: st.tuples(st.integers(1, of), st.just(of))),
     st.integers(0, 10),

@@ -306,7 +306,7 @@ races_strategy = st.lists(
 )
 
 
-@settings(max_examples=60)
+@settings(max_examples=60, deadline=None)
 @given(races_strategy)
 def test_the_fold_of_the_stored_stream_is_the_live_fold(
     races: list[tuple[list[str], int, bool]],

@@ -12,6 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from websockets.exceptions import ConnectionClosed
+
+from shared.protocol import encode_unchecked
 from shared.views import public_fold, public_legal_moves
 from tests.server.wsclient import Client
 
@@ -21,7 +24,7 @@ async def ask(
 ) -> dict[str, Any]:
     """Send ``msg`` with a fresh ref; its answer (one of ``answers``) or the error it caused."""
     ref = uuid.uuid4().hex[:8]
-    await client.send({**msg, "ref": ref})
+    await client.send_raw(encode_unchecked({**msg, "ref": ref}))  # bad input goes out as is
     async with asyncio.timeout(wait_s):
         while True:
             for reply in list(client.unread):
@@ -45,6 +48,20 @@ async def next_of(
                 where = msg.get("room")
                 where = where.get("id") if isinstance(where, dict) else where
                 if msg["type"] in kinds and (room is None or where == room):
+                    client.unread.remove(msg)
+                    return msg
+            if client.reader is not None and client.reader.done():
+                raise ConnectionError("closed")
+            client.arrived.clear()
+            await client.arrived.wait()
+
+
+async def answer_to(client: Client, move_id: int, wait_s: float = 30) -> dict[str, Any]:
+    """The ack or reject of a move; ConnectionError when the connection closes first."""
+    async with asyncio.timeout(wait_s):
+        while True:
+            for msg in list(client.unread):
+                if msg["type"] in ("ack", "reject") and msg.get("id") == move_id:
                     client.unread.remove(msg)
                     return msg
             if client.reader is not None and client.reader.done():
@@ -139,7 +156,7 @@ class Racer:
                 if welcome["resumed"] and welcome["room"]:
                     await self.play(client, welcome["room"])
                 await self.loop(client)
-            except (ConnectionError, TimeoutError):
+            except (ConnectionError, ConnectionClosed, TimeoutError):
                 if self.final_state is not None:
                     break
                 self.reconnects += 1
@@ -186,7 +203,10 @@ class Racer:
                 legal = own_board_moves(client, room)
                 if not legal:
                     break
-                answer = await client.move(sorted(legal)[self.rng.randrange(len(legal))])
+                client.next_id += 1
+                move = sorted(legal)[self.rng.randrange(len(legal))]
+                await client.send({"type": "move", "id": client.next_id, "move": move})
+                answer = await answer_to(client, client.next_id)
                 if answer["type"] == "reject":
                     break
             await client.send({"type": "resign"})
