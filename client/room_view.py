@@ -196,7 +196,7 @@ class RoomView(BoardFocus):
     def _start(self, at: int, ends_at: int | None) -> None:
         self.session.countdown_to_ms = None
         self.session.clock_start_ms = self.local(at)
-        self.session.time_limit_ms = ends_at - at if ends_at else None
+        self.session.time_limit_ms = self.state.time_limit(at, ends_at)
         if not self.started.is_set():
             self.started.set()
             if self.spectator:

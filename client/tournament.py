@@ -47,7 +47,6 @@ class Follow:
         self.tournament: dict[str, Any] = {}
         self.standings: dict[str, Any] | None = None
         self.pairings: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        self.berserk_ends_at: dict[str, int | None] = {}  # my own clock, per race room
         self.changed = asyncio.Event()
         self.final = asyncio.Event()
 

@@ -9,7 +9,6 @@ again takes it back and carries on. `quit` between races pauses and leaves too.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from typing import Any
 
@@ -68,7 +67,8 @@ class TournamentRun:
     def _berserked(self, msg: dict[str, Any]) -> None:
         state = self.client.state
         if msg["player"] == state.me:
-            self.follow.berserk_ends_at[str(msg["room"])] = msg.get("ends_at")
+            # The clock shown from the start is then half the race's (RoomState.time_limit).
+            state.progress.setdefault(msg["player"], {})["berserk"] = True
             self.app.session.say("Berserk: your clock is halved; a win with 20 moves earns +1.")
         else:
             name = state.names.get(msg["player"], msg["player"])
@@ -178,18 +178,14 @@ class TournamentRun:
         number = f" {self.races}" if self.races else ""  # unknown for a seat taken back
         session.title = f"Solitaire Arena - {self.follow.name} - race{number} - room {room}"
         self.keep_seat()
-        clock = asyncio.create_task(self._berserk_clock(room))
-        try:
-            outcome = await play_room(
-                client,
-                self.app,
-                race=True,
-                wait_for_results=False,
-                until=client.view.finished,
-                more=self.race_command,
-            )
-        finally:
-            clock.cancel()
+        outcome = await play_room(
+            client,
+            self.app,
+            race=True,
+            wait_for_results=False,
+            until=client.view.finished,
+            more=self.race_command,
+        )
         if client.view.finished.is_set() or (client.my_view is not None and client.my_view.over):
             self.store.forget(self.args.server, room, self.args.name)
         if client.view.finished.is_set():
@@ -207,15 +203,6 @@ class TournamentRun:
         except RequestFailed as error:
             self.app.session.error = f"berserk: {error.reason}"
         return True
-
-    async def _berserk_clock(self, room: str) -> None:
-        """A berserk racer's own clock runs out at half the time: the clock says so."""
-        await self.client.view.started.wait()
-        ends_at = self.follow.berserk_ends_at.get(room)
-        start = self.client.state.room.get("started_at")
-        if isinstance(ends_at, int) and isinstance(start, int):
-            self.app.session.time_limit_ms = ends_at - start
-            self.app.refresh()
 
 
 async def join_tournament(args: Any, output: Output, script: list[str] | None) -> int:

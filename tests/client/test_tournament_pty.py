@@ -1,8 +1,8 @@
 """`solitaire tournament` through real pseudo-terminals at 80x24 against a real server on a real
 Redis: a tournament created from the terminal, two logged-in players who join it and are paired
-into one race after another without typing anything between them, the standings with both
-races on their sheets between races, Ctrl-C pausing (withdrawn, the points kept) and `join`
-again carrying on."""
+into one race after another without typing anything between them, berserk halving a racer's
+clock, the standings with both races on their sheets between races, Ctrl-C pausing (withdrawn,
+the points kept) and `join` again carrying on."""
 
 from __future__ import annotations
 
@@ -73,6 +73,12 @@ def register(
     assert finish(child) == 0
 
 
+def sheet(races: int) -> str:
+    """A sheet of so many races, as the standings write it (a berserk race's figure ends in
+    'b', and then the figures are spaced)."""
+    return rf"[0-4]b?(?: ?[0-4]b?){{{races - 1}}}"
+
+
 def play_and_resign(term: Term, moves: int = 1) -> None:
     """A move (a racer who never moves is withdrawn as absent), then resign."""
     term.type("d")
@@ -107,17 +113,29 @@ def test_two_players_race_again_and_again_then_pause_and_carry_on(
         # The race opens by itself: nobody types anything between races.
         for term in (ann, bob):
             term.wait(rf"race {race} - room \w+", timeout=WAIT_S)
+        if race == 1:
+            # Berserk, typed as the race opens (its countdown waits for both racers, then 3 s).
+            ann.type("berserk")
+            ann.wait(words("Berserk: your clock is halved"))
+            bob.wait(words("ann went berserk: their clock is halved."))
+        for term in (ann, bob):
             term.wait(words("Go! The race has started"), timeout=WAIT_S)
+        if race == 1:
+            assert re.search(r"clock 00:(1[0-5]|0\d) left", ann.wait(r"clock \d\d:\d\d left"))
+            assert re.search(r"clock 00:(2\d|30) left", bob.wait(r"clock \d\d:\d\d left"))
         play_and_resign(ann)
         play_and_resign(bob)
         # Back to the standings, with the race on both sheets.
-        for term in (ann, bob):
-            screen = term.wait(r"Waiting to be paired for", timeout=WAIT_S)
-            assert "tournament Pty Cup" in screen.splitlines()[0]
-        screen = ann.wait(rf">\s+\d+\s+ann\s+\d+(?: x2)?\s+[0-4]{{{race}}}\s+\d+\s+waiting")
+        # (One look at the screen: the next pairing comes within seconds.)
+        bob.wait(r"Waiting to be paired for", timeout=WAIT_S)
+        screen = ann.wait(
+            rf"(?s)tournament Pty Cup.*>\s+\d+\s+ann\s+\d+(?: x2)?\s+{sheet(race)}\s.*"
+            r"Waiting to be paired for",
+            timeout=WAIT_S,
+        )
         assert re.search(rf"\n\s+\d+\s+bob\s+\d+(?: x2)?\s+[0-4]{{{race}}}\s", screen)
-        assert re.search(rf"Your sheet: (\d ){{{race}}}= \d+ points?, rank \d", screen)
-        assert all(len(line) <= 80 for line in ann.lines())
+        assert re.search(rf"Your sheet: (\db? ){{{race}}}= \d+ points?, rank \d", screen)
+        assert all(len(line) <= 80 for line in screen.splitlines())
     points = int(re.search(r"= (\d+) points?", screen).group(1))  # type: ignore[union-attr]
 
     # Ctrl-C pauses bob: withdrawn, his points kept.
@@ -132,7 +150,9 @@ def test_two_players_race_again_and_again_then_pause_and_carry_on(
 
     # `join` again carries on: the same sheet, waiting again.
     again = Term(run(server, ann_env, children, "tournament", "join", code), **SIZE)
-    screen = again.wait(r">\s+\d+\s+ann\s+\d+(?: x2)?\s+[0-4]{2}\s+\d+\s+waiting", timeout=WAIT_S)
+    screen = again.wait(
+        rf">\s+\d+\s+ann\s+\d+(?: x2)?\s+{sheet(2)}\s+\d+\s+waiting", timeout=WAIT_S
+    )
     assert f"= {points} point" in screen
     again.type("pause")
     again.wait(words("Paused: you are not paired"))

@@ -130,7 +130,11 @@ def test_join_play_a_race_see_the_standings_move_and_the_podium(
     # The race opens by itself in the page; the page plays it.
     WebDriverWait(page, 30).until(lambda d: d.find_element(By.ID, "my-race").is_displayed())
     wait_text(page, "#race-note", "Race 1: against termtom")
+    click(page, "berserk")  # before the start (the countdown waits for both racers, then 3 s)
+    wait_text(page, "#race-note", "Berserk: your clock is halved")
+    tom.expect(words("webtia went berserk: their clock is halved."), timeout=20)
     assert board_at(page, 1) == 1
+    assert page.find_elements(By.CSS_SELECTOR, "button[data-act='berserk']") == []
     tom.expect(words("Go! The race has started"), timeout=20)
     type_move(page, "d")
     assert board_at(page, 2) == 2
