@@ -135,6 +135,8 @@ def test_join_play_a_race_see_the_standings_move_and_the_podium(
     tom.expect(words("webtia went berserk: their clock is halved."), timeout=20)
     assert board_at(page, 1) == 1
     assert page.find_elements(By.CSS_SELECTOR, "button[data-act='berserk']") == []
+    # Her own clock: half the race's 15 s.
+    assert re.fullmatch(r"0:0[0-8] left", wait_text(page, "#my-race .time-left", " left"))
     tom.expect(words("Go! The race has started"), timeout=20)
     type_move(page, "d")
     assert board_at(page, 2) == 2

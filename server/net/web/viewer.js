@@ -203,6 +203,11 @@
         case "countdown":
           if (this.room) Object.assign(this.room, { status: "countdown", go_at: msg.go_at });
           break;
+        case "berserked": { // a tournament racer halved their own clock
+          const p = this.room && this.room.players.find((q) => q.player === msg.player);
+          if (p) p.berserk = true;
+          break;
+        }
         case "started":
           if (this.room) {
             Object.assign(this.room, { status: "racing", started_at: msg.at, ends_at: msg.ends_at });
@@ -236,7 +241,10 @@
       const r = this.room;
       if (r.status === "countdown" && r.go_at) return `starts in ${clock(r.go_at - this.arena.now())}`;
       if (r.status !== "racing") return r.status;
-      return r.ends_at ? `${clock(r.ends_at - this.arena.now())} left` : "no time limit";
+      // A racer's own page: a berserk racer's clock runs out at half the race.
+      const mine = this.me && r.players.find((p) => p.player === this.me);
+      const ends = mine && mine.berserk && r.started_at ? (r.started_at + r.ends_at) / 2 : r.ends_at;
+      return ends ? `${clock(ends - this.arena.now())} left` : "no time limit";
     }
 
     draw() {
