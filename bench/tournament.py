@@ -53,7 +53,9 @@ from bench.common import (
 )
 from server.accounts.service import KEY_INDEX
 from server.domain import accounts as a
+from server.domain.model import room_stream
 from server.domain.pairing import wait_ms
+from server.domain.tournament_events import tournament_stream
 from server.store import RedisEventStore
 from shared.protocol import encode_unchecked
 from shared.views import PublicView, public_fold_event, public_legal_moves
@@ -84,6 +86,41 @@ async def seed_accounts(url: str, prefix: str, count: int) -> list[tuple[str, st
     finally:
         await store.aclose()
     return out
+
+
+async def stream_figures(url: str, prefix: str, tournament: str) -> dict[str, Any]:
+    """What the tournament's stream says: from each race's end (its room's finish) to its
+    scoring, and from a racer's scored race to their next pairing (server side, ms)."""
+    store = RedisEventStore(url, prefix=prefix)
+    try:
+        events = [e.data for e in await store.read(tournament_stream(tournament))]
+        rooms = {e["room"] for e in events if e["type"] == "race_scored"}
+        finished = await store.read_many([room_stream(r) for r in rooms])
+    finally:
+        await store.aclose()
+    ended_at = {}
+    for stream, stored in finished.items():
+        for event in stored:
+            if event.data["type"] in ("race_finished", "room_closed"):
+                ended_at[stream] = event.data["at"]
+    to_scored, to_paired = [], []
+    free_since: dict[str, int] = {}
+    for e in events:
+        if e["type"] == "race_scored":
+            end = ended_at.get(room_stream(e["room"]))
+            if end is not None:
+                to_scored.append((e["at"] - end) * 1_000_000)
+            for r in e["results"]:
+                free_since[r["account"]] = e["at"]
+        elif e["type"] == "race_paired":
+            for account in e["players"]:
+                if account in free_since:
+                    to_paired.append((e["at"] - free_since.pop(account)) * 1_000_000)
+    return {
+        "end_to_scored": quantiles_ms(to_scored),
+        "scored_to_paired": quantiles_ms(to_paired),
+        "events": len(events),
+    }
 
 
 @dataclass
@@ -228,6 +265,7 @@ async def run_once(url: str, redis_url: str, prefix: str, clients: int, seconds:
     await asyncio.gather(*(p.run(began + seconds + 60) for p in players))
     tour_window = sampler.window()
     tour_seconds = time.monotonic() - began
+    in_stream = await stream_figures(redis_url, prefix, tournament)
     # The same clients, the same play, in quick races of 2 for as long.
     for p in players:
         p.figures, p.quick, p.room, p.ended_at = quick, True, None, None
@@ -259,6 +297,7 @@ async def run_once(url: str, redis_url: str, prefix: str, clients: int, seconds:
             "pairing_wait": quantiles_ms(tour.to_paired),
             "to_next_start": quantiles_ms(tour.to_started),
             "standings_lag": quantiles_ms(tour.standings_lag),
+            "in_stream": in_stream,
             "server_process": tour_window,
             "cpu_per_race_ms": tour_cpu,
             "errors": tour.errors,

@@ -30,8 +30,10 @@ from server.rooms.hub import Hub
 from server.rooms.matchmaker import Matchmaker
 from server.rooms.race_clock import RaceClock
 from server.rooms.tournament_book import TournamentBook
-from server.rooms.tournament_pairer import TournamentMetrics, TournamentPairer
+from server.rooms.tournament_metrics import TournamentMetrics
+from server.rooms.tournament_pairer import TournamentPairer
 from server.rooms.tournament_presence import TournamentPresence
+from server.rooms.tournament_scorer import TournamentScorer
 from server.rooms.unloading import Unloader
 from server.runtime.clock import Clock
 from server.runtime.config import Config
@@ -118,6 +120,8 @@ class App:
         self.tournament_book = TournamentBook(store, clock)
         self.tournament_presence = TournamentPresence(store, clock, config, self.commands.presence)
         self.tournament_metrics = TournamentMetrics(self.metrics.registry)
+        self.tournament_scorer = TournamentScorer(self.tournament_book, self.tournament_metrics)
+        self.hub.listen(self.tournament_scorer.on_change)
         self.tournament_pairer = TournamentPairer(
             store,
             self.tournament_book,
@@ -126,8 +130,8 @@ class App:
             clock,
             config,
             self.tournament_metrics,
+            self.tournament_scorer,
         )
-        self.hub.listen(self.tournament_pairer.on_change)
         self.tournament_feed = TournamentFeed(
             self.tournament_book, self.tournament_presence, clock, seated=self.matchmaker.seated
         )
@@ -272,6 +276,7 @@ class App:
         await self.matchmaker.aclose()
         await self.tournament_feed.aclose()
         await self.tournament_pairer.aclose()
+        await self.tournament_scorer.aclose()
         if self.archiver is not None:
             await self.archiver.aclose()
         await self.unloader.aclose()

@@ -75,14 +75,18 @@ class TournamentBook:
     async def get(self, tournament_id: str) -> Tournament:
         """The tournament, folded up to the store's last event; NoSuchTournament if none."""
         async with self._lock(tournament_id):
-            tournament = self.folds.get(tournament_id)
-            if tournament is None:
-                tournament = Tournament(tournament_id)
-            await self._catch_up(tournament)
-            if not tournament.exists:
-                raise NoSuchTournament(f"no tournament {tournament_id[:64]!r}")
-            self.folds[tournament_id] = tournament
-            return tournament
+            return await self._current(tournament_id)
+
+    async def _current(self, tournament_id: str) -> Tournament:
+        """``get`` under the tournament's lock, held by the caller."""
+        tournament = self.folds.get(tournament_id)
+        if tournament is None:
+            tournament = Tournament(tournament_id)
+        await self._catch_up(tournament)
+        if not tournament.exists:
+            raise NoSuchTournament(f"no tournament {tournament_id[:64]!r}")
+        self.folds[tournament_id] = tournament
+        return tournament
 
     async def _catch_up(self, tournament: Tournament) -> bool:
         """Fold what the stream holds past the fold; whether anything was."""
@@ -106,9 +110,8 @@ class TournamentBook:
         """Append what ``decide`` makes of the up-to-date tournament at the version it read;
         on a conflict read again and decide again. The events appended (maybe none)."""
         for _ in range(attempts):
-            tournament = await self.get(tournament_id)
             async with self._lock(tournament_id):
-                await self._catch_up(tournament)
+                tournament = await self._current(tournament_id)
                 events = decide(tournament, self.clock.now_ms())
                 if not events:
                     return []

@@ -12,32 +12,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
-
-from server.domain.accounts import fold_name
-from server.domain.events import RaceFinished, RoomClosed
-from server.domain.fold import Change as RoomChange
-from server.domain.fold import RoomChanged
 from server.domain.lease import decide_claim, holds
 from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room
-from server.domain.progress import PlayerStatus
 from server.domain.tournament import Race, Tournament
 from server.domain.tournament_decide import (
     decide_finish,
     decide_paired,
     decide_pairing,
-    decide_score,
 )
-from server.domain.tournament_events import RacePaired, TournamentFinished
+from server.domain.tournament_events import RacePaired, TournamentEvent, TournamentFinished
 from server.domain.tournament_schedule import due, parse_schedule
 from server.rooms.commands import Commands
 from server.rooms.matchmaker import JOIN_WAIT_MS
 from server.rooms.tournament_book import TournamentBook
-from server.rooms.tournament_presence import Placement, TournamentPresence
+from server.rooms.tournament_metrics import TournamentMetrics
+from server.rooms.tournament_presence import Here, Placement, TournamentPresence
+from server.rooms.tournament_scorer import TournamentScorer
 from server.runtime.clock import Clock
 from server.runtime.config import Config
 from server.runtime.logging import get_logger
@@ -54,53 +47,6 @@ def lease_stream(tournament: str) -> str:
     return f"{{{tournament}}}:lease"
 
 
-class TournamentMetrics:
-    """``tournament_*``: what the pairing loops do, per process."""
-
-    def __init__(self, registry: CollectorRegistry) -> None:
-        self.races_paired = Counter(
-            "tournament_races_paired", "Tournament races paired by this process.", registry=registry
-        )
-        self.races_scored = Counter(
-            "tournament_races_scored", "Tournament races scored by this process.", registry=registry
-        )
-        self.pairing_conflicts = Counter(
-            "tournament_pairing_conflicts",
-            "Pairings refused because the tournament moved on (another process paired).",
-            registry=registry,
-        )
-        self.leases_taken = Counter(
-            "tournament_leases_taken", "Tournament leases this process took.", registry=registry
-        )
-        self.pairing_seconds = Histogram(
-            "tournament_pairing_seconds",
-            "Time of one tournament's pairing round.",
-            registry=registry,
-        )
-
-
-def results_of(room: Room) -> list[dict[str, Any]]:
-    """A race's results for its tournament: the ranking's order, each racer's account; a racer
-    resigned with no move made is taken as having abandoned."""
-    if room.finished is None:
-        return []
-    out = []
-    for entry in room.finished.ranking:
-        seat = room.seats.get(entry["player"])
-        if seat is None or seat.account is None:
-            continue
-        out.append(
-            {
-                "account": fold_name(seat.account),
-                "place": entry["place"],
-                "moves": entry["moves"],
-                "berserk": seat.berserk,
-                "abandoned": entry["status"] == PlayerStatus.RESIGNED.value and entry["moves"] == 0,
-            }
-        )
-    return out
-
-
 class TournamentPairer:
     """This process's share of running the tournaments."""
 
@@ -113,9 +59,11 @@ class TournamentPairer:
         clock: Clock,
         config: Config,
         metrics: TournamentMetrics,
+        scorer: TournamentScorer,
         *,
         tick_s: float = 0.5,
     ) -> None:
+        self.scorer = scorer
         self.store = store
         self.book = book
         self.commands = commands
@@ -191,42 +139,56 @@ class TournamentPairer:
             await self.finished(tournament)
 
     async def pair(self, tournament: Tournament) -> None:
+        """One round: the races decided, their rooms made side by side, then all recorded in
+        one append (a racer the tournament no longer has free is left out of it), and each
+        racer's process told where to sit."""
         present = await self.presence.present(tournament.id)
         busy = {a for a, here in present.items() if here.busy}
         since = {a: here.since for a, here in present.items()}
         groups = decide_pairing(tournament, since, busy, self.clock.now_ms())
-        await asyncio.gather(*(self.make_race(tournament, g, present) for g in groups))
+        if not groups:
+            return
+        rooms = await asyncio.gather(*(self.make_room(tournament, g, present) for g in groups))
+        made = [(room, group) for room, group in zip(rooms, groups, strict=True) if room]
 
-    async def make_race(self, tournament: Tournament, group: Sequence[str], present: Any) -> None:
-        """A room for ``group``, recorded in the tournament; its racers told where to sit."""
+        def decide(t: Tournament, now: int) -> list[TournamentEvent]:
+            return [e for room, group in made for e in decide_paired(t, room.id, group, now)]
+
+        events = await self.book.run(tournament.id, decide)
+        paired = {e.room for e in events if isinstance(e, RacePaired)}
+        placements = []
+        for room, group in made:
+            if room.id not in paired:  # another process paired them meanwhile
+                self.metrics.pairing_conflicts.inc()
+                with contextlib.suppress(ArenaError):
+                    await self.commands.timed.close_unfilled(room)
+                continue
+            self.metrics.races_paired.inc()
+            names = tuple(tournament.entrants[a].name for a in group)
+            for account in group:
+                race = len(tournament.entrants[account].sheet) + 1
+                here = present[account]
+                placement = Placement(here.session, tournament.id, room.id, race, names)
+                placements.append(self.presence.place(here, placement))
+        await asyncio.gather(*placements)
+        log.info("tournament_round_paired", tournament=tournament.id, races=len(paired))
+
+    async def make_room(
+        self, tournament: Tournament, group: Sequence[str], present: Mapping[str, Here]
+    ) -> Room | None:
+        """A race's room, for its racers only; None if it cannot be made now (too many rooms:
+        they wait for the next round)."""
         s = tournament.settings
         sessions = tuple(present[a].session for a in group)
         msg = {"variant": s.variant, "capacity": len(group), "rated": s.rated}
         msg["time_limit_ms"] = s.time_limit_ms
         try:
-            room = await self.commands.create_room(
+            return await self.commands.create_room(
                 msg, creator=sessions[0], members=sessions, tournament=tournament.id
             )
-        except ClientError as exc:  # too many rooms: they wait for the next round
+        except ClientError as exc:
             log.warning("tournament_race_not_made", tournament=tournament.id, code=exc.code)
-            return
-        events = await self.book.run(
-            tournament.id, lambda t, now: decide_paired(t, room.id, group, now)
-        )
-        if not any(isinstance(e, RacePaired) for e in events):
-            self.metrics.pairing_conflicts.inc()
-            with contextlib.suppress(ArenaError):
-                await self.commands.timed.close_unfilled(room)
-            return
-        self.metrics.races_paired.inc()
-        names = tuple(tournament.entrants[a].name for a in group)
-        for account in group:
-            race = len(tournament.entrants[account].sheet) + 1
-            placement = Placement(present[account].session, tournament.id, room.id, race, names)
-            await self.presence.place(present[account], placement)
-        log.info(
-            "tournament_race_paired", tournament=tournament.id, room=room.id, players=len(group)
-        )
+            return None
 
     @staticmethod
     def _due_check(checked: dict[str, int], race: Race, limit_ms: int, now: int) -> bool:
@@ -258,7 +220,7 @@ class TournamentPairer:
             except ArenaError:
                 room = None
             if room is None or room.status in (RoomStatus.FINISHED, RoomStatus.CLOSED):
-                await self.score(tournament.id, race.room, room)
+                await self.scorer.score(tournament.id, race.room, room)
             elif room.status is RoomStatus.LOBBY:
                 await self.start_late(room)
 
@@ -270,15 +232,6 @@ class TournamentPairer:
             else:
                 await self.commands.timed.close_unfilled(room)
 
-    async def score(self, tournament_id: str, room_id: str, room: Room | None) -> None:
-        """Score a race into its tournament (once: a second try decides nothing)."""
-        results = results_of(room) if room is not None else []
-        events = await self.book.run(
-            tournament_id, lambda t, now: decide_score(t, room_id, results, now)
-        )
-        if events:
-            self.metrics.races_scored.inc()
-
     async def finished(self, tournament: Tournament) -> None:
         """The end: the index says so, and every racer's profile notes its place."""
         await self.book.publish(tournament.settings, finished=True)
@@ -286,22 +239,3 @@ class TournamentPairer:
             if entrant.sheet:
                 await self.book.note_played(tournament, entrant.account, rank)
         log.info(TournamentFinished.TYPE, tournament=tournament.id)
-
-    # ---- what the hub tells ------------------------------------------------------------------
-
-    def on_change(self, room: Room, changes: Sequence[RoomChange]) -> None:
-        """A tournament race ended (finished, or closed unfilled): score it."""
-        tournament = room.meta.tournament if room.meta is not None else ""
-        if not tournament:
-            return
-        for change in changes:
-            if not isinstance(change, RoomChanged) or change.refused:
-                continue
-            if isinstance(change.event, (RaceFinished, RoomClosed)):
-                self.background.spawn(self._score_logged(tournament, room))
-
-    async def _score_logged(self, tournament: str, room: Room) -> None:
-        try:
-            await self.score(tournament, room.id, room)
-        except ArenaError as exc:  # the loop scores it later
-            log.warning("tournament_score_deferred", room=room.id, code=exc.code)
