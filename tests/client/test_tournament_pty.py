@@ -73,6 +73,23 @@ def register(
     assert finish(child) == 0
 
 
+def two_players_and_a_tournament(
+    server: ServerProcess, tmp_path: Path, children: list[pexpect.spawn], race_s: int
+) -> tuple[dict[str, str], dict[str, str], str]:
+    """ann and bob registered, and a 3-minute tournament ann created from the terminal: their
+    environments and its id."""
+    ann_env, bob_env = user(tmp_path, "ann"), user(tmp_path, "bob")
+    register(server, ann_env, "ann", children)
+    register(server, bob_env, "bob", children)
+    create = run(server, ann_env, children, "tournament", "create", "Pty Cup", "--minutes", "3",
+                 "--race-time", str(race_s))  # fmt: skip
+    create.expect(r"Tournament (\w+): Pty Cup \(Swiss, 3 min, races of 2")
+    code = create.match.group(1)
+    create.expect(f"Join it with 'solitaire tournament join {code}'")
+    assert finish(create) == 0
+    return ann_env, bob_env, code
+
+
 def sheet(races: int) -> str:
     """A sheet of so many races, as the standings write it (a berserk race's figure ends in
     'b', and then the figures are spaced)."""
@@ -91,15 +108,7 @@ def play_and_resign(term: Term, moves: int = 1) -> None:
 def test_two_players_race_again_and_again_then_pause_and_carry_on(
     server: ServerProcess, tmp_path: Path, children: list[pexpect.spawn]
 ) -> None:
-    ann_env, bob_env = user(tmp_path, "ann"), user(tmp_path, "bob")
-    register(server, ann_env, "ann", children)
-    register(server, bob_env, "bob", children)
-    create = run(server, ann_env, children, "tournament", "create", "Pty Cup", "--minutes", "3",
-                 "--race-time", str(RACE_S))  # fmt: skip
-    create.expect(r"Tournament (\w+): Pty Cup \(Swiss, 3 min, races of 2")
-    code = create.match.group(1)
-    create.expect(f"Join it with 'solitaire tournament join {code}'")
-    assert finish(create) == 0
+    ann_env, bob_env, code = two_players_and_a_tournament(server, tmp_path, children, RACE_S)
 
     listed = run(server, ann_env, children, "tournament", "list")
     listed.expect(rf"{code}\s+Pty Cup\s+swiss\s+3 min\s+0\s+\d\d:\d\d left")
@@ -163,14 +172,7 @@ def test_two_players_race_again_and_again_then_pause_and_carry_on(
 def test_ctrl_c_in_a_race_keeps_the_seat_and_join_takes_it_back(
     server: ServerProcess, tmp_path: Path, children: list[pexpect.spawn]
 ) -> None:
-    ann_env, bob_env = user(tmp_path, "ann"), user(tmp_path, "bob")
-    register(server, ann_env, "ann", children)
-    register(server, bob_env, "bob", children)
-    create = run(server, ann_env, children, "tournament", "create", "Seat Cup", "--minutes", "3",
-                 "--race-time", "60")  # fmt: skip
-    create.expect(r"Tournament (\w+): Seat Cup")
-    code = create.match.group(1)
-    assert finish(create) == 0
+    ann_env, bob_env, code = two_players_and_a_tournament(server, tmp_path, children, 60)
     ann = Term(run(server, ann_env, children, "tournament", "join", code), **SIZE)
     bob = Term(run(server, bob_env, children, "tournament", "join", code), **SIZE)
     for term in (ann, bob):

@@ -17,11 +17,12 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.client.pty_driver import finish, spawn, type_line, words
+from tests.client.pty_driver import finish, type_line, words
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
 from tests.web.conftest import FAST, severe_console_messages
 from tests.web.test_play import board_at, wait_text
+from tests.web.test_race import terminal
 
 pytestmark = pytest.mark.e2e
 
@@ -64,16 +65,6 @@ def terminals() -> Iterator[list[pexpect.spawn]]:
         child.close(force=True)
 
 
-def terminal(
-    arena: ServerProcess, home: Path, children: list[pexpect.spawn], *args: str
-) -> pexpect.spawn:
-    home.mkdir(exist_ok=True)
-    env = {"XDG_STATE_HOME": str(home), "SOLITAIRE_NAME": "termtom"}
-    child = spawn(*args, "--server", arena.url, "--no-color", env_extra=env, columns=80, rows=24)
-    children.append(child)
-    return child
-
-
 def type_move(page: webdriver.Chrome, text: str) -> None:
     page.find_element(By.CSS_SELECTOR, "#my-race input[aria-label='Move']").send_keys(
         text, Keys.ENTER
@@ -98,14 +89,14 @@ def test_join_play_a_race_see_the_standings_move_and_the_podium(
     register.find_element(By.NAME, "password").send_keys("tia's long secret", Keys.ENTER)
     wait_text(page, "#account-status", "Logged in as webtia.")
     home = tmp_path / "tom"
-    child = terminal(arena, home, terminals, "register", "termtom", "--password-stdin")
+    child = terminal(arena, home, "termtom", terminals, "register", "termtom", "--password-stdin")
     type_line(child, "tom's long secret")
     child.expect("Registered and logged in as termtom.")
     assert finish(child) == 0
     # A short tournament (the server allows one for tests): races of 15 s, paired until the
     # last 15 s, then the races on are played out and the podium is final.
-    child = terminal(arena, home, terminals, "tournament", "create", NAME, "--minutes", "0.75",
-                     "--race-time", "15")  # fmt: skip
+    child = terminal(arena, home, "termtom", terminals, "tournament", "create", NAME,
+                     "--minutes", "0.75", "--race-time", "15")  # fmt: skip
     child.expect(r"Tournament (\w+): ")
     code = child.match.group(1)
     assert finish(child) == 0
@@ -124,7 +115,7 @@ def test_join_play_a_race_see_the_standings_move_and_the_podium(
     WebDriverWait(page, 20).until(
         lambda d: [r[0] for r in d.execute_script(STANDINGS)] == ["webtia"]
     )
-    tom = terminal(arena, home, terminals, "tournament", "join", code)
+    tom = terminal(arena, home, "termtom", terminals, "tournament", "join", code)
     tom.expect("Waiting to be paired")
 
     # The race opens by itself in the page; the page plays it.
@@ -204,11 +195,11 @@ def test_a_visitor_watches_the_leaders_race_live(
     page = browser
     homes = {name: tmp_path / name for name in ("ann", "bob")}
     for name, home in homes.items():
-        child = terminal(arena, home, terminals, "register", name, "--password-stdin")
+        child = terminal(arena, home, name, terminals, "register", name, "--password-stdin")
         type_line(child, f"{name}'s long secret")
         child.expect(f"Registered and logged in as {name}.")
         assert finish(child) == 0
-    child = terminal(arena, homes["ann"], terminals, "tournament", "create", "TV Cup",
+    child = terminal(arena, homes["ann"], "ann", terminals, "tournament", "create", "TV Cup",
                      "--minutes", "3", "--race-time", "60")  # fmt: skip
     child.expect(r"Tournament (\w+): ")
     code = child.match.group(1)
@@ -220,7 +211,8 @@ def test_a_visitor_watches_the_leaders_race_live(
         page.find_element(By.CSS_SELECTOR, ".controls p").text == "Log in on the home page to join."
     )
     racers = [
-        terminal(arena, home, terminals, "tournament", "join", code) for home in homes.values()
+        terminal(arena, home, name, terminals, "tournament", "join", code)
+        for name, home in homes.items()
     ]
     for racer in racers:
         racer.expect(words("Go! The race has started"), timeout=30)
