@@ -231,3 +231,50 @@ def test_a_visitor_watches_the_leaders_race_live(
         racer.sendintr()
         racer.expect(words(f"Paused in tournament {code}"), timeout=20)
     assert severe_console_messages(page) == []
+
+
+def test_a_reload_mid_race_takes_the_seat_back_in_the_tournament_page(
+    browser: webdriver.Chrome, arena: ServerProcess, tmp_path: Path, terminals: list
+) -> None:
+    page = browser
+    base = f"http://127.0.0.1:{arena.port}"
+    page.get(f"{base}/")
+    register = page.find_element(By.ID, "register")
+    register.find_element(By.NAME, "name").send_keys("webuma")
+    register.find_element(By.NAME, "password").send_keys("uma's long secret", Keys.ENTER)
+    wait_text(page, "#account-status", "Logged in as webuma.")
+    home = tmp_path / "vic"
+    child = terminal(arena, home, "vic", terminals, "register", "vic", "--password-stdin")
+    type_line(child, "vic's long secret")
+    child.expect("Registered and logged in as vic.")
+    assert finish(child) == 0
+    child = terminal(arena, home, "vic", terminals, "tournament", "create", "Reload Cup",
+                     "--minutes", "3", "--race-time", "120")  # fmt: skip
+    child.expect(r"Tournament (\w+): ")
+    code = child.match.group(1)
+    assert finish(child) == 0
+    page.get(f"{base}/tournament/{code}")
+    click(page, "join")
+    vic = terminal(arena, home, "vic", terminals, "tournament", "join", code)
+    WebDriverWait(page, 30).until(lambda d: d.find_element(By.ID, "my-race").is_displayed())
+    assert board_at(page, 1) == 1
+    type_move(page, "d")
+    assert board_at(page, 2) == 2
+    cards = page.execute_script("return document.querySelector('.playboard').innerText")
+    page.refresh()
+    # Back in the race, its move kept, the standings beside it.
+    wait_text(page, "#race-note", "Back in your race")
+    assert board_at(page, 2) == 2
+    assert page.execute_script("return document.querySelector('.playboard').innerText") == cards
+    assert page.current_url == f"{base}/tournament/{code}"
+    type_move(page, "resign")
+    wait_text(page, "#said", "Type 'y' to resign")
+    type_move(page, "y")
+    type_line(vic, "d")
+    type_line(vic, "resign")
+    vic.expect("Resign this game")
+    type_line(vic, "y")
+    WebDriverWait(page, 30).until(
+        lambda d: sorted(len(r[2]) for r in d.execute_script(STANDINGS)) == [1, 1]
+    )
+    assert severe_console_messages(page) == []
