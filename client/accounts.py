@@ -144,12 +144,6 @@ def profile_lines(card: Mapping[str, Any]) -> list[str]:
             f"  {r['variant']:<12} {_rating(r):>6}  rank {r['rank']}/{r['players']}  "
             f"{r['games']} games, {r['wins']} wins, best win {_duration(r['best_ms'])}"
         )
-    streaks = card.get("streaks")
-    if streaks:
-        lines.append(
-            f"  daily challenge: played {plural(streaks['played'], 'day')} in a row, "
-            f"won {plural(streaks['won'], 'day')} in a row"
-        )
     tournaments = card.get("tournaments")
     if tournaments:
         podiums = tournaments["podiums"]
@@ -163,6 +157,12 @@ def profile_lines(card: Mapping[str, Any]) -> list[str]:
                 f"    {medals.get(podium['place'], podium['place'])} in {podium['name']} "
                 f"({podium['variant']}; solitaire tournament show {podium['tournament']})"
             )
+    streaks = card.get("streaks")
+    if streaks:
+        lines.append(
+            f"  daily challenge: played {plural(streaks['played'], 'day')} in a row, "
+            f"won {plural(streaks['won'], 'day')} in a row"
+        )
     if card["recent"]:
         lines.append("Recent races (replay: solitaire replay CODE --player NAME):")
     for race in card["recent"][:10]:

@@ -763,8 +763,9 @@
             h("td", { class: "change" }, r.delta > 0 ? `+${r.delta}` : String(r.delta))))));
       status.textContent = "Races stay replayable while the server keeps their room.";
       status.className = "small";
-      main.replaceChildren(title, ratings, recent, tournamentsPart(card), status);
+      main.replaceChildren(title, ratings, recent, status);
       main.dataset.refreshed = String(Date.now());
+      status.before(tournamentsPart(card));
     });
   }
 
