@@ -9,7 +9,6 @@ table (docs/protocol.md, "Tournaments").
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -23,7 +22,7 @@ from server.rooms.tournament_book import TournamentBook
 from server.rooms.tournament_presence import STALE_MS, Placement, TournamentPresence
 from server.runtime.clock import Clock
 from server.runtime.logging import get_logger
-from server.runtime.tasks import Background
+from server.runtime.tasks import Background, gather_bounded
 from shared import protocol as p
 from shared.errors import ArenaError
 
@@ -179,7 +178,7 @@ class TournamentFeed:
             or f.noted[1] != self._busy(f.follower, f.tournament)
             or now - f.noted[0] >= RENEW_MS
         ]
-        await asyncio.gather(*(self._note(f) for f in due))
+        await gather_bounded((self._note(f) for f in due), 8)
 
     async def _note(self, following: Following) -> None:
         follower, account = following.follower, following.account

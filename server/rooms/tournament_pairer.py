@@ -10,7 +10,6 @@ every process that folds it (``on_change``) and, should they all have died, by t
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Mapping, Sequence
 
@@ -34,12 +33,13 @@ from server.rooms.tournament_scorer import TournamentScorer
 from server.runtime.clock import Clock
 from server.runtime.config import Config
 from server.runtime.logging import get_logger
-from server.runtime.tasks import Background
+from server.runtime.tasks import Background, gather_bounded
 from server.store import EventStore
 from shared.errors import ArenaError, ClientError, ServerError, WrongExpectedVersion
 
 log = get_logger("server.rooms.tournament_pairer")
 
+AT_ONCE = 8  # rooms made (or racers told) side by side in a round: a share of the store's pool
 OVERDUE_MS = 5_000  # a race this late past its clock is looked at by the loop itself
 
 
@@ -148,7 +148,8 @@ class TournamentPairer:
         groups = decide_pairing(tournament, since, busy, self.clock.now_ms())
         if not groups:
             return
-        rooms = await asyncio.gather(*(self.make_room(tournament, g, present) for g in groups))
+        makes = (self.make_room(tournament, g, present) for g in groups)
+        rooms = await gather_bounded(makes, AT_ONCE)
         made = [(room, group) for room, group in zip(rooms, groups, strict=True) if room]
 
         def decide(t: Tournament, now: int) -> list[TournamentEvent]:
@@ -170,7 +171,7 @@ class TournamentPairer:
                 here = present[account]
                 placement = Placement(here.session, tournament.id, room.id, race, names)
                 placements.append(self.presence.place(here, placement))
-        await asyncio.gather(*placements)
+        await gather_bounded(placements, AT_ONCE)
         log.info("tournament_round_paired", tournament=tournament.id, races=len(paired))
 
     async def make_room(

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from shared.errors import ArenaError
+
+T = TypeVar("T")
 
 
 async def stop_tasks(tasks: Iterable[asyncio.Task[Any] | None]) -> None:
@@ -55,3 +57,15 @@ class Background:
 
     async def aclose(self) -> None:
         await stop_tasks(list(self.tasks))
+
+
+async def gather_bounded(works: Iterable[Awaitable[T]], at_once: int) -> list[T]:
+    """Await ``works`` side by side, at most ``at_once`` at a time (a store's pool is not
+    unbounded: a round of hundreds of rooms must not take every connection), in order."""
+    gate = asyncio.Semaphore(at_once)
+
+    async def one(work: Awaitable[T]) -> T:
+        async with gate:
+            return await work
+
+    return list(await asyncio.gather(*(one(w) for w in works)))
