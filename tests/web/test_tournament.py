@@ -248,12 +248,20 @@ def test_a_reload_mid_race_takes_the_seat_back_in_the_tournament_page(
     type_line(child, "vic's long secret")
     child.expect("Registered and logged in as vic.")
     assert finish(child) == 0
-    child = terminal(arena, home, "vic", terminals, "tournament", "create", "Reload Cup",
-                     "--minutes", "3", "--race-time", "120")  # fmt: skip
-    child.expect(r"Tournament (\w+): ")
-    code = child.match.group(1)
-    assert finish(child) == 0
-    page.get(f"{base}/tournament/{code}")
+    # Created from the list page's form, which opens the new tournament's page.
+    page.get(f"{base}/tournaments")
+    form = page.find_element(By.ID, "create-tournament")
+    form.find_element(By.NAME, "title").send_keys("Reload Cup")
+    for name, value in (("minutes", "3"), ("race", "2")):
+        form.find_element(By.NAME, name).clear()
+        form.find_element(By.NAME, name).send_keys(value)
+    form.find_element(By.CSS_SELECTOR, "button[type='submit']").click()
+    WebDriverWait(page, 20).until(lambda d: re.search(r"/tournament/\w+$", d.current_url))
+    code = page.current_url.rsplit("/", 1)[1]
+    assert wait_text(page, "#tournament-title", "Reload Cup") == "Reload Cup"
+    assert wait_text(page, "#tournament-facts", "by webuma").startswith(
+        "Swiss · 3 min · races of 2"
+    )
     click(page, "join")
     vic = terminal(arena, home, "vic", terminals, "tournament", "join", code)
     WebDriverWait(page, 30).until(lambda d: d.find_element(By.ID, "my-race").is_displayed())
@@ -262,7 +270,7 @@ def test_a_reload_mid_race_takes_the_seat_back_in_the_tournament_page(
     assert board_at(page, 2) == 2
     cards = page.execute_script("return document.querySelector('.playboard').innerText")
     page.refresh()
-    # Back in the race, its move kept, the standings beside it.
+    # Back in the race, its move kept, the standings below it.
     wait_text(page, "#race-note", "Back in your race")
     assert board_at(page, 2) == 2
     assert page.execute_script("return document.querySelector('.playboard').innerText") == cards
