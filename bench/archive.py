@@ -1,6 +1,6 @@
 """Archive benchmark: finished races moved from Redis to the archive, on SQLite and PostgreSQL.
 
-    python -m bench.archive [--quick] [--races N] [--pool P]
+    python -m bench.archive [--quick] [--races N] [--pool P] [--workers 1,2]
 
 1. A pool of real races: P races of each variant (swiss, quadrennial) and size (2, 3, 4 racers),
    played to the end by the server's own commands in-process (random legal moves, 40 to 160 a
@@ -18,6 +18,10 @@
    records alone), beside what the same races took in Redis.
 4. Replay from the archive: for a sample of races, the time to read one whole (the store says
    it has none, the archive serves it) and fold it, as a spectator's or a replay's join does.
+5. Real servers: the same N races in the private Redis, archived into SQLite by a server
+   process (``python -m server --archive-after-s 0``) with ``--workers 1`` and then with
+   ``--workers 2``, timed from the server answering until no race waits: races archived per
+   second by a deployment, each worker claiming the rooms it archives (``--workers`` list).
 
 Prints a table and writes bench/results/archive.json.
 """
@@ -276,6 +280,51 @@ async def run_backend(
     }
 
 
+async def run_server(
+    url: str, pool: Sequence[Race], count: int, workers: int, tmp: Path
+) -> dict[str, Any]:
+    """``count`` races archived by a real server of ``workers`` worker processes: the races in
+    Redis first, then the server started; timed from its first answer until none waits."""
+    from tests.support.server_process import ServerProcess  # as with_postgres uses tests'
+
+    prefix = f"workers{workers}:"
+    data = tmp / f"workers{workers}"
+    store = RedisEventStore(url, prefix=prefix)
+    try:
+        await fill(store, pool, count)
+        server = ServerProcess(
+            redis_url=url,
+            log_path=tmp / f"workers{workers}.log",
+            extra_args=["--redis-prefix", prefix, "--workers", str(workers), "--data-dir",
+                        str(data), "--archive-after-s", "0", "--log-level", "warning"],
+        )  # fmt: skip
+        server.start(timeout=60)
+        try:
+            t0 = time.perf_counter()
+            while await store.index_count(ARCHIVE_DUE_INDEX):
+                if time.perf_counter() - t0 > 3600:
+                    raise RuntimeError(f"{workers} workers did not archive {count} races")
+                await asyncio.sleep(0.02)
+            seconds = time.perf_counter() - t0
+        finally:
+            server.stop()
+    finally:
+        await store.aclose()
+    archive = SqliteArchive(data / "archive.sqlite3")
+    try:
+        archived = await archive.count()
+    finally:
+        await archive.aclose()
+    if archived != count:
+        raise RuntimeError(f"{workers} workers archived {archived} of {count} races")
+    return {
+        "workers": workers,
+        "races": count,
+        "seconds": round(seconds, 2),
+        "races_archived_per_s": round(count / seconds, 1),
+    }
+
+
 def _pool_game_bytes(pool: Sequence[Race], count: int) -> int:
     sizes = [sum(len(encode_game(e)) for e in race.games.values()) for race in pool]
     return sum(sizes[i % len(pool)] for i in range(count))
@@ -301,6 +350,10 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
             finally:
                 await sqlite.aclose()
             results["postgresql"] = await with_postgres(Path(tmp), private.url, pool, count, sample)
+            servers = [
+                await run_server(private.url, pool, count, workers, Path(tmp))
+                for workers in args.workers
+            ]
         redis_version = versions(private.url)
     finally:
         private.stop()
@@ -315,6 +368,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
             "seconds": round(pool_s, 1),
         },
         "results": results,
+        "servers": servers,
         "bytes_per_move": results["sqlite"]["bytes_per_move"],
         "targets": [
             {
@@ -348,6 +402,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a small run for CI (seconds)")
     parser.add_argument("--races", type=int, default=None, help="finished races to archive")
     parser.add_argument("--pool", type=int, default=None, help="races played per variant/size")
+    parser.add_argument(
+        "--workers",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=[1, 2],
+        help="server worker counts to archive with, e.g. 1,2",
+    )
     args = parser.parse_args()
     configure_logging("console", "warning")  # one line per archived room is not the point
     report = asyncio.run(measure(args))
@@ -368,6 +428,13 @@ def main() -> None:
             (f"{name}: replay from archive",
              f"p50 {replay['p50_ms']} ms, p99 {replay['p99_ms']} ms"),
         ]  # fmt: skip
+    for server in report["servers"]:
+        rows.append(
+            (
+                f"server, --workers {server['workers']}: archived",
+                f"{server['races_archived_per_s']:,} races/s ({server['seconds']} s)",
+            )
+        )
     rows.append(("load average (1, 5, 15 min)", " ".join(f"{x:.1f}" for x in os.getloadavg())))
     print(table(rows, "bench.archive"))
     print(f"wrote {path}")

@@ -45,6 +45,10 @@ async def _run(args: Any, output: Any, script: list[str] | None) -> int:
         from client.daily import daily_command
 
         return await daily_command(args, output, script)
+    if args.command == "challenge":
+        from client.challenge import challenge_command
+
+        return await challenge_command(args, output, script)
     if args.command == "play" and args.offline:
         from client.offline import play_offline
 
@@ -53,6 +57,10 @@ async def _run(args: Any, output: Any, script: list[str] | None) -> int:
         from client.export import replay_file
 
         return await replay_file(args, output)
+    if args.command == "verify":
+        from client.verify import verify_command
+
+        return await verify_command(args, output)
     if args.command == "export":
         from client.export import export_online
 

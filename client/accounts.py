@@ -163,13 +163,21 @@ def profile_lines(card: Mapping[str, Any]) -> list[str]:
             f"  daily challenge: played {plural(streaks['played'], 'day')} in a row, "
             f"won {plural(streaks['won'], 'day')} in a row"
         )
+    challenges = card.get("challenges") or []
+    if challenges:
+        lines.append("Finished challenges (see one: solitaire challenge show CODE):")
+    for ch in challenges[:10]:
+        place = f"place {ch['place']}/{ch['of']}" if ch["place"] is not None else "did not play"
+        lines.append(f"  {ch['code']}  {ch['variant']:<12} by {ch['creator']:<12} {place}")
     if card["recent"]:
         lines.append("Recent races (replay: solitaire replay CODE --player NAME):")
+    codes = {ch["code"] for ch in challenges}  # a rated challenge: no room to replay
     for race in card["recent"][:10]:
         sign = "+" if race["delta"] >= 0 else ""
+        kind = " (challenge)" if race["room"] in codes else ""
         lines.append(
             f"  {race['room']}  {race['variant']:<12} place {race['place']}/{race['of']}  "
-            f"{race['rating']} ({sign}{race['delta']})"
+            f"{race['rating']} ({sign}{race['delta']}){kind}"
         )
     return lines
 

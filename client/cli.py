@@ -106,6 +106,7 @@ EXIT_CODES = """exit status:
   1    the server could not be reached, or went away for good
   2    a bad command line or request (unknown room, bad seed, ...)
   3    --moves: at least one scripted move was refused (illegal, or not a move)
+  4    verify: the race is not fair, or cannot be checked
   130  interrupted (Ctrl-C); in a race your seat is kept for the server's grace"""
 
 
@@ -258,6 +259,23 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     export.add_argument(
         "-o", "--output", default=None, metavar="FILE", help="write to FILE (default: stdout)"
     )
+    verify = sub.add_parser(
+        "verify",
+        parents=[common],
+        help="check that a finished race was fair",
+        description=(
+            "Check a finished race from what the server published: the commitment made before "
+            "the race against the seed and salt revealed at its end, and every racer's deal and "
+            "moves against the deck that seed deals. Says 'fair', or 'not fair' and which check "
+            "failed. --file checks a game 'solitaire export' wrote, with no server."
+        ),
+    )
+    verify.add_argument(
+        "code", metavar="CODE", nargs="?", type=_room_code, default=None, help="the room code"
+    )
+    verify.add_argument(
+        "--file", default=None, metavar="FILE", help="check a game saved by 'solitaire export'"
+    )
     daily = sub.add_parser(
         "daily",
         parents=[common],
@@ -270,6 +288,42 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     )
     daily.add_argument(
         "--date", default=None, metavar="YYYY-MM-DD", help="the day of the results (default: today)"
+    )
+    challenge = sub.add_parser(
+        "challenge",
+        parents=[common],
+        help="a deal for friends, each playing it once when they can",
+        description="'challenge create' deals a fresh deal for those you name with --to (or "
+        "anyone with its code) and prints its code and link; each plays it once, alone, "
+        "within the window with 'challenge play CODE'; 'challenge show CODE' shows the "
+        "standings once you have played (to everyone once it is over), 'challenge list' yours. "
+        "Log in first.",
+    )
+    challenge.add_argument("action", choices=("create", "play", "show", "list"), help="what to do")
+    challenge.add_argument(
+        "code", metavar="CODE", nargs="?", default=None, help="the challenge (play, show)"
+    )
+    challenge.add_argument(
+        "--to",
+        metavar="NAME",
+        nargs="+",
+        default=[],
+        help="create: the accounts invited (default: anyone with the code)",
+    )
+    challenge.add_argument(
+        "--capacity",
+        type=int,
+        default=None,
+        metavar="N",
+        help="create: how many accounts may play it, you counted (default: you and those "
+        "invited, or 8)",
+    )
+    challenge.add_argument(
+        "--window",
+        type=int,
+        default=None,
+        metavar="DAYS",
+        help="create: the days it may be played in (1 to 30, default 7)",
     )
     for command, text in (("register", "create an account"), ("login", "log in")):
         account = sub.add_parser(

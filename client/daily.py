@@ -5,10 +5,12 @@ marked, the seed and its check once the day is over (docs/protocol.md, "Daily ch
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from client.accounts import HIGHLIGHT, RESET, saved_key
+from client.app import App
 from client.cli import Output
 from client.commands import confirm_texts
 from client.connection import Connection
@@ -39,10 +41,20 @@ def standings_lines(answer: Mapping[str, Any], *, color: bool) -> list[str]:
         ok = p.commitment_ok(answer["seed"], answer["salt"], answer["commitment"])
         verdict = "matches the commitment" if ok else "DOES NOT match the commitment"
         lines.append(f"  seed {answer['seed']} (salt {answer['salt']}): {verdict}")
-    lines.append(f"  {'#':>4}  {'name':<20}  {'status':<9}  {'time':>6}  {'cards':>5}")
-    me = answer.get("me")
-    for row in answer["rows"]:
-        ours = me is not None and row["account"] == me["account"]
+    lines.extend(standings_table(answer["rows"], answer.get("me"), color=color))
+    if not answer["rows"]:
+        lines.append("  nobody has played this day's deal")
+    return lines
+
+
+def standings_table(
+    rows: list[Mapping[str, Any]], me: Mapping[str, Any] | None, *, color: bool
+) -> list[str]:
+    """Standings of a deal played at different times (a daily, a challenge): place, name,
+    status, time, cards, and the room to replay once shown; the reader's own line marked."""
+    lines = [f"  {'#':>4}  {'name':<20}  {'status':<9}  {'time':>6}  {'cards':>5}"]
+    for row in rows:
+        ours = me is not None and row["account"] == me.get("account")
         text = (
             f"{'>' if ours else ' '} {row['place']:>4}  {row['name']:<20}  {row['status']:<9}  "
             f"{_clock(row['elapsed_ms']):>6}  {row['foundations']:>5}"
@@ -50,8 +62,6 @@ def standings_lines(answer: Mapping[str, Any], *, color: bool) -> list[str]:
         if "room" in row:
             text += f"  room {row['room']}"
         lines.append(f"{HIGHLIGHT}{text}{RESET}" if ours and color else text)
-    if not answer["rows"]:
-        lines.append("  nobody has played this day's deal")
     return lines
 
 
@@ -80,22 +90,60 @@ async def daily_command(args: Any, output: Output, script: list[str] | None) -> 
         return await daily_results(args, output)
     if args.action is not None:
         raise ClientError(f"unknown daily action {args.action!r}")
-    app, client = await connected(args, output, script, f"daily {args.variant}", solo=True)
+
+    def begin(app: App, started: Mapping[str, Any]) -> None:
+        app.session.title = f"daily {args.variant} {started['date']}"
+        app.session.say(
+            f"Daily challenge {started['date']} (UTC): one attempt. Commitment "
+            f"{started['commitment'][:16]}..., the seed is shown when the day ends."
+        )
+
+    return await play_attempt(
+        args,
+        output,
+        script,
+        Attempt(
+            title=f"daily {args.variant}",
+            request={"type": p.DAILY, "variant": args.variant},
+            answer=p.DAILY_STARTED,
+            next_steps="Next: 'quit', then 'solitaire daily results' for the standings.",
+            left="Left your daily attempt: it stays yours (one a day).",
+        ),
+        begin,
+    )
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """What differs between playing a daily and a challenge: the request that starts the
+    attempt, its answer, and what the screen says around it."""
+
+    title: str
+    request: dict[str, Any]
+    answer: str
+    next_steps: str
+    left: str
+
+
+async def play_attempt(
+    args: Any,
+    output: Output,
+    script: list[str] | None,
+    attempt: Attempt,
+    begin: Callable[[App, Mapping[str, Any]], None],
+) -> int:
+    """One attempt at a deal others play at other times: the server makes, seats and starts
+    a solo room on the request; ``begin`` titles it from the answer; then it is played."""
+    app, client = await connected(args, output, script, attempt.title, solo=True)
     conn = client.conn
     assert conn is not None
     app.confirm_texts = confirm_texts(online=True, race=False)
-    app.next_steps = "Next: 'quit', then 'solitaire daily results' for the standings."
+    app.next_steps = attempt.next_steps
     try:
         async with app:
-            started = await conn.request(
-                {"type": p.DAILY, "variant": args.variant}, expect=p.DAILY_STARTED
-            )
+            started = await conn.request(attempt.request, expect=attempt.answer)
             client.state.room_id = started["room"]
-            app.session.title = f"daily {args.variant} {started['date']}"
-            app.session.say(
-                f"Daily challenge {started['date']} (UTC): one attempt. Commitment "
-                f"{started['commitment'][:16]}..., the seed is shown when the day ends."
-            )
+            begin(app, started)
             if not await client.wait_for(lambda: client.my_view is not None, 15.0):
                 raise ClientError("the server did not start the game")
             update_status(app, client.my_view)
@@ -103,7 +151,7 @@ async def daily_command(args: Any, output: Output, script: list[str] | None) -> 
     finally:
         await conn.close()
     if client.interrupted:
-        write_lines(app.out, ["Left your daily attempt: it stays yours (one a day)."])
+        write_lines(app.out, [attempt.left])
         return 130
     app.final_screen()
     return exit_status(app)

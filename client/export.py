@@ -38,6 +38,8 @@ async def export_online(args: Any, output: Output) -> int:
         result=status if status in ("won", "over", "resigned") else "unfinished",
         place=int(rank["place"]) if rank is not None else None,
         seed=state.finished.get("seed"),
+        salt=state.finished.get("salt"),
+        commitment=state.finished.get("commitment"),
     )
     text = write_export(header, events)
     if args.output is None:
@@ -50,7 +52,7 @@ async def export_online(args: Any, output: Output) -> int:
 
 async def replay_file(args: Any, output: Output) -> int:
     """`solitaire replay --file FILE`: an exported game, stepped through with no server."""
-    game = parse_export(_load(args.file))
+    game = parse_export(load_text(args.file))
     head = game.header
     session = Session(
         title=f"Solitaire Arena - replay of {head.player} - room {head.room} ({head.result})",
@@ -70,7 +72,8 @@ def _save(path: str, text: str) -> None:
         raise ClientError(f"{path}: {error.strerror or error}") from None
 
 
-def _load(path: str) -> str:
+def load_text(path: str) -> str:
+    """A game record's text, or a ClientError naming the file."""
     try:
         return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from client.challenge import list_line
 from client.cli import Output
 from client.race_panel import OPEN_SEED
 from client.room_entry import connected
@@ -18,11 +19,17 @@ async def rooms_online(args: Any, output: Output) -> int:
     assert conn is not None
     try:
         answer = await conn.request({"type": "list_rooms"}, expect="rooms")
+        mine = []
+        if conn.welcome.get("account"):  # logged in: your challenges still open too
+            listed = await conn.request({"type": "challenges"}, expect="challenge_list")
+            mine = [c for c in listed["challenges"] if c["status"] == "open"]
     finally:
         await conn.close()
     if output.json:
         return 0  # the answer was printed as JSON by the client already
     write_lines(app.out, room_lines(answer["rooms"]))
+    if mine:
+        write_lines(app.out, ["", "Your open challenges:", *(list_line(c) for c in mine)])
     return 0
 
 

@@ -15,25 +15,24 @@ from server.accounts.logins import Logins
 from server.accounts.ratings import PENDING_INDEX, Ratings
 from server.accounts.service import Accounts
 from server.archive import Archive
+from server.domain.challenges import Challenge
+from server.domain.challenges import decide_rating as challenge_rating
 from server.domain.lifecycle import RoomStatus
 from server.domain.placement import home_worker
 from server.endpoint import Endpoint
 from server.net.connection import Connection, Outbox
 from server.net.delivery import Delivery
 from server.net.export import GameExport
-from server.net.tournament_feed import TournamentFeed
-from server.net.tournament_requests import TournamentRequests
+from server.net.tournaments import Tournaments
 from server.rooms.archiver import Archiver
+from server.rooms.challenge_archive import ChallengeArchive
+from server.rooms.challenge_sweep import ChallengeSweep
+from server.rooms.challenges import Challenges
 from server.rooms.commands import Commands
 from server.rooms.daily_challenge import DailyChallenge
 from server.rooms.hub import Hub
 from server.rooms.matchmaker import Matchmaker
 from server.rooms.race_clock import RaceClock
-from server.rooms.tournament_book import TournamentBook
-from server.rooms.tournament_metrics import TournamentMetrics
-from server.rooms.tournament_pairer import TournamentPairer
-from server.rooms.tournament_presence import TournamentPresence
-from server.rooms.tournament_scorer import TournamentScorer
 from server.rooms.unloading import Unloader
 from server.runtime.clock import Clock
 from server.runtime.config import Config
@@ -92,6 +91,7 @@ class App:
                 clock,
                 after_s=config.archive_after_s,
                 hold_indexes=[PENDING_INDEX],  # a race is rated before it leaves the store
+                process=self.process,
             )
             self.hub.listen(self.archiver.on_change)
         self.unloader = Unloader(
@@ -102,10 +102,33 @@ class App:
             forget=[self.delivery.forget, self.race_clock.forget],
         )
         self.daily = DailyChallenge(store, self.commands, clock)
+        created = AttemptLimiter(
+            store, clock, "challenge", config.challenges_per_account, config.challenge_window_s
+        )
+        self.challenges = Challenges(
+            store,
+            self.commands,
+            clock,
+            on_settled=self.rate_challenge,
+            limit=created.attempt,
+            archive=ChallengeArchive(store, archive, clock) if archive is not None else None,
+        )
+        self.challenge_sweep = ChallengeSweep(
+            self.challenges, clock, sweep_s=config.challenge_sweep_s
+        )
+        self.hub.listen(self.challenge_sweep.on_change)
         self.matchmaker = Matchmaker(store, self.commands, clock, config, process=self.process)
-        self._tournament_parts(config, store, clock)
+        self.tournaments = Tournaments(
+            store,
+            clock,
+            config,
+            self.commands,
+            registry=self.metrics.registry,
+            seated=self.matchmaker.seated,
+            rating_of=self.ratings.rating_of,
+        )
         self.connections: set[Connection] = set()
-        self.export = GameExport(self.commands, clock)
+        self.export = GameExport(self.commands, clock, self.challenges)
         self.metrics.watch(self.live_figures)
         self.endpoint = Endpoint(
             config, store, self.metrics, self.handler, pages={"/export/": self.export.respond}
@@ -113,42 +136,6 @@ class App:
         self.server: Server | None = None
         self.warmed = asyncio.Event()  # every live room of the directory is loaded
         self._warm_up: asyncio.Task[None] | None = None
-
-    def _tournament_parts(self, config: Config, store: EventStore, clock: Clock) -> None:
-        """Tournaments (docs/tournaments.md): folded by the book, run by the pairer under a
-        lease, followed through the feed; a race's end is scored from the hub."""
-        self.tournament_book = TournamentBook(store, clock)
-        self.tournament_presence = TournamentPresence(store, clock, config, self.commands.presence)
-        self.tournament_metrics = TournamentMetrics(self.metrics.registry)
-        self.tournament_scorer = TournamentScorer(self.tournament_book, self.tournament_metrics)
-        self.hub.listen(self.tournament_scorer.on_change)
-        self.tournament_pairer = TournamentPairer(
-            store,
-            self.tournament_book,
-            self.commands,
-            self.tournament_presence,
-            clock,
-            config,
-            self.tournament_metrics,
-            self.tournament_scorer,
-        )
-        self.tournament_feed = TournamentFeed(
-            self.tournament_book, self.tournament_presence, clock, seated=self.matchmaker.seated
-        )
-        self.tournament_limiter = AttemptLimiter(
-            store, clock, "tournament", config.tournament_requests_per_minute, 60.0
-        )
-
-    def tournament_requests(self, connection: Connection) -> TournamentRequests:
-        return TournamentRequests(
-            connection,
-            self.tournament_book,
-            self.tournament_feed,
-            self.tournament_limiter,
-            self.ratings.rating_of,
-            self.config,
-            lambda: connection.login.account_id,
-        )
 
     def live_figures(self) -> dict[str, float]:
         """The live state ``/metrics`` reports (server/runtime/metrics.py)."""
@@ -185,15 +172,21 @@ class App:
             ratings=self.ratings,
             matchmaker=self.matchmaker,
             daily=self.daily,
+            challenges=self.challenges,
             logins=self.logins,
-            tournaments=self.tournament_requests,
-            played=self.tournament_book.played,
+            tournaments=self.tournaments,
         )
         self.connections.add(connection)
         try:
             await connection.run()
         finally:
             self.connections.discard(connection)
+
+    async def rate_challenge(self, challenge: Challenge) -> None:
+        """A settled challenge rated once, as a race among the accounts that played it."""
+        event = challenge_rating(challenge)
+        if event is not None:
+            await self.ratings.record_rated(event)
 
     def solver(self) -> SolverPool:
         """The solver's pool, started on first use: a server nobody asks for a winnable deal
@@ -208,8 +201,8 @@ class App:
         self.race_clock.start()
         self.unloader.start()
         self.matchmaker.start()
-        self.tournament_pairer.start()
-        self.tournament_feed.start()
+        self.tournaments.start()
+        self.challenge_sweep.start()
         if self.archiver is not None:
             self.archiver.start()
 
@@ -274,9 +267,8 @@ class App:
         self.collector.stop()
         self.metrics.unwatch_gc()
         await self.matchmaker.aclose()
-        await self.tournament_feed.aclose()
-        await self.tournament_pairer.aclose()
-        await self.tournament_scorer.aclose()
+        await self.tournaments.aclose()
+        await self.challenge_sweep.aclose()
         if self.archiver is not None:
             await self.archiver.aclose()
         await self.unloader.aclose()

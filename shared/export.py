@@ -51,13 +51,16 @@ def bad_export(reason: str) -> ClientError:
 
 @dataclass(frozen=True)
 class ExportHeader:
-    """Who played which room, and how it ended; ``seed`` only when it is public."""
+    """Who played which room, and how it ended; ``seed`` (and the ``salt`` that checks it against
+    the race's ``commitment``, docs/protocol.md "Fairness") only when it is public."""
 
     room: str
     player: str
     result: str
     place: int | None = None
     seed: str | None = None
+    salt: str | None = None
+    commitment: str | None = None
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,10 @@ def write_export(header: ExportHeader, events: Iterable[Mapping[str, Any]]) -> s
     ]
     if header.seed is not None:
         tags.append(("Seed", header.seed))
+    if header.salt is not None:
+        tags.append(("Salt", header.salt))
+    if header.commitment is not None:
+        tags.append(("Commitment", header.commitment))
     tags += [("Player", header.player), ("Result", header.result)]
     if header.place is not None:
         tags.append(("Place", str(header.place)))
@@ -310,5 +317,7 @@ def parse_export(text: str) -> ExportedGame:
         result=_required(tags, "Result"),
         place=place,
         seed=tags.get("Seed"),
+        salt=tags.get("Salt"),
+        commitment=tags.get("Commitment"),
     )
     return ExportedGame(header, events)

@@ -53,6 +53,10 @@ WITHDRAW_TOURNAMENT = "withdraw_tournament"
 FOLLOW_TOURNAMENT = "follow_tournament"
 UNFOLLOW_TOURNAMENT = "unfollow_tournament"
 BERSERK = "berserk"
+CHALLENGE_CREATE = "challenge_create"
+CHALLENGE_PLAY = "challenge_play"
+CHALLENGE_SHOW = "challenge_show"
+CHALLENGES = "challenges"
 
 # Server → client message types.
 WELCOME = "welcome"
@@ -96,6 +100,10 @@ TOURNAMENT_WITHDRAWN = "tournament_withdrawn"
 TOURNAMENT_UNFOLLOWED = "tournament_unfollowed"
 TOURNAMENT_PAIRED = "tournament_paired"
 BERSERKED = "berserked"
+# Challenges (docs/protocol.md, "Challenges").
+CHALLENGE = "challenge"
+CHALLENGE_STARTED = "challenge_started"
+CHALLENGE_LIST = "challenge_list"
 
 # Why a `closed` room closed (its `closed_reason`): a lobby nobody stayed in, or a room formed
 # for a quick race that fewer than two of its players sat down, or stayed, in.
@@ -359,6 +367,15 @@ CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
     ),
     UNFOLLOW_TOURNAMENT: (),
     BERSERK: (),
+    CHALLENGE_CREATE: (
+        _opt("variant", "str", choices=VARIANTS),
+        _opt("to", "list", max_len=49, items="str"),
+        _opt("capacity", "int", min=2, max=50),
+        _opt("window_days", "int", min=1, max=30),
+    ),
+    CHALLENGE_PLAY: (_f("challenge", "str", max_len=MAX_ID_LEN),),
+    CHALLENGE_SHOW: (_f("challenge", "str", max_len=MAX_ID_LEN),),
+    CHALLENGES: (),
 }
 
 SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
@@ -436,6 +453,7 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("recent", "list", items="map"),
         _opt("streaks", "map"),
         _opt("tournaments", "map"),
+        _opt("challenges", "list", items="map"),
     ),
     RATING_CHANGES: (
         _f("room", "str"),
@@ -499,6 +517,34 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("player", "str"),
         _f("ends_at", "int", "nil"),
     ),
+    CHALLENGE: (
+        _f("code", "str"),
+        _f("variant", "str", choices=VARIANTS),
+        _f("creator", "str"),
+        _f("invited", "list", items="str"),
+        _f("capacity", "int", min=1),
+        _f("players", "int", min=0),
+        _f("created_at", "int"),
+        _f("closes_at", "int"),
+        _f("status", "str", choices=("open", "settled")),
+        _f("settled_reason", "str", "nil"),
+        _f("commitment", "str"),
+        _f("seed", "str", "nil"),
+        _f("salt", "str", "nil"),
+        _f("visible", "bool"),
+        _f("rows", "list", items="map"),
+        _f("me", "map", "nil"),
+        _f("may_play", "bool"),
+        _f("link", "str"),
+    ),
+    CHALLENGE_STARTED: (
+        _f("room", "str"),
+        _f("challenge", "str"),
+        _f("variant", "str", choices=VARIANTS),
+        _f("commitment", "str"),
+        _f("closes_at", "int"),
+    ),
+    CHALLENGE_LIST: (_f("challenges", "list", items="map"),),
     ERROR: (
         _f("code", "str"),
         _f("reason", "str"),

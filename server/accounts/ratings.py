@@ -25,6 +25,7 @@ from server.domain.model import Room, room_stream
 from server.domain.ratings import (
     VARIANTS,
     Change,
+    RaceRated,
     RatingTable,
     decide_rating,
     encode,
@@ -88,11 +89,17 @@ class Ratings:
         event = decide_rating(room)
         if event is None:
             return None
+        return await self.record_rated(event)
+
+    async def record_rated(self, event: RaceRated) -> tuple[Change, ...]:
+        """Append ``event`` once (keyed by its room: a race's, or a challenge's code); the
+        changes it made."""
+        room_id = event.room
         for _ in range(50):
             table = await self.catch_up(event.variant)
-            done = table.races.get(room.id)
+            done = table.races.get(room_id)
             if done is not None:
-                await self.store.index_remove(PENDING_INDEX, room.id)
+                await self.store.index_remove(PENDING_INDEX, room_id)
                 return done
             try:
                 await self.store.append(
@@ -101,10 +108,10 @@ class Ratings:
             except WrongExpectedVersion:
                 continue
             table = await self.catch_up(event.variant)
-            changes = table.races[room.id]
+            changes = table.races[room_id]
             await self.write_rows(event.variant, [c.account for c in changes])
-            await self.store.index_remove(PENDING_INDEX, room.id)
-            log.info("race_rated", room=room.id, variant=event.variant, racers=len(changes))
+            await self.store.index_remove(PENDING_INDEX, room_id)
+            log.info("race_rated", room=room_id, variant=event.variant, racers=len(changes))
             return changes
         raise ServerError("the ratings are changing too fast; try again")
 

@@ -11,11 +11,11 @@ store, any process). Time and randomness are arguments.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
 from typing import ClassVar
 
+from server.domain.attempts import Outcome
 from server.domain.schema import Schema
 from shared.protocol import BadField, commitment
 
@@ -68,15 +68,6 @@ SCHEMA: Schema[DailyEvent] = Schema(
 )
 encode = SCHEMA.encode
 decode = SCHEMA.decode
-
-
-class Outcome(Enum):
-    """How an attempt stands: still being played, or how it ended."""
-
-    PLAYING = "playing"
-    WON = "won"
-    OVER = "over"
-    RESIGNED = "resigned"
 
 
 def day_of(now_ms: int) -> dt.date:
@@ -167,51 +158,6 @@ def attempts_index(variant: str, day: dt.date) -> str:
 def history_index(account: str) -> str:
     """An account's daily attempts, any variant: "<day>:<variant>" -> its room (for streaks)."""
     return f"daily-history.{account}"
-
-
-@dataclass(frozen=True, slots=True)
-class Attempt:
-    """One account's attempt as the standings show it: status, time and cards on foundations.
-
-    ``elapsed_ms`` is the time played (the winning time for a win); ``reached_ms`` the time at
-    which the last of ``foundations`` cards was put up."""
-
-    account: str
-    name: str
-    outcome: Outcome
-    elapsed_ms: int
-    foundations: int
-    reached_ms: int
-    room: str = ""
-
-
-def ranked(attempts: Iterable[Attempt]) -> list[Attempt]:
-    """The standings: wins first by time, then by cards on foundations (more first) and the time
-    they were reached (earlier first); ties by name."""
-
-    def key(a: Attempt) -> tuple[int, int, int, int, str]:
-        if a.outcome is Outcome.WON:
-            return (0, a.elapsed_ms, 0, 0, a.name.casefold())
-        return (1, 0, -a.foundations, a.reached_ms, a.name.casefold())
-
-    return sorted(attempts, key=key)
-
-
-def standing_row(attempt: Attempt, place: int, *, revealed: bool) -> dict[str, object]:
-    """A standings line on the wire: only results while the day runs; the room (to replay the
-    attempt) once it is over."""
-    row: dict[str, object] = {
-        "place": place,
-        "account": attempt.account,
-        "name": attempt.name,
-        "status": attempt.outcome.value,
-        "elapsed_ms": attempt.elapsed_ms,
-        "foundations": attempt.foundations,
-        "reached_ms": attempt.reached_ms,
-    }
-    if revealed and attempt.room:
-        row["room"] = attempt.room
-    return row
 
 
 @dataclass(frozen=True, slots=True)

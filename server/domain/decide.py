@@ -101,6 +101,7 @@ def decide_create(
         daily=str(msg.get("daily", "")),
         members=tuple(members),
         tournament=tournament,
+        challenge=str(msg.get("challenge", "")),
     )
 
 
@@ -167,6 +168,8 @@ def decide_join(
     if room.settings.members and player not in room.settings.members:
         if room.settings.daily:
             raise NotAllowed(f"room {room.id} is someone's daily challenge attempt")
+        if room.settings.challenge:
+            raise NotAllowed(f"room {room.id} is someone's challenge attempt")
         raise NotAllowed(f"room {room.id} is a quick race: its seats are for the matched players")
     if account is not None and any(
         s.account is not None and fold_name(s.account) == fold_name(account)
@@ -218,6 +221,8 @@ def check_rematch(room: Room, player: str) -> None:
         raise NotAPlayer("only a racer of this race can ask for a rematch")
     if room.settings.daily:
         raise NotAllowed("the daily challenge is played once a day: no rematch")
+    if room.settings.challenge:
+        raise NotAllowed("a challenge is played once: no rematch")
     if room.status is not RoomStatus.FINISHED:
         raise WrongStatus("a rematch comes once the race is over")
 
@@ -304,7 +309,8 @@ def decide_finish(room: Room, reason: str, *, now: int) -> Events:
         return []
     if reason == "all_done" and not room.all_done():
         return []
-    return [RaceFinished(now, reason, tuple(ranking(room.entrants())))]
+    decided_from = {player: game.version for player, game in room.games.items()}
+    return [RaceFinished(now, reason, tuple(ranking(room.entrants())), decided_from)]
 
 
 # ---- games ----------------------------------------------------------------------------------
@@ -373,6 +379,8 @@ def check_hint(room: Room, game: Game) -> None:
     """Hints are help the other racers do not get: solo practice only, in a live game."""
     if room.settings.capacity != 1:
         raise NotAllowed("hints are for solo practice")
+    if room.settings.challenge:
+        raise NotAllowed("a challenge's attempts are compared and rated: no hints")
     if room.status is not RoomStatus.RACING or game.state is None:
         raise NotRacing(f"the race is {room.status.value}, not racing")
     if game.progress.status.done:

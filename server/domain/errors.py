@@ -154,3 +154,33 @@ class NotInTournament(ClientError):
     """Withdrawing from a tournament one is not playing in."""
 
     code = "not_in_tournament"
+
+
+class NoSuchChallenge(ClientError):
+    """A challenge code that names no challenge."""
+
+    code = "no_such_challenge"
+
+
+class ChallengeClosed(ClientError):
+    """An attempt at a challenge whose window has closed."""
+
+    code = "challenge_closed"
+
+
+class ChallengePlayed(ClientError):
+    """A second attempt at a challenge by one account."""
+
+    code = "challenge_played"
+
+
+class ChallengeFull(ClientError):
+    """An attempt at a challenge that as many accounts as its capacity have played."""
+
+    code = "challenge_full"
+
+
+class NotInvited(ClientError):
+    """An attempt at a challenge made for others: only its creator and those invited play it."""
+
+    code = "not_invited"

@@ -9,7 +9,7 @@ streams hold the shared game events (``shared/events.py``), with the client move
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from server.domain.schema import Schema
@@ -51,6 +51,9 @@ class RoomCreated(RoomEvent):
     members: tuple[str, ...] = ()
     # A tournament's race: the tournament it is scored into (server/domain/tournament.py).
     tournament: str = ""
+    # A challenge's attempt (the challenge's code): watched, replayed or exported only as the
+    # challenge allows (server/domain/challenges.py), its seed shown once it is settled.
+    challenge: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,11 +113,15 @@ class RaceStarted(RoomEvent):
 
 @dataclass(frozen=True, slots=True)
 class RaceFinished(RoomEvent):
-    """``reason`` is ``all_done`` or ``time_limit``; ``ranking`` as docs/protocol.md shows it."""
+    """``reason`` is ``all_done`` or ``time_limit``; ``ranking`` as docs/protocol.md shows it.
+    ``games``: the version of each racer's game the end was decided from (``{player:
+    version}``), its causes: every process folds those game events before the end, so nobody
+    is told the end before them."""
 
     TYPE: ClassVar[str] = "race_finished"
     reason: str
     ranking: tuple[dict[str, Any], ...]
+    games: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +189,8 @@ _SCHEMA: Schema[RoomEvent] = Schema(
         "daily": "",
         "members": (),
         "tournament": "",
+        "challenge": "",
+        "games": {},  # an end written before it named its causes: nothing to wait for
     },
     sequences=("deck", "ranking", "members"),
 )

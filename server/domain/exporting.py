@@ -73,4 +73,6 @@ def export_header(room: Room, game: Game) -> ExportHeader:
         result=result,
         place=int(rank["place"]) if rank is not None else None,
         seed=room.settings.seed,
+        salt=room.settings.salt,
+        commitment=room.settings.commitment,
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from server.domain.errors import WrongStatus
 from server.domain.events import (
@@ -53,6 +53,9 @@ class StoredEvent(Protocol):
     def version(self) -> int: ...
     @property
     def data(self) -> dict[str, Any]: ...
+
+
+Stored = TypeVar("Stored", bound=StoredEvent)
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,40 @@ def fold_stored(room: Room, events: Iterable[StoredEvent]) -> list[Change]:
     if run:
         changes.extend(_fold_run(room, run))
     return changes
+
+
+def waits_for(room: Room, data: Mapping[str, Any]) -> dict[str, int]:
+    """The game streams, with versions, that a stored room event was decided from and the fold
+    has not reached (``RaceFinished.games``): it waits for them, so whoever is told of the end
+    has been told of every move it was decided from."""
+    if data.get("type") != RaceFinished.TYPE:
+        return {}
+    games = data.get("games")
+    lacking: dict[str, int] = {}
+    for player, version in games.items() if isinstance(games, Mapping) else ():
+        game = room.games.get(player)
+        if game is not None and isinstance(version, int) and game.version < version:
+            lacking[game.stream] = version
+    return lacking
+
+
+def fold_room_until_waiting(
+    room: Room, events: Sequence[Stored]
+) -> tuple[list[Change], list[Stored], dict[str, int]]:
+    """Fold a run of room stream events up to the first that waits for game events the fold
+    lacks: the changes, the events left (that one first) and the game streams and versions
+    it waits for (none when every event was folded)."""
+    changes: list[Change] = []
+    for i, event in enumerate(events):
+        if event.version != room.version + 1:
+            continue  # folded already, or after a gap (the hub reads the stream again)
+        lacking = waits_for(room, event.data)
+        if lacking:
+            return changes, list(events[i:]), lacking
+        change = fold_room_event(room, event.version, event.data)
+        if change is not None:
+            changes.append(change)
+    return changes, [], {}
 
 
 def _fold_run(room: Room, run: list[StoredEvent]) -> list[Change]:

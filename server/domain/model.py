@@ -209,6 +209,8 @@ class Room:
             "names": self.names(),
             # Which racers are logged in (None: a guest): what the viewer's TV ranks races by.
             "accounts": [s.account for s in self.seats.values()],
+            # A challenge's attempt: kept out of the room list (server/rooms/directory.py).
+            **({"challenge": meta.challenge} if meta.challenge else {}),
         }
 
     def finished_message(self) -> dict[str, Any]:
@@ -222,7 +224,8 @@ class Room:
             "ranking": list(self.finished.ranking),
             "variant": meta.variant,
             "deal_version": meta.deal_version,
-            "seed": None if meta.daily else meta.seed,  # a daily's: daily_results, after the day
+            # A daily's seed: daily_results, after the day; a challenge's: once it is settled.
+            "seed": None if meta.daily or meta.challenge else meta.seed,
             "salt": meta.salt,
             "commitment": meta.commitment,
         }

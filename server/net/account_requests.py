@@ -37,9 +37,11 @@ class AccountRequests:
         streaks: Callable[[str], Awaitable[Streaks]] | None = None,
         logins: Logins | None = None,
         tournaments: Callable[[str], Awaitable[list[dict[str, Any]]]] | None = None,
+        challenges: Callable[[str], Awaitable[list[dict[str, Any]]]] | None = None,
     ) -> None:
         self.tournaments = tournaments  # an account's finished tournaments, for profiles
         self.accounts = accounts
+        self.challenges = challenges  # an account's finished challenges, for profiles
         self.ratings = ratings
         self.commands = commands
         self.reply = reply
@@ -183,6 +185,8 @@ class AccountRequests:
             played = await self.tournaments(account.id)
             podiums = [row for row in played if row["place"] <= 3][:20]
             card["tournaments"] = {"played": len(played), "podiums": podiums}
+        if self.challenges is not None:
+            card["challenges"] = await self.challenges(account.id)
         self.reply(msg, card)
 
     async def on_race_ratings(self, msg: dict[str, Any]) -> None:

@@ -49,12 +49,13 @@ class Member:
 
 
 # The kinds of audience ``Audience.of`` caches.
-PLAYERS, SPECTATORS, OWNER, RIVALS, WATCHERS = (
+PLAYERS, SPECTATORS, OWNER, RIVALS, WATCHERS, VIEWING_PLAYERS = (
     "players",
     "spectators",
     "owner",
     "rivals",
     "watchers",
+    "viewing_players",
 )
 
 
@@ -79,7 +80,8 @@ class Audience:
 
         ``players`` and ``spectators`` by role; ``owner``: the connection seated as ``player``;
         ``rivals``: the other players' connections;
-        ``watchers``: whoever watches ``player``'s game other than its owner.
+        ``watchers``: whoever watches ``player``'s game other than its owner;
+        ``viewing_players``: the players who watch another's game.
         """
         key = (kind, player)
         found = self.cache.get(key)
@@ -93,6 +95,12 @@ class Audience:
                 found = [m.peer for m in members if m.role == Role.PLAYER and m.player == player]
             elif kind == RIVALS:
                 found = [m.peer for m in members if m.role == Role.PLAYER and m.player != player]
+            elif kind == VIEWING_PLAYERS:
+                found = [
+                    m.peer
+                    for m in members
+                    if m.role == Role.PLAYER and (m.watch_all or m.watching - {m.player})
+                ]
             else:
                 assert kind == WATCHERS
                 assert player is not None

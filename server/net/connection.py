@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,12 +32,14 @@ from server.domain.model import game_stream
 from server.domain.names import DEFAULT_NAME, clean_name
 from server.net.account_requests import AccountRequests
 from server.net.audience import Role
+from server.net.challenge_requests import ChallengeRequests
 from server.net.daily_requests import DailyRequests
 from server.net.delivery import Delivery
 from server.net.queue_requests import QueueRequests
 from server.net.room_requests import Handler, room_requests
-from server.net.tournament_requests import TournamentRequests
+from server.net.tournaments import Tournaments
 from server.net.ws_adapter import framed, queue_binary, settled_plain, write_pending
+from server.rooms.challenges import Challenges
 from server.rooms.commands import Commands
 from server.rooms.daily_challenge import DailyChallenge
 from server.rooms.matchmaker import Matchmaker
@@ -222,9 +224,9 @@ class Connection:
         ratings: Ratings,
         matchmaker: Matchmaker,
         daily: DailyChallenge,
+        challenges: Challenges,
         logins: Logins | None = None,
-        tournaments: Callable[[Connection], TournamentRequests] | None = None,
-        played: Callable[[str], Awaitable[list[dict[str, Any]]]] | None = None,
+        tournaments: Tournaments,
     ) -> None:
         self.metrics = metrics
         self.ws = ws
@@ -255,7 +257,7 @@ class Connection:
             on_account=self._logged_in,
             streaks=daily.streaks,
             logins=logins,
-            tournaments=played,
+            challenges=challenges.finished,
         )
         self.handlers.update(self.login.handlers())
         self.queue = QueueRequests(
@@ -263,8 +265,9 @@ class Connection:
         )
         self.handlers.update(self.queue.handlers())
         self.handlers.update(DailyRequests(self, daily, lambda: self.login.account_id).handlers())
-        self.tournaments = tournaments(self) if tournaments is not None else None
-        self.handlers.update(self.tournaments.handlers() if self.tournaments else {})
+        self.tournaments = tournaments.attach(self, self.handlers, self.login)
+        self.challenges = challenges
+        self.handlers.update(ChallengeRequests(self, accounts, self.login).handlers())
 
     # ---- sending -----------------------------------------------------------------------------
 
@@ -327,8 +330,7 @@ class Connection:
         """The connection ended: a seat it held is marked away (the grace starts), for all to
         see; a seat resumed elsewhere meanwhile is left as it is."""
         await self.queue.gone()
-        if self.tournaments is not None:
-            await self.tournaments.gone()  # never raises
+        await self.tournaments.gone()  # never raises
         await self.login.release()
         room = None
         found = self.delivery.member(self)

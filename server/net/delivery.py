@@ -38,8 +38,10 @@ from server.net.audience import (
     PLAYERS,
     RIVALS,
     SPECTATORS,
+    VIEWING_PLAYERS,
     WATCHERS,
     Audience,
+    Peer,
 )
 from server.net.delay import Delay
 from server.net.members import Members
@@ -109,6 +111,7 @@ class Delivery(Members):
                 audience.shown[player] = shown
 
             self._later(room, audience, show)
+        self._release(room, audience)  # the games' events reach viewers before the end does
         if room.finished is not None and not audience.finished_shown:
             self._later(room, audience, lambda: setattr(audience, "finished_shown", True))
 
@@ -136,22 +139,38 @@ class Delivery(Members):
         elif isinstance(event, RaceFinished):
             self._release(room, audience)  # every game's last events before the end
             message = room.finished_message()
-            send(audience, audience.of(PLAYERS), message)
+            at_once, viewing = self._racers(room, audience)
+            send(audience, at_once, message)
 
             def release_end() -> None:
                 audience.finished_shown = True
-                send(audience, audience.of(SPECTATORS), message)
+                told = [peer for peer in viewing if peer in audience.members]
+                send(audience, [*audience.of(SPECTATORS), *told], message)
 
             self._later(room, audience, release_end)
         elif isinstance(event, RematchOffered):
-            # The racers are told at once; spectators once the delay has shown them the end.
-            send(audience, audience.of(PLAYERS), {"type": p.ROOM, "room": self.room_state(room)})
+            # Racers are told at once; spectators (and racers viewing others under the delay)
+            # once the delay has shown them the end.
+            at_once, viewing = self._racers(room, audience)
+            send(audience, at_once, {"type": p.ROOM, "room": self.room_state(room)})
 
             def release_rematch() -> None:
                 state = self.room_state(room, delayed=True)
-                send(audience, audience.of(SPECTATORS), {"type": p.ROOM, "room": state})
+                told = [peer for peer in viewing if peer in audience.members]
+                send(audience, [*audience.of(SPECTATORS), *told], {"type": p.ROOM, "room": state})
 
             self._later(room, audience, release_rematch)
+
+    @staticmethod
+    def _racers(room: Room, audience: Audience) -> tuple[list[Peer], list[Peer]]:
+        """The racers told of the room's end at once, and those told with the spectators: a
+        racer watching others is their viewer, and under a spectator delay the watched games'
+        last events reach it late; the end must not come before them (causal order)."""
+        players = audience.of(PLAYERS)
+        if room.delay_ms <= 0:
+            return players, []
+        viewing = audience.of(VIEWING_PLAYERS)
+        return [peer for peer in players if peer not in viewing], viewing
 
     def _game_advanced(self, room: Room, audience: Audience, change: GameAdvanced) -> None:
         player, first, last, progress = change.player, change.first, change.last, change.progress

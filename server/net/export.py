@@ -1,7 +1,8 @@
 """GET /export/CODE/PLAYER: a finished game as its plain-text record (docs/records.md).
 
 Over the same fairness as watching and replaying (server.domain.exporting): 404 for a room or a
-racer there is not, 403 saying when for a game that may not be shown yet.
+racer there is not, 403 saying when for a game that may not be shown yet (a challenge's attempt:
+until the challenge is over, as the request names nobody).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import msgpack
 from websockets.asyncio.server import ServerConnection
 from websockets.http11 import Request, Response
 
-from server.domain.errors import NoSuchPlayer, NoSuchRoom, NotAllowed, WrongStatus
+from server.domain.errors import NoSuchChallenge, NoSuchPlayer, NoSuchRoom, NotAllowed, WrongStatus
 from server.domain.exporting import export_header, exportable_game
+from server.rooms.challenges import Challenges
 from server.rooms.commands import Commands
 from server.runtime.clock import Clock
 from shared.errors import ArchiveUnavailable, CorruptRecord
@@ -29,9 +31,10 @@ TEXT = "text/plain; charset=utf-8"
 class GameExport:
     """Answers GET /export/CODE/PLAYER; any other path is not its."""
 
-    def __init__(self, commands: Commands, clock: Clock) -> None:
+    def __init__(self, commands: Commands, clock: Clock, challenges: Challenges) -> None:
         self.commands = commands
         self.clock = clock
+        self.challenges = challenges  # an attempt at a challenge: once it is settled
 
     async def respond(self, connection: ServerConnection, request: Request) -> Response | None:
         m = _EXPORT.fullmatch(request.path.split("?", 1)[0])
@@ -41,7 +44,9 @@ class GameExport:
         try:
             room = await self.commands.room(code)
             game = exportable_game(room, who, now=self.clock.now_ms())
-        except (NoSuchRoom, NoSuchPlayer) as exc:
+            # Nobody is logged in over plain HTTP: a challenge's game waits for its end.
+            await self.challenges.check_view(room, None)
+        except (NoSuchRoom, NoSuchPlayer, NoSuchChallenge) as exc:
             return _text(connection, HTTPStatus.NOT_FOUND, f"{exc.code}: {exc.reason}\n")
         except (NotAllowed, WrongStatus) as exc:
             return _text(connection, HTTPStatus.FORBIDDEN, f"{exc.code}: {exc.reason}\n")

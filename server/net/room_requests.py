@@ -8,11 +8,13 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from server.domain.accounts import fold_name
 from server.domain.errors import AlreadyInRoom, NotAllowed, NotAPlayer, NotInRoom, NotYourGame
 from server.domain.exporting import daily_hidden
 from server.domain.model import Room, game_stream
 from server.net.audience import Member, Peer, Role
 from server.net.delivery import Delivery
+from server.rooms.challenges import Challenges
 from server.rooms.commands import Commands
 from server.runtime.logging import bind
 from server.runtime.metrics import Metrics
@@ -34,6 +36,7 @@ class Session(Peer, Protocol):
 
     delivery: Delivery
     metrics: Metrics
+    challenges: Challenges  # who may see a challenge's attempt
 
     def reply(self, request: dict[str, Any], msg: dict[str, Any]) -> None: ...
 
@@ -92,6 +95,11 @@ class RoomRequests:
             # Everyone plays the day's deal at a time of their own: nobody watches an attempt
             # (or replays it) before the day is over.
             raise NotAllowed("a daily challenge attempt is shown only once its day is over")
+        if role != Role.PLAYER and room.settings.challenge:
+            # Nobody watches (or replays) an attempt before playing their own, or before the
+            # challenge is over: every attempt is at the same deal.
+            reader = fold_name(self.s.account) if self.s.account is not None else None
+            await self.s.challenges.check_view(room, reader)
         player = self.s.session if role == Role.PLAYER else None
         if player is not None:
             await self.s.commands.join(

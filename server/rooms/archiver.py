@@ -3,8 +3,10 @@
 A room that finished ``--archive-after-s`` ago is read whole from the store, written to the
 archive (insert-if-absent: racing processes write once, a second run is a no-op), read back
 and checked (its record folds to the same room and games as the store's events), and only
-then deleted from the store: the room stream first, so from that instant every reader goes
-to the archive, then its games. A crash between any two steps leaves the room in the store,
+then deleted from the store, its streams all at once and only if none moved on since they were
+read (``delete_at``, the fence): from that instant every reader goes to the archive, and an
+event appended at any moment before it is kept for the next sweep. A crash between any two
+steps leaves the room in the store,
 in the archive, or in both, and the next sweep (of any process) finishes the job, since the
 room stays in the ``archive-due`` index until its streams are gone. An archive that fails
 (unreachable, disk full) deletes nothing; the sweep backs off and tries again.
@@ -13,6 +15,7 @@ room stays in the ``archive-due`` index until its streams are gone. An archive t
 from __future__ import annotations
 
 import asyncio
+import zlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -34,6 +37,8 @@ from shared.errors import ArenaError, ServerError
 log = get_logger("server.rooms.archiver")
 
 ARCHIVE_DUE_INDEX = "archive-due"  # room id -> when its race finished (ms), until archived
+ARCHIVE_CLAIMS_INDEX = "archive-claims"  # room id -> when its archiver's lease runs out (ms)
+CLAIM_MS = 60_000  # a lease on one room: archiving it takes milliseconds; a crash frees it then
 _BATCH = 256  # rooms a sweep archives at most
 _CONCURRENCY = 8  # rooms archived at once: their round trips overlap
 _MAX_BACKOFF_S = 60.0
@@ -52,6 +57,7 @@ class Outcome(Enum):
     ARCHIVED = "archived"  # written, checked, gone from the store: by this call
     CLEARED = "cleared"  # no longer due: what an earlier run left finished, or nothing to do
     WAITING = "waiting"  # still due: held (its rating), or it moved on meanwhile
+    CLAIMED = "claimed"  # still due: another process is archiving it now
 
 
 class ArchiveMismatch(ServerError):
@@ -104,6 +110,7 @@ class Archiver:
         hold_indexes: Sequence[str] = (),
         interval_s: float = 5.0,
         step: Step = _no_step,
+        process: str = "",
     ) -> None:
         self.store = store
         self.archive = archive
@@ -113,9 +120,11 @@ class Archiver:
         self.hold_indexes = tuple(hold_indexes)  # a room in one of these waits (ratings-pending)
         self.interval_s = interval_s
         self.step = step
+        self.process = process.encode()  # who holds a claim (for whoever reads the index)
         self.figures = ArchiverFigures()
         self._task: asyncio.Task[None] | None = None
         self._marks: set[asyncio.Task[None]] = set()
+        self._backlog = False  # the last sweep found a whole batch due, and moved some
 
     # ---- which rooms are due -------------------------------------------------------------------
 
@@ -156,6 +165,8 @@ class Archiver:
                 self.figures.failures += 1
                 log.warning("archive_sweep_failed", code=exc.code, reason=exc.reason)
                 failed = True
+            if not failed and self._backlog:
+                continue  # a backlog: the next batch at once
             # Something failed (the archive down, say): wait longer each time, up to a minute.
             backoff = min(backoff * 2, _MAX_BACKOFF_S) if failed else self.interval_s
             await asyncio.sleep(backoff)
@@ -164,7 +175,12 @@ class Archiver:
         """Archive every room due now; True if any failed (they stay due)."""
         now = self.clock.now_ms()
         due = await self.store.index_range(ARCHIVE_DUE_INDEX)
-        ready = [e.member for e in due if e.score + self.after_ms <= now][:_BATCH]
+        ready = [e.member for e in due if e.score + self.after_ms <= now]
+        full = len(ready) >= _BATCH
+        # Each process starts at a place of its own in the list: processes sweeping at once
+        # meet at few claims.
+        start = zlib.crc32(self.process) % len(ready) if ready else 0
+        ready = (ready[start:] + ready[:start])[:_BATCH]
         gone: set[str] = set()
         failures: list[bool] = []
         gate = asyncio.Semaphore(_CONCURRENCY)
@@ -175,7 +191,7 @@ class Archiver:
                     outcome = await self.archive_room(room_id)
                     if outcome is Outcome.ARCHIVED:
                         self.figures.archived += 1
-                    if outcome is not Outcome.WAITING:
+                    if outcome in (Outcome.ARCHIVED, Outcome.CLEARED):
                         gone.add(room_id)
                 except ArenaError as exc:
                     self.figures.failures += 1
@@ -184,6 +200,7 @@ class Archiver:
 
         await asyncio.gather(*(one(room_id) for room_id in ready))
         failed = bool(failures)
+        self._backlog = full and bool(gone)  # more due, and this sweep moved some
         waiting = [e.score for e in due if e.member not in gone]
         self.figures.waiting = len(waiting)
         self.figures.oldest_waiting_s = (now - min(waiting)) / 1000 if waiting else 0.0
@@ -192,10 +209,36 @@ class Archiver:
     # ---- one room ----------------------------------------------------------------------------
 
     async def archive_room(self, room_id: str) -> Outcome:
-        """Archive, check, delete. Safe to run again at any point, and from several processes
-        at once."""
+        """Archive, check, delete, under a claim on the room: with several processes (each
+        worker of ``--workers``) sweeping, one reads, encodes and writes each room. Safe to
+        run again at any point, and (the claim aside) from several processes at once."""
         if await self._held(room_id):
             return Outcome.WAITING
+        now = self.clock.now_ms()
+        claimed = await self.store.index_claim(
+            ARCHIVE_CLAIMS_INDEX, room_id, now + CLAIM_MS, self.process, expired_at=now
+        )
+        if not claimed:
+            return Outcome.CLAIMED
+        try:
+            # Archived meanwhile by the process whose claim this one followed: nothing to do.
+            if await self.store.index_get(ARCHIVE_DUE_INDEX, room_id) is None:
+                outcome = Outcome.CLEARED
+            else:
+                outcome = await self._archive(room_id)
+        except (ArenaError, asyncio.CancelledError):  # a failure, or the server stopping
+            await self._release(room_id)
+            raise
+        await self._release(room_id)  # a process that died holding it: it runs out
+        return outcome
+
+    async def _release(self, room_id: str) -> None:
+        try:
+            await self.store.index_remove(ARCHIVE_CLAIMS_INDEX, room_id)
+        except ArenaError as exc:  # it runs out on its own
+            log.warning("archive_release_failed", room=room_id, reason=exc.reason)
+
+    async def _archive(self, room_id: str) -> Outcome:
         stream = room_stream(room_id)
         room_events = await self.store.read(stream)
         if not room_events:
@@ -220,13 +263,15 @@ class Archiver:
         await self.step("written", room_id)
         await self._verify(live)
         await self.step("verified", room_id)
+        # The fence: the room and its games go at once, and only if each is still at the
+        # version archived; an event appended at any moment since the read survives, and the
+        # next sweep writes the longer record.
         versions = {stream: len(room_events), **{g: len(read[g]) for g in games}}
-        if await self.store.last_versions(list(versions)) != versions:
+        if not await self.store.delete_at(versions):
             log.info("archive_raced", room=room_id)  # moved on meanwhile: archived again later
             return Outcome.WAITING
-        await self.store.expire(stream, 0)  # from here on, readers read the archive
-        await self.step("room_deleted", room_id)
-        await self._delete(live, games)
+        await self.step("streams_deleted", room_id)  # from here on, readers read the archive
+        await self._forget(live)
         log.info("room_archived", room=room_id, streams=len(versions), games=len(games))
         return Outcome.ARCHIVED
 
@@ -248,15 +293,16 @@ class Archiver:
             log.error("archive_room_missing", room=room_id)
             await self.store.index_remove(ARCHIVE_DUE_INDEX, room_id)
             return Outcome.CLEARED
-        await self._delete(folded(room_id, stored_events(record)), list(record.game_events))
+        # Any game stream still there goes too (the fence deletes them with the room stream;
+        # a missing one costs nothing).
+        await asyncio.gather(*(self.store.expire(game, 0) for game in record.game_events))
+        await self._forget(folded(room_id, stored_events(record)))
         return Outcome.CLEARED
 
-    async def _delete(self, room: Room, games: Sequence[str]) -> None:
-        """The rest of an archived room's place in the store: its games, then its directory
-        entry and seats, then its ``archive-due`` entry (the last: until it goes, a sweep
-        finishes what a crash left)."""
-        await asyncio.gather(*(self.store.expire(game, 0) for game in games))
-        await self.step("games_deleted", room.id)
+    async def _forget(self, room: Room) -> None:
+        """The rest of an archived room's place in the store: its directory entry and seats
+        (indexes, in other slots than its streams), then its ``archive-due`` entry (the last:
+        until it goes, a sweep finishes what a crash left)."""
         await self.directory.forget(room.id, [seat.token_hash for seat in room.seats.values()])
         await self.step("directory_left", room.id)
         await self.store.index_remove(ARCHIVE_DUE_INDEX, room.id)

@@ -78,6 +78,7 @@ class Commands:
         # The ways a room is made, called by requests, the matchmaker and the daily challenge.
         self.create_room = self.creation.create_room
         self.create_daily = self.creation.create_daily
+        self.create_attempt = self.creation.create_attempt
 
     async def room(self, room_id: str) -> Room:
         """The loaded room; NoSuchRoom if there is none. Room codes are read case-blind."""

@@ -13,10 +13,10 @@ import secrets
 from typing import Any
 
 from server.domain import daily as d
+from server.domain.attempts import Attempt, Outcome, attempt_in, ranked, standing_row
 from server.domain.errors import DailyPlayed
 from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room
-from server.domain.progress import PlayerStatus
 from server.rooms.commands import Commands
 from server.runtime.clock import Clock
 from server.runtime.logging import get_logger
@@ -28,14 +28,6 @@ log = get_logger("server.rooms.daily_challenge")
 ORPHAN_AFTER_MS = 30_000
 """An attempt claimed this long ago whose room nobody sat in was left by a process that died
 between the claim and the player's seat (it takes milliseconds): it gets a new room."""
-
-_OUTCOMES = {
-    PlayerStatus.WAITING: d.Outcome.PLAYING,
-    PlayerStatus.PLAYING: d.Outcome.PLAYING,
-    PlayerStatus.WON: d.Outcome.WON,
-    PlayerStatus.OVER: d.Outcome.OVER,
-    PlayerStatus.RESIGNED: d.Outcome.RESIGNED,
-}
 
 
 class DailyChallenge:
@@ -126,31 +118,11 @@ class DailyChallenge:
             "see 'solitaire daily results'"
         )
 
-    async def _attempt_of(self, account: str, room_id: str) -> d.Attempt | None:
+    async def _attempt_of(self, account: str, room_id: str) -> Attempt | None:
         with contextlib.suppress(ClientError):
             room = await self.commands.room(room_id)
             await self.commands.hub.sync(room)
-            seat = next(iter(room.seats.values()), None)
-            if seat is None:
-                return None
-            game = room.games.get(seat.player)
-            progress = game.progress if game is not None else None
-            start = room.started_at or 0
-            if progress is None:
-                return d.Attempt(account, seat.name, d.Outcome.PLAYING, 0, 0, 0, room.id)
-            end = progress.finished_at or (room.finished.at if room.finished else None)
-            outcome = _OUTCOMES[progress.status]
-            if room.finished is not None and outcome is d.Outcome.PLAYING:
-                outcome = d.Outcome.OVER  # time ran out
-            return d.Attempt(
-                account,
-                seat.name,
-                outcome,
-                max(0, (end or self.clock.now_ms()) - start),
-                progress.foundation,
-                max(0, (progress.reached_at or start) - start),
-                room.id,
-            )
+            return attempt_in(room, account, now=self.clock.now_ms())
         return None
 
     async def standings(self, variant: str, day: dt.date, reader: str | None) -> dict[str, Any]:
@@ -164,8 +136,7 @@ class DailyChallenge:
             if found is not None:
                 attempts.append(found)
         rows = [
-            d.standing_row(a, place, revealed=revealed)
-            for place, a in enumerate(d.ranked(attempts), 1)
+            standing_row(a, place, revealed=revealed) for place, a in enumerate(ranked(attempts), 1)
         ]
         deal = await self.deal(variant, day) if day <= d.day_of(now) else None
         return {
@@ -185,5 +156,5 @@ class DailyChallenge:
         for entry in await self.store.index_range(d.history_index(account)):
             day = dt.date.fromisoformat(entry.member.split(":", 1)[0])
             found = await self._attempt_of(account, entry.value.decode())
-            history.append((day, found.outcome if found is not None else d.Outcome.OVER))
+            history.append((day, found.outcome if found is not None else Outcome.OVER))
         return d.streaks(history, d.day_of(self.clock.now_ms()))

@@ -78,6 +78,8 @@ class Directory:
             summary = room.summary() if room is not None and room.meta else _unpack(entry.value)
             if summary is None or summary["status"] == RoomStatus.CLOSED.value:
                 continue
+            if summary.get("challenge"):
+                continue  # an attempt at a challenge: found through the challenge, by its players
             finished_at = summary.get("finished_at")
             if (
                 retention is not None
@@ -110,6 +112,8 @@ class Directory:
         for summary in recent:
             finished_at = summary.get("finished_at") or 0
             if retention is not None and finished_at + retention * 1000 < now:
+                continue
+            if summary.get("challenge"):
                 continue
             summary.pop("creator", None)
             summaries.append(summary)

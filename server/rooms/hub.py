@@ -18,6 +18,7 @@ from typing import Any
 from server.archive import Archive
 from server.domain.fold import Change, Loaded, fold_stored
 from server.domain.model import Room
+from server.rooms.causal_fold import fold_in_order, fold_ready
 from server.rooms.room_reader import ArchiveReads, read_room
 from server.runtime.config import Config
 from server.runtime.logging import get_logger
@@ -185,7 +186,10 @@ class Hub:
                 StoredEvent(wakeup.stream, first + i, event)  # type: ignore[arg-type]
                 for i, event in enumerate(events)
             ]
-            self._fold(room, stored)
+            if wakeup.stream != room.stream:
+                self._fold(room, stored)
+            elif fold_ready(room, stored, self._notify):  # an end waits: its causes are read
+                self._mark_behind(room, [room.stream])
             return
         self._mark_behind(room, [wakeup.stream])
 
@@ -230,7 +234,7 @@ class Hub:
                 log.error("corrupt_event", stream=error.stream, entry=error.entry, reason=error.why)
                 continue
             if events:
-                self._fold(room, events)
+                await fold_in_order(room, events, self._notify, self._read)
             if stream == room.stream:
                 known = {g.stream for g in room.games.values()}
                 for new in sorted(known - set(streams)):

@@ -100,9 +100,29 @@ class RoomCreation:
     async def create_daily(
         self, variant: str, *, seed: str, salt: str, tag: str, creator: str
     ) -> Room:
-        """A daily challenge attempt's solo room: the day's secret seed and salt (so its
-        commitment is the day's), the variant's time limit, unrated, marked with the day."""
-        msg = {"variant": variant, "countdown_ms": 0, "rated": False, "daily": tag}
+        """A daily challenge attempt's solo room, marked with the day."""
+        return await self.create_attempt(variant, seed=seed, salt=salt, creator=creator, daily=tag)
+
+    async def create_attempt(
+        self,
+        variant: str,
+        *,
+        seed: str,
+        salt: str,
+        creator: str,
+        daily: str = "",
+        challenge: str = "",
+    ) -> Room:
+        """A solo room for an attempt at a deal others play at other times (a day's daily, a
+        challenge): its secret seed and salt (so its commitment is the deal's), the variant's
+        time limit, unrated, marked with what it is an attempt at."""
+        msg = {
+            "variant": variant,
+            "countdown_ms": 0,
+            "rated": False,
+            "daily": daily,
+            "challenge": challenge,
+        }
         created = d.decide_create(
             msg,
             capacity=1,

@@ -39,6 +39,7 @@ from shared.errors import ArenaError, ClientError, ServerError, WrongExpectedVer
 
 log = get_logger("server.rooms.tournament_pairer")
 
+BATCH = 32  # races of a round recorded (and started) together
 AT_ONCE = 8  # rooms made (or racers told) side by side in a round: a share of the store's pool
 OVERDUE_MS = 5_000  # a race this late past its clock is looked at by the loop itself
 
@@ -139,15 +140,20 @@ class TournamentPairer:
             await self.finished(tournament)
 
     async def pair(self, tournament: Tournament) -> None:
-        """One round: the races decided, their rooms made side by side, then all recorded in
-        one append (a racer the tournament no longer has free is left out of it), and each
-        racer's process told where to sit."""
+        """One round: the races decided by rank, then made a batch at a time (best ranked
+        first), so the first races start while the last rooms are still being made."""
         present = await self.presence.present(tournament.id)
         busy = {a for a, here in present.items() if here.busy}
         since = {a: here.since for a, here in present.items()}
         groups = decide_pairing(tournament, since, busy, self.clock.now_ms())
-        if not groups:
-            return
+        for first in range(0, len(groups), BATCH):
+            await self.pair_batch(tournament, groups[first : first + BATCH], present)
+
+    async def pair_batch(
+        self, tournament: Tournament, groups: Sequence[Sequence[str]], present: Mapping[str, Here]
+    ) -> None:
+        """Rooms made side by side, recorded in one append (a racer the tournament no longer
+        has free is left out of it), and each racer's process told where to sit."""
         makes = (self.make_room(tournament, g, present) for g in groups)
         rooms = await gather_bounded(makes, AT_ONCE)
         made = [(room, group) for room, group in zip(rooms, groups, strict=True) if room]
@@ -172,7 +178,7 @@ class TournamentPairer:
                 placement = Placement(here.session, tournament.id, room.id, race, names)
                 placements.append(self.presence.place(here, placement))
         await gather_bounded(placements, AT_ONCE)
-        log.info("tournament_round_paired", tournament=tournament.id, races=len(paired))
+        log.info("tournament_races_paired", tournament=tournament.id, races=len(paired))
 
     async def make_room(
         self, tournament: Tournament, group: Sequence[str], present: Mapping[str, Here]

@@ -79,6 +79,11 @@ class Config:
     tournament_requests_per_minute: int = 10
     tournament_min_length_s: float = 300.0
     tournament_lease_s: float = 5.0
+    # Challenges: how many one account may create per window (all processes together), and
+    # how often each process looks for challenges whose window has closed, to settle them.
+    challenges_per_account: int = 20
+    challenge_window_s: float = 3600.0
+    challenge_sweep_s: float = 30.0
 
     def time_limit_ms(self, variant: str, asked_ms: int | None) -> int:
         """The time limit a new room gets: the variant's default when it asks for none; 0 (no
@@ -412,6 +417,28 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         "ARENA_TOURNAMENT_LEASE_S",
         "seconds a process's claim to pair a tournament lasts unless renewed: another "
         "process takes over within that long after it dies",
+    ),
+    (
+        "--challenges-per-account",
+        "challenges_per_account",
+        int,
+        "ARENA_CHALLENGES_PER_ACCOUNT",
+        "challenges one account may create per --challenge-window-s, on all server processes "
+        "together, before rate_limited",
+    ),
+    (
+        "--challenge-window-s",
+        "challenge_window_s",
+        float,
+        "ARENA_CHALLENGE_WINDOW_S",
+        "the window --challenges-per-account counts in (seconds)",
+    ),
+    (
+        "--challenge-sweep-s",
+        "challenge_sweep_s",
+        float,
+        "ARENA_CHALLENGE_SWEEP_S",
+        "how often each process settles the challenges whose window has closed (seconds)",
     ),
     (
         "--shutdown-timeout-s",

@@ -4,13 +4,14 @@ wiring (app.py passes it); a caller depends only on the capability it uses (docs
 from __future__ import annotations
 
 import abc
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Self
 
 from server.store.indexes import Indexes
 from server.store.queues import Queues
-from server.store.streams import EventStreams
-from server.store.wakeups import Wakeups
+from server.store.streams import EventStreams, check_stream, check_version
+from server.store.wakeups import Wakeups, stream_group
 
 
 class EventStore(EventStreams, Indexes, Queues, Wakeups):
@@ -34,3 +35,15 @@ class EventStore(EventStreams, Indexes, Queues, Wakeups):
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+def validate_delete_at(versions: Mapping[str, int]) -> dict[str, int]:
+    """Check a fenced delete's streams and versions: streams of one group (whose hash tag
+    keeps them in one Cluster slot, where one script sees them all), versions >= 0."""
+    checked = {
+        check_stream(stream): check_version(version, "a version")
+        for stream, version in versions.items()
+    }
+    if len({stream_group(stream) for stream in checked}) > 1:
+        raise ValueError(f"a fenced delete takes the streams of one group, not {list(checked)}")
+    return checked

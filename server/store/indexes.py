@@ -36,6 +36,15 @@ class Indexes(abc.ABC):
         """Members with a score <= ``max_score`` (all when None), by score then member."""
 
     @abc.abstractmethod
+    async def index_claim(
+        self, index: str, member: str, score: int, value: bytes = b"", *, expired_at: int
+    ) -> bool:
+        """Put ``member`` with ``score`` and ``value`` if it is absent or its score is at most
+        ``expired_at``, atomically; True if put. A lease: the score is when it runs out, so
+        one of many processes claiming at once wins, and a lease its holder left (a crash)
+        is taken over once it ran out."""
+
+    @abc.abstractmethod
     async def index_count(self, index: str) -> int:
         """How many members ``index`` holds, without reading them."""
 

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from server.store.base import EventStore
+from server.store.base import EventStore, validate_delete_at
 from server.store.indexes import IndexEntry, check_index
 from server.store.queues import QueueEntry, check_queue
 from server.store.streams import (
@@ -107,6 +107,16 @@ class MemoryEventStore(EventStore):
         else:
             entry.deadline = self._clock() + seconds
 
+    async def delete_at(self, versions: Mapping[str, int]) -> bool:
+        checked = validate_delete_at(versions)
+        found = {stream: self._live(stream) for stream in checked}
+        if any((len(e.entries) if e else 0) != checked[s] for s, e in found.items()):
+            return False
+        for stream, entry in found.items():
+            if entry is not None:
+                del self._streams[stream]
+        return True
+
     def subscribe(
         self, on_wakeup: WakeupHandler, *, on_gap: Callable[[], None] | None = None
     ) -> Subscription:
@@ -133,6 +143,17 @@ class MemoryEventStore(EventStore):
             if max_score is None or score <= max_score
         ]
         return sorted(entries, key=lambda e: (e.score, e.member))
+
+    async def index_claim(
+        self, index: str, member: str, score: int, value: bytes = b"", *, expired_at: int
+    ) -> bool:
+        check_index(index, member)
+        entries = self._indexes.setdefault(index, {})
+        held = entries.get(member)
+        if held is not None and held[0] > expired_at:
+            return False
+        entries[member] = (int(score), bytes(value))
+        return True
 
     async def index_count(self, index: str) -> int:
         check_index(index, "-")

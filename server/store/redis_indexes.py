@@ -54,6 +54,21 @@ class RedisIndexes(Indexes):
         with edge():
             await self.writes.submit(("remove", zkey, hkey, member, 0, b""))
 
+    async def index_claim(
+        self, index: str, member: str, score: int, value: bytes = b"", *, expired_at: int
+    ) -> bool:
+        """One script on the member's shard (its sorted set and hash share a slot)."""
+        check_index(index, member)
+        zkey, hkey = self._keys(index, member)
+        command = redis_scripts.INDEX_CLAIM.call(
+            [zkey, hkey], [member, int(score), bytes(value), int(expired_at)]
+        )
+        with edge():
+            ((reply, _),) = await redis_scripts.with_scripts(self._topology, [command])
+            if isinstance(reply, BaseException):
+                raise reply
+        return bool(int(reply))
+
     async def _send_writes(self, items: Sequence[IndexWrite]) -> list[BaseException | None]:
         """One loop turn's index writes in one round trip (per node on a Cluster), in order;
         each caller gets its own error, if any."""

@@ -159,7 +159,7 @@ class PipelinedConnection:
         self._make = make
         self._line: _Line | None = None
         self._retries = 0
-        self._connecting: asyncio.Lock | None = None
+        self._attempt: asyncio.Future[_Line] | None = None
 
     async def send(self, packed: bytes, count: int) -> list[Any]:
         """The replies to ``count`` packed commands, in order (an error reply as its
@@ -193,21 +193,37 @@ class PipelinedConnection:
         return True
 
     async def _connected(self) -> _Line:
-        if self._connecting is None:
-            self._connecting = asyncio.Lock()
-        async with self._connecting:
-            line = self._line
-            if line is not None and line.open:
-                return line
-            connection = self._make()
-            self._retries = connection.retry.get_retries()
-            await connection.connect()  # redis-py's handshake: TLS, AUTH, SELECT, CLIENT SETNAME
-            line = _Line(connection.socket_timeout)
-            line.transport, line.holds = take_over(connection, line)
-            self._line = line
+        """The open line. Every batch that waits for it shares the one attempt under way, and
+        its failure: batches each trying in turn, each waiting out its own timeout, would queue
+        a move behind one timeout per batch before it while Redis cannot be reached."""
+        line = self._line
+        if line is not None and line.open:
             return line
+        attempt = self._attempt
+        if attempt is None or attempt.done():
+            attempt = self._attempt = asyncio.ensure_future(self._connect())
+            attempt.add_done_callback(_retrieve)
+        return await asyncio.shield(attempt)
+
+    async def _connect(self) -> _Line:
+        connection = self._make()
+        self._retries = connection.retry.get_retries()
+        await connection.connect()  # redis-py's handshake: TLS, AUTH, SELECT, CLIENT SETNAME
+        line = _Line(connection.socket_timeout)
+        line.transport, line.holds = take_over(connection, line)
+        self._line = line
+        return line
 
     async def aclose(self) -> None:
+        if self._attempt is not None and not self._attempt.done():
+            self._attempt.cancel()
         line, self._line = self._line, None
         if line is not None and line.open:
             line.fail(redis_errors.ConnectionError("the store is closing"))
+
+
+def _retrieve(attempt: asyncio.Future[_Line]) -> None:
+    """A connection attempt's failure is its waiters' to raise; one they all gave up on
+    (cancelled) is not logged as never retrieved."""
+    if not attempt.cancelled():
+        attempt.exception()

@@ -84,6 +84,18 @@ end
 return 1
 """
 
+# KEYS as INDEX; ARGV: member, score, value, expired_at. Puts the member unless it is there
+# with a score above expired_at (a lease still running): 1 if put.
+INDEX_CLAIM_SCRIPT = """
+local held = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if held and tonumber(held) > tonumber(ARGV[4]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+return 1
+"""
+
 # KEYS: streams (on a Cluster, of one hash tag). Each one's last entry id, "" if it has none.
 # One command per batch: the periodic catch-up's XREVRANGE per stream was ~1,250 commands
 # every 2 s at 250 rooms, 25-37 ms of redis-py's packing and parsing in a few long loop turns.
@@ -94,6 +106,25 @@ for i = 1, #KEYS do
   out[i] = last[1] and last[1][1] or ''
 end
 return out
+"""
+
+# KEYS: streams of one hash tag (one slot on a Cluster); ARGV[i]: the version KEYS[i] must be
+# at (0: absent). Deletes them all if every one is there, else none: 1 if deleted. One script,
+# so no append lands between the check and the delete: the archiver's fence.
+DELETE_AT_SCRIPT = """
+for i = 1, #KEYS do
+  local last = redis.call('XREVRANGE', KEYS[i], '+', '-', 'COUNT', 1)
+  local current = 0
+  if #last > 0 then
+    local version = string.match(last[1][1], '^(%d+)-0$')
+    current = version and tonumber(version) or -1
+  end
+  if current ~= tonumber(ARGV[i]) then
+    return 0
+  end
+end
+redis.call('DEL', unpack(KEYS))
+return 1
 """
 
 # KEYS[1], KEYS[2]: a queue's sorted set and hash (one hash tag, one slot). ARGV: member,
@@ -139,7 +170,9 @@ class Script:
 
 APPEND = Script(APPEND_SCRIPT)
 INDEX = Script(INDEX_SCRIPT)
+INDEX_CLAIM = Script(INDEX_CLAIM_SCRIPT)
 LAST_IDS = Script(LAST_IDS_SCRIPT)
+DELETE_AT = Script(DELETE_AT_SCRIPT)
 QUEUE_JOIN = Script(QUEUE_JOIN_SCRIPT)
 QUEUE_TAKE = Script(QUEUE_TAKE_SCRIPT)
 
@@ -202,5 +235,6 @@ async def _loaded_again(
 
 
 _BY_SHA = {
-    script.sha: script.source for script in (APPEND, INDEX, LAST_IDS, QUEUE_JOIN, QUEUE_TAKE)
+    script.sha: script.source
+    for script in (APPEND, INDEX, INDEX_CLAIM, LAST_IDS, DELETE_AT, QUEUE_JOIN, QUEUE_TAKE)
 }

@@ -98,6 +98,11 @@ class RedisEventStore(RedisStreams, EventStore):
     async def index_range(self, index: str, *, max_score: int | None = None) -> list[IndexEntry]:
         return await self.indexes.index_range(index, max_score=max_score)
 
+    async def index_claim(
+        self, index: str, member: str, score: int, value: bytes = b"", *, expired_at: int
+    ) -> bool:
+        return await self.indexes.index_claim(index, member, score, value, expired_at=expired_at)
+
     async def index_count(self, index: str) -> int:
         return await self.indexes.index_count(index)
 

@@ -15,6 +15,7 @@ from typing import Any
 import redis.exceptions as redis_errors
 
 from server.store import codec, redis_scripts
+from server.store.base import validate_delete_at
 from server.store.errors import CorruptEntry, NotReplicated
 from server.store.group_commit import GroupCommit, Outcome
 from server.store.redis_topology import Answer, Command, RedisTopology, edge
@@ -258,6 +259,21 @@ class RedisStreams(EventStreams):
         milliseconds = max(0, math.ceil(seconds * 1000))
         with edge():
             await self.topology.client.pexpire(self.key(stream), milliseconds)
+
+    async def delete_at(self, versions: Mapping[str, int]) -> bool:
+        """One script on the group's slot: the check and the delete are one step in Redis."""
+        checked = validate_delete_at(versions)
+        if not checked:
+            return True
+        streams = list(checked)
+        command = redis_scripts.DELETE_AT.call(
+            [self.key(s) for s in streams], [checked[s] for s in streams]
+        )
+        with edge():
+            ((reply, _),) = await redis_scripts.with_scripts(self.topology, [command])
+            if isinstance(reply, BaseException):
+                raise reply
+        return bool(int(reply))
 
 
 def _append_results(answers: Sequence[Answer]) -> list[AppendResult | BaseException]:

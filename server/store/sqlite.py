@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from server.store import sqlite_sql as sql
-from server.store.base import EventStore
+from server.store.base import EventStore, validate_delete_at
 from server.store.data_dir import DataDir
 from server.store.errors import StoreError
 from server.store.indexes import IndexEntry, check_index
@@ -115,6 +115,10 @@ class SqliteEventStore(EventStore):
         check_stream(stream)
         await self._thread.write(lambda db: sql.expire(db, stream, seconds, self._clock()))
 
+    async def delete_at(self, versions: Mapping[str, int]) -> bool:
+        checked = validate_delete_at(versions)
+        return await self._thread.write(lambda db: sql.delete_at(db, checked, self._clock()))
+
     def subscribe(
         self, on_wakeup: WakeupHandler, *, on_gap: Callable[[], None] | None = None
     ) -> Subscription:
@@ -136,6 +140,13 @@ class SqliteEventStore(EventStore):
     async def index_range(self, index: str, *, max_score: int | None = None) -> list[IndexEntry]:
         check_index(index, "-")
         return await self._thread.read(lambda db: sql.index_range(db, index, max_score))
+
+    async def index_claim(
+        self, index: str, member: str, score: int, value: bytes = b"", *, expired_at: int
+    ) -> bool:
+        check_index(index, member)
+        entry = (index, member, int(score), bytes(value), int(expired_at))
+        return await self._thread.write(lambda db: sql.index_claim(db, *entry))
 
     async def index_count(self, index: str) -> int:
         check_index(index, "-")

@@ -10,7 +10,7 @@ counts, so it cannot drift from them.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from server.store.errors import DataDirError
@@ -186,6 +186,18 @@ def expire(db: sqlite3.Connection, stream: str, seconds: float, now: float) -> N
         db.execute("UPDATE streams SET deadline = ? WHERE id = ?", (now + seconds, found[0]))
 
 
+def delete_at(db: sqlite3.Connection, versions: Mapping[str, int], now: float) -> bool:
+    """Drop every stream of ``versions`` if each is at its version (0: absent), else none; the
+    caller's transaction makes the check and the drops one."""
+    found = {stream: _stream(db, stream, now) for stream in versions}
+    if any((row[1] if row else 0) != versions[s] for s, row in found.items()):
+        return False
+    for row in found.values():
+        if row is not None:
+            _drop(db, row[0])
+    return True
+
+
 def purge(db: sqlite3.Connection, now: float, most: int = 100) -> int:
     """Delete up to ``most`` streams past their deadline (reads already skip them): the disk
     space of finished rooms comes back a few at a time, never holding a batch of moves long."""
@@ -203,6 +215,18 @@ def index_put(db: sqlite3.Connection, name: str, member: str, score: int, value:
         "INSERT OR REPLACE INTO index_entries (name, member, score, value) VALUES (?, ?, ?, ?)",
         (name, member, score, value),
     )
+
+
+def index_claim(
+    db: sqlite3.Connection, name: str, member: str, score: int, value: bytes, expired_at: int
+) -> bool:
+    """``index_put`` unless the member is there with a score above ``expired_at``; the
+    caller's transaction makes the check and the put one."""
+    held = index_get(db, name, member)
+    if held is not None and held.score > expired_at:
+        return False
+    index_put(db, name, member, score, value)
+    return True
 
 
 def index_remove(db: sqlite3.Connection, name: str, member: str) -> None:

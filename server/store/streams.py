@@ -84,6 +84,14 @@ class EventStreams(abc.ABC):
     async def expire(self, stream: str, seconds: float) -> None:
         """Delete the stream after ``seconds`` (at once if <= 0); for finished streams only."""
 
+    @abc.abstractmethod
+    async def delete_at(self, versions: Mapping[str, int]) -> bool:
+        """Delete every stream of ``versions`` at once if each is still at its version (0: the
+        stream does not exist), else delete nothing; True if deleted. The fence of whoever
+        copied the streams elsewhere: nothing appended after the copy is ever deleted unseen.
+        The streams are of one group (one hash tag: one Redis Cluster slot), else ValueError.
+        """
+
     async def retire(self, stream: str) -> None:
         """A stream is finished: apply the retention setting to it (nothing if None)."""
         if self.retention is not None:

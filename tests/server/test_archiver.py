@@ -10,21 +10,28 @@ from pathlib import Path
 import pytest
 
 from server.app import App
-from server.archive import Archive, SqliteArchive
+from server.archive import Archive, ArchivedRoom, SqliteArchive
 from server.domain import daily as d
 from server.domain.errors import WrongStatus
 from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room
-from server.rooms.archiver import ARCHIVE_DUE_INDEX, Archiver, fingerprint, folded
+from server.rooms.archiver import (
+    ARCHIVE_DUE_INDEX,
+    CLAIM_MS,
+    Archiver,
+    Outcome,
+    fingerprint,
+    folded,
+)
 from server.rooms.room_reader import read_room
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
-from server.store import MemoryEventStore
+from server.store import EventStore, MemoryEventStore
 from shared.errors import ArchiveUnavailable
 from shared.game import legal_moves
 from tests.server.parts import Peer, racing, until
 
-STEPS = ["read", "written", "verified", "room_deleted", "games_deleted", "directory_left"]
+STEPS = ["read", "written", "verified", "streams_deleted", "directory_left"]
 AFTER_S = 300.0
 
 
@@ -32,21 +39,19 @@ class Crash(BaseException):
     """What a kill -9 between two steps looks like to the code after it: nothing runs."""
 
 
-@pytest.fixture
-async def archive(tmp_path: Path) -> AsyncIterator[SqliteArchive]:
-    made = SqliteArchive(tmp_path / "archive.sqlite3")
-    yield made
-    await made.aclose()
-
-
-@pytest.fixture
-async def app(store: MemoryEventStore, clock: FakeClock, archive: Archive) -> AsyncIterator[App]:
+def archiving_app(store: EventStore, clock: FakeClock, archive: Archive) -> App:
     made = App(Config(archive_after_s=AFTER_S), store, clock, archive)
     made.delivery.ticker.send_many = lambda peers, msg: None
     made.race_clock.poll_s = 0.01
     made.open()
     assert made.archiver is not None
     made.archiver.interval_s = 3600  # the tests sweep by hand
+    return made
+
+
+@pytest.fixture
+async def app(store: MemoryEventStore, clock: FakeClock, archive: Archive) -> AsyncIterator[App]:
+    made = archiving_app(store, clock, archive)
     yield made
     await made.close_parts()
 
@@ -64,11 +69,11 @@ async def finished_race(app: App, clock: FakeClock, moves: int = 4) -> Room:
     return room
 
 
-async def due(store: MemoryEventStore) -> set[str]:
+async def due(store: EventStore) -> set[str]:
     return {e.member for e in await store.index_range(ARCHIVE_DUE_INDEX)}
 
 
-async def marked(store: MemoryEventStore, room_id: str) -> None:
+async def marked(store: EventStore, room_id: str) -> None:
     for _ in range(500):
         if room_id in await due(store):
             return
@@ -76,7 +81,7 @@ async def marked(store: MemoryEventStore, room_id: str) -> None:
     raise AssertionError(f"{room_id} never became due")
 
 
-async def in_store(store: MemoryEventStore, room: Room) -> list[str]:
+async def in_store(store: EventStore, room: Room) -> list[str]:
     return [s for s in room.streams() if await store.last_version(s) > 0]
 
 
@@ -126,6 +131,10 @@ async def test_a_crash_between_steps_loses_nothing(
     dying = Archiver(store, archive, clock, after_s=AFTER_S, step=crash)
     with pytest.raises(Crash):
         await dying.sweep()
+    # Its claim on the room holds until it runs out: nobody else archives it meanwhile.
+    again = Archiver(store, archive, clock, after_s=AFTER_S)
+    assert await again.archive_room(room.id) is Outcome.CLAIMED
+    clock.advance(CLAIM_MS)
     # In the store, the archive, or both: a reader still gets the whole room.
     read = await read_room(store, room.id, archive)
     assert read is not None
@@ -133,7 +142,6 @@ async def test_a_crash_between_steps_loses_nothing(
     assert room.id in await due(store)  # so the next sweep finishes the job
     assert await app.commands.list_rooms() == listed
     # Another process (or this one restarted) sweeps: the room ends up archived, once.
-    again = Archiver(store, archive, clock, after_s=AFTER_S)
     assert not await again.sweep()
     assert await in_store(store, room) == []
     assert await due(store) == set()
@@ -153,8 +161,19 @@ async def test_racing_archivers_write_once(
         await marked(store, room.id)
     clock.advance(int(AFTER_S * 1000))
     archivers = [Archiver(store, archive, clock, after_s=AFTER_S) for _ in range(3)]
+    encoded: list[str] = []
+    put = archive.put
+
+    async def counted(room: ArchivedRoom, *, now_ms: int) -> bool:
+        encoded.append(room.room_id)
+        return await put(room, now_ms=now_ms)
+
+    archive.put = counted  # type: ignore[method-assign]
     await asyncio.gather(*(a.sweep() for a in archivers))
     assert await archive.count() == 3
+    # Each room claimed by one of them: read, encoded and written once, by that one.
+    assert sorted(encoded) == sorted(room.id for room in rooms)
+    assert sum(a.figures.archived for a in archivers) == 3
     assert sum(a.figures.failures for a in archivers) == 0
     for room in rooms:
         assert await in_store(store, room) == []
@@ -302,3 +321,26 @@ async def test_a_daily_attempt_replays_from_the_archive_after_the_day(
     replayed = await app.commands.room(room.id)
     assert replayed.archived
     assert fingerprint(replayed) == live
+
+
+async def test_a_backlog_is_archived_without_waiting_for_the_next_sweep(
+    app: App,
+    store: MemoryEventStore,
+    clock: FakeClock,
+    archive: Archive,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A sweep that found a whole batch due sweeps again at once: a backlog (after the archive
+    was down, say) drains at the archiver's pace, not a batch every ``interval_s``."""
+    rooms = [await finished_race(app, clock, moves=i) for i in range(3)]
+    for room in rooms:
+        await marked(store, room.id)
+    clock.advance(int(AFTER_S * 1000))
+    monkeypatch.setattr("server.rooms.archiver._BATCH", 1)
+    archiver = Archiver(store, archive, clock, after_s=AFTER_S, interval_s=3600)
+    archiver.start()
+    try:
+        await until(lambda: archiver.figures.archived == 3)
+    finally:
+        await archiver.aclose()
+    assert await due(store) == set()

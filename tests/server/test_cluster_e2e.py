@@ -12,6 +12,7 @@ from pathlib import Path
 
 from server.store import RedisEventStore
 from shared import apply_move, deal_deck, new_game, public_fold, public_view, resign
+from tests.server.causal import violations
 from tests.server.wsclient import Client, assert_no_secrets, greedy_moves, winning_seed
 from tests.support.redis_cluster import LocalRedisCluster
 from tests.support.server_process import ServerProcess
@@ -89,6 +90,8 @@ async def test_racers_on_one_process_spectators_on_another(
         expected = public_view(resign(state))
         for spectator in (far, wide):  # on the other process, through the Cluster's wake-ups
             assert public_fold(spectator.game_events(ann.session)) == expected
+        for client in clients:  # the end after every move it was decided from
+            assert violations(client.messages) == [], client.name
         assert_no_secrets(clients, "quadrennial", deck, seed)
     finally:
         await asyncio.gather(*(c.close() for c in clients))

@@ -30,6 +30,8 @@ headers = st.builds(
     result=st.sampled_from(["won", "resigned", "over", "playing"]),
     place=st.one_of(st.none(), st.integers(1, 4)),
     seed=st.one_of(st.none(), st.text(max_size=64)),
+    salt=st.one_of(st.none(), st.from_regex(r"[0-9a-f]{32}", fullmatch=True)),
+    commitment=st.one_of(st.none(), st.from_regex(r"[0-9a-f]{64}", fullmatch=True)),
 )
 
 

@@ -1,5 +1,6 @@
 // The ways in, on the home page: a solo deal, a race to create (the options of `solitaire race
-// create`), a room to join by its code, a quick race, the daily challenge, and the account the
+// create`), a room to join by its code, a quick race, the daily challenge, a challenge for
+// friends with your open ones (`solitaire challenge create` and `list`), and the account the
 // terminal uses too (register, log in, log out, change the password). Forms go nowhere (the CSP
 // has form-action 'none'): each one opens a /play address or sends one message.
 "use strict";
@@ -60,10 +61,64 @@ window.Home = (() => {
       h("button", { type: "submit" }, "Play today's deal")],
     (el) => go("/play", { daily: el.variant.value }));
     const account = accountSection();
+    const challenge = challengeSection();
     main.replaceChildren(h("h1", {}, "Solitaire Arena"),
       h("p", { class: "lead" }, "Race the same deal as others, from this page or the terminal. ",
         field("Your name", name)),
-      h("div", { class: "ways" }, solo, race, join, quick, daily, account));
+      h("div", { class: "ways" }, solo, race, join, quick, daily, challenge, account));
+  }
+
+  // A challenge: one fresh deal that you and those you invite each play once, when you can
+  // (`solitaire challenge create`); and your challenges still open (`solitaire challenge list`).
+  function challengeSection() {
+    const section = h("section", { id: "challenge", "aria-labelledby": "challenge-title" });
+    const said = h("p", { class: "said", role: "status", id: "challenge-status" });
+    const mine = h("ul", { class: "challenges", "aria-label": "Your open challenges" },
+      h("li", {}, "Log in to see yours."));
+    let arena = null;
+    const create = form("challenge-create", "Challenge friends", [field("Variant", variantSelect("variant")),
+      field("Invite (account names, comma-separated; empty: anyone with the link)",
+        h("input", { type: "text", name: "to", maxlength: "400", autocapitalize: "off" })),
+      field("Days to play it", h("input", { type: "number", name: "window", min: "1", max: "30", value: "7" })),
+      note("One fresh deal; each plays it once, when they can; nobody sees the others' games before "
+        + "finishing their own. Log in first."),
+      h("button", { type: "submit" }, "Create the challenge")],
+    (el) => {
+      const to = el.to.value.split(",").map((n) => n.trim()).filter(Boolean);
+      const msg = { type: "challenge_create", variant: el.variant.value, window_days: Number(el.window.value) || 7,
+        ref: "challenge-create" };
+      if (to.length) msg.to = to;
+      arena.send(msg);
+    });
+    const playLink = (c, text) => h("a", { href: c.link, class: "play-challenge" }, text);
+    const drawMine = (list) => {
+      const open = list.filter((c) => c.status === "open");
+      mine.replaceChildren(...(open.length ? open.map((c) => h("li", { "data-code": c.code },
+        `${c.code} (${c.variant}) by ${c.creator}: ${c.players} of ${c.capacity} played, until `
+        + `${new Date(c.closes_at).toUTCString()}. `,
+        c.may_play ? playLink(c, "Play it") : playLink(c, "See it")))
+        : [h("li", {}, "None open.")]));
+    };
+    section.append(create, said, h("h3", {}, "Your open challenges"), mine);
+    arena = new window.Viewer.Arena((msg) => {
+      if (msg.type === "welcome" && msg.account) {
+        arena.send({ type: "challenges", ref: "challenges" });
+      } else if (msg.type === "challenge" && msg.ref === "challenge-create") {
+        const link = `${location.origin}${msg.link}`;
+        said.className = "said";
+        said.replaceChildren(`Challenge ${msg.code} created. Share this link: `,
+          h("a", { href: link, class: "share" }, link), " ", playLink(msg, "Play it now"));
+        arena.send({ type: "challenges", ref: "challenges" });
+      } else if (msg.type === "challenge_list") {
+        drawMine(msg.challenges);
+      } else if (msg.type === "error" && String(msg.ref).startsWith("challenge")) {
+        said.className = "said error";
+        said.textContent = msg.code === "not_logged_in" ? "Challenges are for accounts: log in first."
+          : msg.code === "rate_limited" ? "You have made many challenges lately: wait a while."
+            : msg.reason;
+      }
+    }, null, () => (Keep().key() ? { key: Keep().key() } : {}));
+    return section;
   }
 
   // Accounts: the same as the terminal's; the key from register or login stays in this

@@ -1,5 +1,5 @@
 // Playing from a link: a solo deal (/play?variant=V&seed=S), a seat in a room (/play/CODE), a
-// quick race or the daily challenge. The terminal client (client/) is the reference: the same
+// quick race, the daily challenge or a challenge (/play?challenge=CODE). The terminal client (client/) is the reference: the same
 // messages (docs/protocol.md), the same friendly notation (rules.js), the same commands at the
 // Move field, and the server alone decides. A seat's resume token stays in this tab's
 // sessionStorage and the account key in localStorage: never in a URL or a log.
@@ -89,7 +89,7 @@ window.Play = (() => {
   class PlayPage {
     constructor(root, how) {
       this.root = root;
-      this.how = how; // {kind: "solo"|"room"|"quick"|"daily"|"create", ...}
+      this.how = how; // {kind: "solo"|"room"|"quick"|"daily"|"challenge"|"create", ...}
       this.code = how.code || null;
       this.me = null;
       this.role = null;
@@ -181,6 +181,15 @@ window.Play = (() => {
           this.daily = msg;
           this.enter(msg.room);
           return;
+        case "challenge_started":
+          this.setLead(`Challenge ${msg.challenge} (${VARIANTS[msg.variant]}): one attempt. `
+            + "The standings come once your game is over; the seed once everyone has played.");
+          this.challenge = msg;
+          this.enter(msg.room);
+          return;
+        case "challenge":
+          this.notes.showChallenge(msg);
+          return;
         case "logged_out":
           Keep.setAccount(null, null);
           return;
@@ -199,6 +208,7 @@ window.Play = (() => {
         // Back in the seat: the server sends the room, the game and the results; moves not
         // answered before the drop go again with their ids (answered at most once).
         Keep.setSeat({ ...seat, token: msg.token, room: msg.room, player: msg.session });
+        if (seat && seat.challenge) this.challenge = seat.challenge; // its standings come after
         this.me = msg.session;
         this.role = "player";
         if (this.code !== msg.room || !this.roomView) this.enter(msg.room);
@@ -226,6 +236,9 @@ window.Play = (() => {
         this.arena.send({ type: "quick", variant: how.variant, players: how.players, ref: "quick" });
       } else if (how.kind === "daily") {
         this.arena.send({ type: "daily", variant: how.variant, ref: "daily" });
+      } else if (how.kind === "challenge") {
+        this.arena.send({ type: "challenge_play", challenge: how.challenge, ref: "challenge" });
+        this.setLead("Starting your attempt…");
       }
     }
 
@@ -255,7 +268,8 @@ window.Play = (() => {
       if (msg.role === "player") {
         this.me = msg.player;
         this.roomView.me = msg.player;
-        Keep.setSeat({ room: msg.room, token: this.token || (Keep.seat() || {}).token, player: msg.player });
+        Keep.setSeat({ room: msg.room, token: this.token || (Keep.seat() || {}).token, player: msg.player,
+          challenge: this.challenge || null });
         if (this.how.kind === "solo" && msg.ref === "join") this.arena.send({ type: "start" });
       } else {
         this.me = null;
@@ -287,6 +301,11 @@ window.Play = (() => {
         && (r.status === "finished" || (mine && DONE.has(mine.status)))) {
         this.watching = true;
         this.arena.send({ type: "watch", ref: "watch-others" });
+      }
+      // A challenge's standings, once one's own attempt is over (the server decides anyway).
+      if (this.challenge && r.status === "finished" && this.ratingsAsked !== r.id) {
+        this.ratingsAsked = r.id;
+        this.arena.send({ type: "challenge_show", challenge: this.challenge.challenge, ref: "challenge-show" });
       }
       if ((this.finished || r.status === "finished") && r.rated && race && this.ratingsAsked !== r.id) {
         this.ratingsAsked = r.id;
@@ -335,6 +354,9 @@ window.Play = (() => {
     if (params.has("quick")) {
       const v = VARIANTS[params.get("quick")] ? params.get("quick") : "swiss";
       return new PlayPage(root, { kind: "quick", variant: v, players: Number(params.get("players") || 2) });
+    }
+    if (params.has("challenge")) {
+      return new PlayPage(root, { kind: "challenge", challenge: params.get("challenge").trim().toLowerCase() });
     }
     if (params.has("daily")) {
       const v = VARIANTS[params.get("daily")] ? params.get("daily") : "swiss";

@@ -226,6 +226,8 @@ window.PlayPrompt = (() => {
         else if (done) this.page.setLead(`${done} Next: a new deal from the home page.`);
         else if (this.page.daily) this.page.setLead(`The daily challenge of ${this.page.daily.date}: everyone plays `
           + "this deal today, one attempt each. Click a card then where it goes, or type a move.");
+        else if (this.page.challenge) this.page.setLead(`Challenge ${this.page.challenge.challenge}: one attempt `
+          + "each, at a time of your own. Click a card then where it goes, or type a move.");
         else this.page.setLead(r.capacity > 1
           ? "Race! Click a card then where it goes, or type a move."
           : "Click a card then where it goes, or type a move; 'hint' helps.");
@@ -247,7 +249,7 @@ window.PlayPrompt = (() => {
       if (r && this.page.role === "player") {
         if (r.status === "lobby" && this.page.how.kind !== "quick") parts.push(button("Start", "start"));
         if (r.status === "racing" && this.page.view && !gameStatus(this.page.view, this.page.myProgress())) {
-          if (r.capacity === 1) parts.push(button("Hint", "hint"));
+          if (r.capacity === 1 && !this.page.challenge) parts.push(button("Hint", "hint"));
           parts.push(button("Resign", "resign"));
         }
         if (r.status === "finished" && r.capacity > 1 && !this.page.daily && this.page.how.kind !== "tournament") {
@@ -280,6 +282,26 @@ window.PlayPrompt = (() => {
         h("tbody", {}, rows)));
     }
 
+    // A challenge's standings as the server lets this player see them, with each attempt's
+    // replay once shown, and the seed checked by the reader when settled.
+    showChallenge(msg) {
+      const clock = (ms) => `${Math.floor(ms / 60000)}:${String(Math.floor(ms / 1000) % 60).padStart(2, "0")}`;
+      const rows = msg.rows.map((r) => h("tr", { "data-account": r.account },
+        h("td", { class: "place" }, r.place), h("td", { class: "name" }, window.Viewer.profileLink(r.name)),
+        h("td", { class: "status" }, r.status), h("td", { class: "time" }, clock(r.elapsed_ms)),
+        h("td", { class: "cards" }, r.foundations),
+        h("td", {}, r.room ? h("a", { href: `/replay/${r.room}/${encodeURIComponent(r.name)}` }, "replay") : "")));
+      const state = msg.status === "settled" ? "over: the seed is revealed"
+        : `${msg.players} of ${msg.capacity} played; open until ${new Date(msg.closes_at).toUTCString()}`;
+      const link = `${location.origin}${msg.link}`;
+      this.page.results.replaceChildren(
+        h("p", { class: "small" }, `Challenge ${msg.code}: ${state}. Share it: `, h("a", { href: link, class: "share" }, link)),
+        msg.visible ? h("table", { class: "challenge-standings" }, h("caption", {}, "Standings"),
+          h("thead", {}, h("tr", {}, ["#", "player", "status", "time", "cards", ""].map((t) => h("th", { scope: "col" }, t)))),
+          h("tbody", {}, rows))
+          : h("p", { class: "small" }, "The standings are shown once your game is over."));
+    }
+
     failed(msg) {
       const ref = msg.ref;
       if (ref === "join" && ["wrong_status", "room_full", "not_allowed", "already_in_room"].includes(msg.code)) {
@@ -298,12 +320,20 @@ window.PlayPrompt = (() => {
         this.page.refuse(`${String(ref).slice(4)}: ${msg.reason}`);
         return;
       }
+      if (ref === "challenge" && ["challenge_played", "challenge_closed", "challenge_full", "not_invited"]
+        .includes(msg.code)) {
+        // No attempt to play: the challenge as the server lets this reader see it.
+        this.page.arena.send({ type: "challenge_show", challenge: this.page.how.challenge, ref: "challenge-show" });
+      }
       if (msg.code === "rate_limited") {
         this.page.refuse("Too fast: the server dropped that one (rate limited).");
         return;
       }
       const text = msg.code === "not_logged_in" && ref === "daily"
         ? "The daily challenge is for accounts: log in on the home page first."
+        : msg.code === "not_logged_in" && ref === "challenge"
+          ? "Challenges are for accounts: log in on the home page first, then open the link again."
+          : ref === "challenge" ? msg.reason
         : msg.code === "daily_played" ? "You have played today's deal of this variant already: "
           + "come back tomorrow, or see the day's standings."
           : window.Viewer.errorText(msg, this.page.code, this.page.limits);

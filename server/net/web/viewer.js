@@ -139,6 +139,15 @@
     }
   }
 
+  // The verdict on a finished race, in the words of `solitaire verify`.
+  function verdictSection(v) {
+    const state = { fair: "fair", "not fair": "not-fair", "cannot be checked": "unchecked" }[v.outcome];
+    return h("section", { class: "verify", "aria-label": "verify" },
+      h("h2", {}, "Verify"),
+      h("p", { class: "verdict", "data-verdict": state }, v.outcome + (v.reason ? `: ${v.reason}` : "")),
+      h("ul", { class: "checks" }, v.passed.map((line) => h("li", {}, `checked: ${line}`))));
+  }
+
   // ---- one room: the race panel and every racer's board ----------------------------------
   class RoomView {
     // `me`: the player id of a racer's own page, whose board is drawn by the page itself.
@@ -150,6 +159,9 @@
       this.room = null;
       this.games = new Map(); // player -> {version, events, view}
       this.finished = null;
+      this.verified = null;
+      this.daily = null;
+      this.dailyAsked = false;
       this.error = null;
       this.dirty = false;
       this.panel = h("section", { class: "panel", "aria-label": "race" });
@@ -165,6 +177,8 @@
     join() {
       this.games.clear();
       this.finished = null;
+      this.verified = null;
+      this.dailyAsked = false;
       this.arena.send({ type: "join", room: this.code, role: "spectator" });
     }
 
@@ -211,6 +225,11 @@
         case "started":
           if (this.room) {
             Object.assign(this.room, { status: "racing", started_at: msg.at, ends_at: msg.ends_at });
+          }
+          break;
+        case "daily_standings":
+          if (msg.revealed && this.room && msg.commitment === this.room.commitment) {
+            this.daily = { seed: msg.seed, salt: msg.salt };
           }
           break;
         case "finished":
@@ -286,6 +305,8 @@
         parts.push(h("p", { class: "result" },
           `Finished (${f.reason === "time_limit" ? "time limit" : "every game done"}). `,
           f.seed !== null ? `Seed ${f.seed}, ` : "", `commitment ${f.commitment.slice(0, 12)}…`));
+        const verdict = this.verdict();
+        if (verdict) parts.push(verdictSection(verdict));
       }
       if (r.rematch) {
         // Its racers asked to race again: the new room is a click away.
@@ -293,6 +314,29 @@
           h("a", { href: `/watch/${r.rematch}` }, `watch the rematch in room ${r.rematch}`), "."));
       }
       return parts;
+    }
+
+    // The race checked here, from what the server published (window.Verify), once every
+    // racer's game is in: computed once per set of events shown.
+    verdict() {
+      const f = this.finished;
+      const ranked = f.ranking.map((p) => p.player);
+      if (!ranked.every((player) => this.games.has(player))) return null;
+      // A daily challenge attempt reveals no seed: the day's standings do, once it is over.
+      if (f.seed === null && this.room.started_at && !this.dailyAsked) {
+        this.dailyAsked = true;
+        const day = new Date(this.room.started_at).toISOString().slice(0, 10);
+        this.arena.send({ type: "daily_results", variant: this.room.variant, date: day, ref: "verify" });
+      }
+      const reveal = f.seed === null && this.daily ? this.daily : f;
+      const key = ranked.map((player) => this.games.get(player).version).join(",") + reveal.seed;
+      if (this.verified && this.verified.key === key) return this.verified.verdict;
+      const games = f.ranking.map((p) => [p.name, this.games.get(p.player).events]);
+      const verdict = window.Verify.verifyRace({
+        variant: this.room.variant, commitment: this.room.commitment, seed: reveal.seed, salt: reveal.salt, games,
+      });
+      this.verified = { key, verdict };
+      return verdict;
     }
 
     rankRow(p) {
@@ -743,12 +787,23 @@
             h("td", { class: "games" }, r.games), h("td", { class: "wins" }, r.wins),
             h("td", { class: "best" }, duration(r.best_ms))))
           : h("tr", {}, h("td", { colspan: 6, class: "small" }, "No rated race yet."))));
+      // A rated challenge is a race in the ratings, under its code: it has no room to replay.
+      const challengeCodes = new Set((card.challenges || []).map((c) => c.code));
       const recent = h("table", { class: "profile-recent", id: "races" },
         h("caption", {}, "Recent rated races"),
         h("thead", {}, h("tr", {}, ["when", "variant", "room", "race", "place", "result", "rating", "change"]
           .map((c) => h("th", { scope: "col" }, c)))),
-        h("tbody", {}, card.recent.map((r) =>
-          h("tr", { "data-room": r.room },
+        h("tbody", {}, card.recent.map((r) => challengeCodes.has(r.room)
+          ? h("tr", { "data-challenge": r.room },
+            h("td", { class: "when" }, `${ago(arena.now() - r.at)} ago`),
+            h("td", { class: "variant" }, VARIANT_NAME[r.variant] || r.variant),
+            h("td", { class: "room" }, h("a", { href: `/play?challenge=${encodeURIComponent(r.room)}` }, r.room)),
+            h("td", { class: "race" }, "challenge"),
+            h("td", { class: "place" }, `${r.place} of ${r.of}`),
+            h("td", { class: "result" }, r.won ? "won" : "–"),
+            h("td", { class: "rating" }, r.rating),
+            h("td", { class: "change" }, r.delta > 0 ? `+${r.delta}` : String(r.delta)))
+          : h("tr", { "data-room": r.room },
             h("td", { class: "when" }, `${ago(arena.now() - r.at)} ago`),
             h("td", { class: "variant" }, VARIANT_NAME[r.variant] || r.variant),
             h("td", { class: "room" }, h("a", {
@@ -761,9 +816,20 @@
             h("td", { class: "result" }, r.won ? "won" : "–"),
             h("td", { class: "rating" }, r.rating),
             h("td", { class: "change" }, r.delta > 0 ? `+${r.delta}` : String(r.delta))))));
+      const challenges = h("table", { class: "profile-challenges", id: "challenges" },
+        h("caption", {}, "Finished challenges"),
+        h("thead", {}, h("tr", {}, ["when", "variant", "challenge", "by", "place"]
+          .map((c) => h("th", { scope: "col" }, c)))),
+        h("tbody", {}, (card.challenges || []).map((c) =>
+          h("tr", { "data-challenge": c.code },
+            h("td", { class: "when" }, `${ago(arena.now() - c.at)} ago`),
+            h("td", { class: "variant" }, VARIANT_NAME[c.variant] || c.variant),
+            h("td", { class: "code" }, h("a", { href: `/play?challenge=${encodeURIComponent(c.code)}`,
+              title: "its standings" }, c.code)), h("td", { class: "by" }, c.creator),
+            h("td", { class: "place" }, c.place === null ? "did not play" : `${c.place} of ${c.of}`)))));
       status.textContent = "Races stay replayable while the server keeps their room.";
       status.className = "small";
-      main.replaceChildren(title, ratings, recent, status);
+      main.replaceChildren(title, ratings, recent, challenges, status);
       main.dataset.refreshed = String(Date.now());
       status.before(tournamentsPart(card));
     });

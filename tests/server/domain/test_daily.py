@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.domain import daily
-from server.domain.daily import Attempt, Outcome
+from server.domain import attempts, daily
+from server.domain.attempts import Attempt, Outcome
 from shared.protocol import BadField, commitment_ok
 
 
@@ -44,7 +44,7 @@ def _a(name: str, outcome: Outcome, elapsed: int, found: int = 0, reached: int =
 
 
 def test_standings_wins_by_time_then_cards_then_when_reached() -> None:
-    rows = daily.ranked(
+    rows = attempts.ranked(
         [
             _a("slowwin", Outcome.WON, 300_000, 52, 300_000),
             _a("many", Outcome.OVER, 600_000, 40, 500_000),
@@ -58,8 +58,8 @@ def test_standings_wins_by_time_then_cards_then_when_reached() -> None:
 
 def test_the_room_is_on_a_standings_row_only_once_the_day_is_over() -> None:
     attempt = _a("ann", Outcome.WON, 1000, 52, 1000)
-    assert "room" not in daily.standing_row(attempt, 1, revealed=False)
-    assert daily.standing_row(attempt, 1, revealed=True)["room"] == "Rann"
+    assert "room" not in attempts.standing_row(attempt, 1, revealed=False)
+    assert attempts.standing_row(attempt, 1, revealed=True)["room"] == "Rann"
 
 
 def test_streaks_count_days_in_a_row_ending_today_or_yesterday() -> None:

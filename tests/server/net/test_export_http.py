@@ -15,6 +15,7 @@ import pytest
 
 from shared import apply_move, new_game
 from shared.export import parse_export
+from shared.verification import verify_export
 from tests.server.wsclient import Client, winning_seed
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
@@ -102,6 +103,7 @@ async def test_a_finished_race_exports_and_a_running_one_does_not(arena: str) ->
         assert headers["Content-Disposition"] == f'attachment; filename="solitaire-{room}-Ann.txt"'
         game = parse_export(body)
         assert (game.header.room, game.header.player, game.header.seed) == (room, "Ann", seed)
+        assert str(verify_export(game)) == "fair"  # it names the salt and commitment too
         assert (game.header.result, game.header.place) == ("won", 1)
         moves = [e["move"] for e in game.events if e["type"] == "moved"]
         assert moves == win

@@ -3,9 +3,12 @@ ranged by score."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from server.store import IndexEntry, Indexes
+from tests.server.store.conftest import Backend
 
 
 async def test_put_get_range_remove(indexes: Indexes) -> None:
@@ -57,3 +60,35 @@ async def test_count_follows_puts_and_removes(indexes: Indexes) -> None:
 async def test_bad_names_are_value_errors(indexes: Indexes, index: str, member: object) -> None:
     with pytest.raises(ValueError, match="index"):
         await indexes.index_put(index, member, 1)  # type: ignore[arg-type]
+
+
+async def test_a_claim_is_won_once_until_it_runs_out(indexes: Indexes) -> None:
+    assert await indexes.index_claim("claims", "r1", 1000, b"p1", expired_at=500) is True
+    assert await indexes.index_get("claims", "r1") == IndexEntry("r1", 1000, b"p1")
+    # Another process, while the lease runs: refused, and the lease is untouched.
+    assert await indexes.index_claim("claims", "r1", 1600, b"p2", expired_at=999) is False
+    assert await indexes.index_get("claims", "r1") == IndexEntry("r1", 1000, b"p1")
+    # Once it ran out (its holder crashed), the next claim takes it over.
+    assert await indexes.index_claim("claims", "r1", 2000, b"p2", expired_at=1000) is True
+    assert await indexes.index_get("claims", "r1") == IndexEntry("r1", 2000, b"p2")
+    # Released (removed), it is free at once.
+    await indexes.index_remove("claims", "r1")
+    assert await indexes.index_claim("claims", "r1", 3000, b"p3", expired_at=0) is True
+
+
+async def test_many_claims_at_once_have_one_winner(backend: Backend) -> None:
+    """Claims from several store objects (processes) at once: exactly one wins."""
+    stores = [backend.store, *(backend.twin() for _ in range(3))]
+    try:
+        won = await asyncio.gather(
+            *(
+                s.index_claim("claims", "room", 5000, str(n).encode(), expired_at=100)
+                for n, s in enumerate(stores)
+                for _ in range(3)
+            )
+        )
+        assert sum(won) == 1
+    finally:
+        for twin in stores[1:]:
+            if twin is not backend.store:
+                await twin.aclose()

@@ -232,3 +232,60 @@ async def test_last_versions_of_more_streams_than_one_batch(streams: EventStream
             await streams.append(stream, [ev(v) for v in range(1, count + 1)], expected_version=0)
         wanted[stream] = count
     assert await streams.last_versions(names) == wanted
+
+
+async def test_delete_at_deletes_every_stream_when_each_is_at_its_version(
+    streams: EventStreams,
+) -> None:
+    await streams.append("{r1}:room", [ev(1), ev(2)], expected_version=0)
+    await streams.append("{r1}:game:ann", [ev(3)], expected_version=0)
+    await streams.append("{r2}:room", [ev(4)], expected_version=0)
+    at = {"{r1}:room": 2, "{r1}:game:ann": 1, "{r1}:game:bob": 0}
+    assert await streams.delete_at(at) is True
+    assert await streams.last_versions(list(at)) == dict.fromkeys(at, 0)
+    assert await streams.read("{r1}:room") == []
+    assert await streams.streams() == ["{r2}:room"]  # another group is untouched
+    # A stream deleted by the fence starts again at version 1, as any absent stream.
+    assert await streams.append("{r1}:room", [ev(5)], expected_version=0) == 1
+
+
+@pytest.mark.parametrize(
+    "at",
+    [
+        {"{r1}:room": 1, "{r1}:game:ann": 1},  # the room moved on after the check
+        {"{r1}:room": 2, "{r1}:game:ann": 2},  # a stream behind what was checked
+        {"{r1}:room": 2, "{r1}:game:ann": 1, "{r1}:game:bob": 0, "{r1}:game:cat": 3},
+        {"{r1}:room": 2, "{r1}:game:bob": 0, "{r1}:game:ann": 0},  # ann appeared meanwhile
+    ],
+)
+async def test_delete_at_deletes_nothing_when_any_stream_is_elsewhere(
+    streams: EventStreams, at: dict[str, int]
+) -> None:
+    await streams.append("{r1}:room", [ev(1), ev(2)], expected_version=0)
+    await streams.append("{r1}:game:ann", [ev(3)], expected_version=0)
+    assert await streams.delete_at(at) is False
+    assert [e.data for e in await streams.read("{r1}:room")] == [ev(1), ev(2)]
+    assert [e.data for e in await streams.read("{r1}:game:ann")] == [ev(3)]
+
+
+async def test_an_append_after_the_check_survives_the_fence(streams: EventStreams) -> None:
+    """The archiver's window: versions read, an event appended, then the delete asked for at
+    the versions read. The late event is never deleted unseen."""
+    await streams.append("{r1}:room", [ev(1)], expected_version=0)
+    await streams.append("{r1}:game:ann", [ev(2)], expected_version=0)
+    checked = await streams.last_versions(["{r1}:room", "{r1}:game:ann"])
+    await streams.append("{r1}:room", [ev(3)], expected_version=1)
+    assert await streams.delete_at(checked) is False
+    assert [e.data for e in await streams.read("{r1}:room")] == [ev(1), ev(3)]
+    assert await streams.delete_at({"{r1}:room": 2, "{r1}:game:ann": 1}) is True
+    # And an append at the deleted version after the delete fails: it was never acknowledged.
+    with pytest.raises(WrongExpectedVersion):
+        await streams.append("{r1}:room", [ev(4)], expected_version=2)
+
+
+async def test_delete_at_refuses_streams_of_several_groups(streams: EventStreams) -> None:
+    with pytest.raises(ValueError, match="one group"):
+        await streams.delete_at({"{r1}:room": 0, "{r2}:room": 0})
+    with pytest.raises(ValueError, match="version"):
+        await streams.delete_at({"{r1}:room": -1})
+    assert await streams.delete_at({}) is True
