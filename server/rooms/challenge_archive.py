@@ -57,5 +57,7 @@ class ChallengeArchive:
         again = c.fold(challenge.code, await self.events(challenge.code))
         if again != challenge:
             raise ChallengeMismatch(f"the archived challenge {challenge.code} does not fold back")
-        await self.store.expire(c.challenge_stream(challenge.code), 0)
+        # Fenced: a stream that moved on since it was read is kept, and archived again later.
+        if not await self.store.delete_at({c.challenge_stream(challenge.code): challenge.version}):
+            raise ChallengeMismatch(f"the challenge {challenge.code} moved on while archived")
         log.info("challenge_archived", challenge=challenge.code, events=len(events))
