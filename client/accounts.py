@@ -144,6 +144,19 @@ def profile_lines(card: Mapping[str, Any]) -> list[str]:
             f"  {r['variant']:<12} {_rating(r):>6}  rank {r['rank']}/{r['players']}  "
             f"{r['games']} games, {r['wins']} wins, best win {_duration(r['best_ms'])}"
         )
+    tournaments = card.get("tournaments")
+    if tournaments:
+        podiums = tournaments["podiums"]
+        lines.append(
+            f"  tournaments: {plural(tournaments['played'], 'played', 'played')}, "
+            f"{plural(len(podiums), 'podium')}"
+        )
+        medals = {1: "1st", 2: "2nd", 3: "3rd"}
+        for podium in podiums[:5]:
+            lines.append(
+                f"    {medals.get(podium['place'], podium['place'])} in {podium['name']} "
+                f"({podium['variant']}; solitaire tournament show {podium['tournament']})"
+            )
     streaks = card.get("streaks")
     if streaks:
         lines.append(

@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Any, TextIO
 
 from client.text import can_encode
 from shared.protocol import MAX_SEED_LEN
@@ -206,6 +206,8 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         metavar="N",
         help="racers in the room, 2 to 4 (default: %(default)s)",
     )
+
+    _tournament_parser(sub, common)
 
     sub.add_parser(
         "rooms",
@@ -409,6 +411,76 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     rules.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     rules.set_defaults(moves=None)
     return parser
+
+
+def _tournament_code(text: str) -> str:
+    code = text.strip().lower()
+    if not code:
+        raise argparse.ArgumentTypeError("a tournament id cannot be empty")
+    return code
+
+
+def _tournament_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    """`solitaire tournament list | create | join ID | show ID`."""
+    tournament = sub.add_parser(
+        "tournament",
+        help="arena tournaments: race again and again until the time is up",
+        description="Arena tournaments: while one runs, every racer who finishes a race is "
+        "paired into the next with players near their rank; the standings say who leads.",
+    )
+    actions = tournament.add_subparsers(dest="tournament_command", required=True, metavar="ACTION")
+    actions.add_parser(
+        "list",
+        parents=[common],
+        help="the upcoming, live and finished tournaments",
+        description="List the tournaments: live ones, then upcoming, then the last finished.",
+    )
+    create = actions.add_parser(
+        "create",
+        parents=[common],
+        help="create a tournament (logged in)",
+        description="Create a tournament on --variant; it is listed at once. Join it with "
+        "'solitaire tournament join ID' (its creator too).",
+    )
+    create.add_argument("title", metavar="TITLE", help="the tournament's name")
+    create.add_argument(
+        "--minutes",
+        type=_positive_float,
+        default=30.0,
+        help="how long it runs, 5 to 720 (default: %(default)s)",
+    )
+    create.add_argument(
+        "--starts-in",
+        type=float,
+        default=0.0,
+        metavar="MINUTES",
+        help="start this many minutes from now (default: at once)",
+    )
+    create.add_argument(
+        "--race-time",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="each race's time limit (default: the server's, 3 minutes)",
+    )
+    create.add_argument(
+        "--racers",
+        type=int,
+        choices=(2, 3, 4),
+        default=2,
+        help="racers in each race (default: %(default)s)",
+    )
+    create.add_argument("--unrated", action="store_true", help="races that do not count")
+    create.add_argument("--no-berserk", action="store_true", help="nobody may go berserk")
+    create.add_argument("--no-streaks", action="store_true", help="no double points for streaks")
+    for action, text in (
+        ("join", "join and play every race you are paired into; Ctrl-C pauses"),
+        ("show", "the standings and podium of a tournament"),
+    ):
+        parser = actions.add_parser(action, parents=[common], help=text, description=text + ".")
+        parser.add_argument(
+            "tournament", metavar="ID", type=_tournament_code, help="the tournament's id"
+        )
 
 
 @dataclass(frozen=True)

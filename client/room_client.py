@@ -45,6 +45,8 @@ class RoomClient:
         self.save_seat: Callable[[], None] | None = None
         self.conn: Connection | None = None
         self.auto_start_at: int | None = None
+        # What a mode asks again after every reconnect (a tournament followed, say).
+        self.after_welcome: Callable[[], Coroutine[Any, Any, None]] | None = None
         self._start_sent = False
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -128,7 +130,10 @@ class RoomClient:
         self.app.refresh()
 
     async def on_welcome(self, welcome: dict[str, Any]) -> None:
-        """After a reconnect, get back where we were: a seat resumes, a spectator re-joins."""
+        """After a reconnect, get back where we were: a seat resumes, a spectator re-joins, a
+        mode asks again for what it follows."""
+        if self.conn is not None and self.conn.reconnects and self.after_welcome is not None:
+            self._spawn(self.after_welcome())
         if self.conn is None or not self.conn.reconnects or self.state.room_id is None:
             return
         if self.state.me is not None and not welcome["resumed"]:

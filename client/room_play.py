@@ -15,7 +15,7 @@ from client.app import App, interrupts_set
 from client.commands import Command, Kind
 from client.connection import Connection, RequestFailed
 from client.hint import suggestion_text
-from client.play import Outcome, play_loop
+from client.play import Extra, Outcome, play_loop
 from client.room_client import RoomClient
 from client.room_state import DONE
 from shared import protocol as p
@@ -82,15 +82,29 @@ async def add_bot(conn: Any, app: App, level: str) -> bool:
 LOST = "this game was lost when the server restarted: type 'quit', then start a new one"
 
 
-async def play_room(client: RoomClient, app: App, *, race: bool, wait_for_results: bool) -> Outcome:
+async def play_room(
+    client: RoomClient,
+    app: App,
+    *,
+    race: bool,
+    wait_for_results: bool,
+    until: asyncio.Event | None = None,
+    more: Extra | None = None,
+) -> Outcome:
     """The player's loop in a room: moves once the race starts, `start` in the lobby. Ctrl-C
     leaves without resigning (the seat waits for the server's grace); `quit` resigns;
-    `rematch` once the race is over ends it with Outcome.REMATCH (the caller moves rooms)."""
+    `rematch` once the race is over ends it with Outcome.REMATCH (the caller moves rooms).
+    ``until`` set ends it with Outcome.END (a tournament's race is over: the standings follow);
+    ``more`` takes a mode's own commands first."""
     driver = ServerDriver(client)
     assert client.conn is not None
     conn = client.conn
 
     async def extra(command: Command) -> bool | Outcome:
+        if more is not None:
+            took = await more(command)
+            if took:
+                return took
         if command.kind is Kind.START:
             try:
                 await conn.send({"type": "start"})
@@ -145,12 +159,13 @@ async def play_room(client: RoomClient, app: App, *, race: bool, wait_for_result
         failed = asyncio.create_task(_until_failed(conn))
         stopped = asyncio.create_task(interrupted.wait())
         closed = asyncio.create_task(client.view.closed_now.wait())
+        ended = asyncio.create_task((until or asyncio.Event()).wait())
         try:
             await asyncio.wait(
-                {reader, failed, stopped, closed}, return_when=asyncio.FIRST_COMPLETED
+                {reader, failed, stopped, closed, ended}, return_when=asyncio.FIRST_COMPLETED
             )
         finally:
-            for task in (reader, failed, stopped, closed):
+            for task in (reader, failed, stopped, closed, ended):
                 if not task.done():
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
@@ -164,7 +179,7 @@ async def play_room(client: RoomClient, app: App, *, race: bool, wait_for_result
         raise conn.failure
     if client.view.closed is not None:
         raise ClientError(closed_text(client.state.room_id, client.view.closed), code="room_closed")
-    outcome = reader.result()
+    outcome = reader.result() if reader.done() and not reader.cancelled() else Outcome.END
     view = client.my_view
     left = False
     if view is not None and not view.over and not client.view.finished.is_set() and not client.lost:

@@ -143,6 +143,13 @@ class RoomState:
         track = self.games.get(self.me or "")
         return list(track.events) if track else []
 
+    def time_limit(self, at: int, ends_at: int | None) -> int | None:
+        """The player's own time limit in a race from ``at`` to ``ends_at``: half of it for a
+        tournament racer who went berserk (their `berserk`, in the room or told since)."""
+        if not ends_at:
+            return None
+        return (ends_at - at) // (2 if self.my_progress().get("berserk") else 1)
+
     def my_progress(self) -> dict[str, Any]:
         return self.progress.get(self.me or "", {})
 

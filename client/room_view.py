@@ -28,6 +28,15 @@ from client.text import cards_as_shown, plural
 from shared import protocol as p
 from shared.errors import ArenaError
 
+TOURNAMENT_MESSAGES = (
+    p.TOURNAMENT,
+    p.TOURNAMENT_STANDINGS,
+    p.TOURNAMENT_JOINED,
+    p.TOURNAMENT_WITHDRAWN,
+    p.TOURNAMENT_UNFOLLOWED,
+    p.TOURNAMENT_PAIRED,
+    p.BERSERKED,
+)
 _REASONS = {"all_done": "every game is done", "time_limit": "time is up"}
 
 
@@ -50,8 +59,10 @@ class RoomView(BoardFocus):
         self.app = app
         self._ask_watch = ask_watch  # a fresh snapshot of one game (or of the watched ones)
         self._in_lobby = in_lobby
-        # `queued` and `matched` of a quick race go to whoever waits for them (client/quick.py).
+        # `queued` and `matched` of a quick race go to whoever waits for them (client/quick.py),
+        # a tournament's messages to the mode that follows it (client/tournament_join.py).
         self.on_queue: Callable[[dict[str, Any]], None] = lambda msg: None
+        self.on_tournament: Callable[[dict[str, Any]], None] = lambda msg: None  # the same
         self.lobby_hint = ""
         self.started = asyncio.Event()
         self.finished = asyncio.Event()
@@ -72,6 +83,7 @@ class RoomView(BoardFocus):
             p.LOGGED_OUT: self._on_logged_out,
             p.QUEUED: lambda msg: self.on_queue(msg),
             p.MATCHED: lambda msg: self.on_queue(msg),
+            **{kind: lambda msg: self.on_tournament(msg) for kind in TOURNAMENT_MESSAGES},
         }
 
     def forget_room(self) -> None:
@@ -184,7 +196,7 @@ class RoomView(BoardFocus):
     def _start(self, at: int, ends_at: int | None) -> None:
         self.session.countdown_to_ms = None
         self.session.clock_start_ms = self.local(at)
-        self.session.time_limit_ms = ends_at - at if ends_at else None
+        self.session.time_limit_ms = self.state.time_limit(at, ends_at)
         if not self.started.is_set():
             self.started.set()
             if self.spectator:

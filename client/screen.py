@@ -137,6 +137,7 @@ class Screen:
     status: str = ""
     messages: tuple[str, ...] = field(default_factory=tuple)
     error: str | None = None
+    body: tuple[str, ...] = ()  # lines shown where the boards go when there are none
 
 
 def _paint(text: str, code: str, color: bool) -> str:
@@ -293,7 +294,11 @@ def compose(
     ]
     board_columns = _board_width(screen.boards)
     side = bool(panel) and (board_columns == 0 or board_columns + GAP + PANEL_WIDTH <= columns)
-    if height is None:
+    if screen.body and not screen.boards:
+        rows = None if height is None else height - 4 - len(status) - len(error)
+        body_left = list(screen.body[: None if rows is None else max(1, rows)])
+        side, panel = False, []
+    elif height is None:
         body_left = _boards_full(screen.boards, color, None)
     else:
         need_columns = max(board_columns + (GAP + PANEL_WIDTH if panel else 0), 20)

@@ -99,6 +99,7 @@ class Session:
     away_since: dict[str, int] = field(default_factory=dict)
     pager: Pager | None = None
     said: int = 0  # messages said so far, to tell the ones said while a move was answered
+    body: tuple[str, ...] = ()  # what shows where no board is (a tournament's standings)
 
     def say(self, text: str) -> None:
         """Add a message below the board (the screen wraps it to its width)."""
@@ -155,6 +156,7 @@ class Session:
             status=status,
             messages=tuple(self.messages),
             error=self.error,
+            body=self.body,
         )
 
 

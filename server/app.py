@@ -24,6 +24,7 @@ from server.endpoint import Endpoint
 from server.net.connection import Connection, Outbox
 from server.net.delivery import Delivery
 from server.net.export import GameExport
+from server.net.tournaments import Tournaments
 from server.net.ws_adapter import forget_handshake
 from server.rooms.archiver import Archiver
 from server.rooms.bots import BotRunner
@@ -121,6 +122,15 @@ class App:
         )
         self.hub.listen(self.challenge_sweep.on_change)
         self.matchmaker = Matchmaker(store, self.commands, clock, config, process=self.process)
+        self.tournaments = Tournaments(
+            store,
+            clock,
+            config,
+            self.commands,
+            registry=self.metrics.registry,
+            seated=self.matchmaker.seated,
+            rating_of=self.ratings.rating_of,
+        )
         self.bots = BotRunner(self.commands, clock, config, self.solver)
         self.hub.listen(self.bots.on_change)
         self.connections: set[Connection] = set()
@@ -176,6 +186,7 @@ class App:
             daily=self.daily,
             challenges=self.challenges,
             logins=self.logins,
+            tournaments=self.tournaments,
         )
         self.connections.add(connection)
         try:
@@ -202,6 +213,7 @@ class App:
         self.race_clock.start()
         self.unloader.start()
         self.matchmaker.start()
+        self.tournaments.start()
         self.bots.start()
         self.challenge_sweep.start()
         if self.archiver is not None:
@@ -268,6 +280,7 @@ class App:
         self.collector.stop()
         self.metrics.unwatch_gc()
         await self.matchmaker.aclose()
+        await self.tournaments.aclose()
         await self.bots.aclose()
         await self.challenge_sweep.aclose()
         if self.archiver is not None:

@@ -45,6 +45,14 @@ QUICK = "quick"
 LEAVE_QUEUE = "leave_queue"
 DAILY = "daily"
 DAILY_RESULTS = "daily_results"
+# Tournaments (docs/protocol.md, "Tournaments").
+LIST_TOURNAMENTS = "list_tournaments"
+CREATE_TOURNAMENT = "create_tournament"
+JOIN_TOURNAMENT = "join_tournament"
+WITHDRAW_TOURNAMENT = "withdraw_tournament"
+FOLLOW_TOURNAMENT = "follow_tournament"
+UNFOLLOW_TOURNAMENT = "unfollow_tournament"
+BERSERK = "berserk"
 ADD_BOT = "add_bot"
 CHALLENGE_CREATE = "challenge_create"
 CHALLENGE_PLAY = "challenge_play"
@@ -84,6 +92,15 @@ LEFT_QUEUE = "left_queue"
 # The daily challenge (docs/protocol.md, "Daily challenge").
 DAILY_STARTED = "daily_started"
 DAILY_STANDINGS = "daily_standings"
+# Tournaments (docs/protocol.md, "Tournaments").
+TOURNAMENTS = "tournaments"
+TOURNAMENT = "tournament"
+TOURNAMENT_STANDINGS = "tournament_standings"
+TOURNAMENT_JOINED = "tournament_joined"
+TOURNAMENT_WITHDRAWN = "tournament_withdrawn"
+TOURNAMENT_UNFOLLOWED = "tournament_unfollowed"
+TOURNAMENT_PAIRED = "tournament_paired"
+BERSERKED = "berserked"
 # Challenges (docs/protocol.md, "Challenges").
 CHALLENGE = "challenge"
 CHALLENGE_STARTED = "challenge_started"
@@ -108,6 +125,8 @@ MAX_ID_LEN = 64
 MAX_PASSWORD_LEN = 128
 MAX_KEY_LEN = 128
 MAX_TOP = 100
+MAX_TOURNAMENT_NAME_LEN = 64
+TOURNAMENT_STATUSES = ("upcoming", "running", "finishing", "finished")
 
 # Close codes (docs/protocol.md, "Limits and close codes").
 CLOSE_NORMAL = 1000
@@ -336,6 +355,26 @@ CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
         _opt("variant", "str", choices=VARIANTS),
         _opt("date", "str", max_len=10),
     ),
+    LIST_TOURNAMENTS: (),
+    CREATE_TOURNAMENT: (
+        _f("name", "str", max_len=MAX_TOURNAMENT_NAME_LEN),
+        _opt("variant", "str", choices=VARIANTS),
+        _opt("starts_at", "int", min=0),
+        _f("length_ms", "int", min=1, max=86_400_000),
+        _opt("time_limit_ms", "int", min=1, max=86_400_000),
+        _opt("race_size", "int", min=2, max=4),
+        _opt("rated", "bool"),
+        _opt("berserk", "bool"),
+        _opt("streaks", "bool"),
+    ),
+    JOIN_TOURNAMENT: (_f("tournament", "str", max_len=MAX_ID_LEN),),
+    WITHDRAW_TOURNAMENT: (_f("tournament", "str", max_len=MAX_ID_LEN),),
+    FOLLOW_TOURNAMENT: (
+        _f("tournament", "str", max_len=MAX_ID_LEN),
+        _opt("page", "int", min=1, max=100_000),
+    ),
+    UNFOLLOW_TOURNAMENT: (),
+    BERSERK: (),
     ADD_BOT: (_opt("level", "int", min=BOT_MIN_LEVEL, max=BOT_MAX_LEVEL),),
     CHALLENGE_CREATE: (
         _opt("variant", "str", choices=VARIANTS),
@@ -422,6 +461,7 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("ratings", "list", items="map"),
         _f("recent", "list", items="map"),
         _opt("streaks", "map"),
+        _opt("tournaments", "map"),
         _opt("bot", "int", min=BOT_MIN_LEVEL, max=BOT_MAX_LEVEL),
         _opt("challenges", "list", items="map"),
     ),
@@ -457,6 +497,36 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("salt", "str", "nil"),
         _f("rows", "list", items="map"),
         _f("me", "map", "nil"),
+    ),
+    TOURNAMENTS: (
+        _f("upcoming", "list", items="map"),
+        _f("live", "list", items="map"),
+        _f("finished", "list", items="map"),
+    ),
+    TOURNAMENT: (_f("tournament", "map"),),
+    TOURNAMENT_STANDINGS: (
+        _f("tournament", "str"),
+        _f("version", "int", min=0),
+        _f("page", "int", min=1),
+        _f("pages", "int", min=1),
+        _f("players", "int", min=0),
+        _f("rows", "list", items="map"),
+        _f("me", "map", "nil"),
+        _f("final", "bool"),
+    ),
+    TOURNAMENT_JOINED: (_f("tournament", "str"),),
+    TOURNAMENT_WITHDRAWN: (_f("tournament", "str"),),
+    TOURNAMENT_UNFOLLOWED: (_f("tournament", "str"),),
+    TOURNAMENT_PAIRED: (
+        _f("tournament", "str"),
+        _f("room", "str"),
+        _f("race", "int", min=1),
+        _f("players", "list", items="str"),
+    ),
+    BERSERKED: (
+        _f("room", "str"),
+        _f("player", "str"),
+        _f("ends_at", "int", "nil"),
     ),
     CHALLENGE: (
         _f("code", "str"),

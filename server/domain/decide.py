@@ -28,6 +28,7 @@ from server.domain.events import (
     CountdownStarted,
     PlayerAway,
     PlayerBack,
+    PlayerBerserked,
     PlayerJoined,
     PlayerLeft,
     RaceFinished,
@@ -75,6 +76,7 @@ def decide_create(
     creator: str,
     now: int,
     members: Sequence[str] = (),
+    tournament: str = "",
 ) -> RoomCreated:
     """The room a ``create_room`` asks for, committed to its secret (seed or deck)."""
     secret = deck_secret(deck) if deck is not None else seed
@@ -98,6 +100,7 @@ def decide_create(
         rated=rateable(msg, capacity=capacity, deck=deck),
         daily=str(msg.get("daily", "")),
         members=tuple(members),
+        tournament=tournament,
         challenge=str(msg.get("challenge", "")),
     )
 
@@ -342,6 +345,9 @@ def check_playing(room: Room, game: Game, *, now: int) -> None:
     """A game move or resignation is possible now; the ClientError saying why not."""
     if room.status is not RoomStatus.RACING or (room.ends_at is not None and now >= room.ends_at):
         raise NotRacing(f"the race is {room.status.value}, not racing")
+    own_end = room.clock_ends_at(game.player)
+    if own_end is not None and now >= own_end:
+        raise NotRacing("your clock has run out (berserk: half the time limit)")
     if game.state is None:
         raise NotRacing("your game has not started yet")
     if game.progress.status.done:
@@ -355,6 +361,20 @@ def decide_move(room: Room, game: Game, move: str, *, cid: Any, now: int) -> dic
     event = move_event(game.state, move, at=now)
     event["cid"] = cid
     return event
+
+
+def decide_berserk(room: Room, player: str, *, now: int) -> Events:
+    """A tournament racer halves their own clock, before the race starts; once."""
+    seat = room.seats.get(player)
+    if seat is None:
+        raise NotAPlayer("only a racer can berserk")
+    if room.meta is None or not room.meta.tournament or not room.meta.time_limit_ms:
+        raise NotAllowed("berserk is for timed tournament races")
+    if not allows(room.status, PlayerBerserked):
+        raise WrongStatus(f"the race is {room.status.value}: berserk before it starts")
+    if seat.berserk:
+        return []
+    return [PlayerBerserked(now, player)]
 
 
 def decide_resign(room: Room, game: Game, *, reason: str | None, now: int) -> dict[str, Any]:

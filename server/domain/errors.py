@@ -132,6 +132,30 @@ class DailyPlayed(ClientError):
     code = "daily_played"
 
 
+class NoSuchTournament(ClientError):
+    """A tournament id no tournament has."""
+
+    code = "no_such_tournament"
+
+
+class TournamentOver(ClientError):
+    """Joining a tournament whose time is up."""
+
+    code = "tournament_over"
+
+
+class TooManyTournaments(ClientError):
+    """An account creating more tournaments than it may have upcoming or running."""
+
+    code = "too_many_tournaments"
+
+
+class NotInTournament(ClientError):
+    """Withdrawing from a tournament one is not playing in."""
+
+    code = "not_in_tournament"
+
+
 class TooManyBots(ClientError):
     """A room keeps one seat for a person at least: at most capacity - 1 bots."""
 

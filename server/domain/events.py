@@ -49,6 +49,8 @@ class RoomCreated(RoomEvent):
     daily: str = ""
     # A quick race's room: only these sessions (the matched players) may take its seats.
     members: tuple[str, ...] = ()
+    # A tournament's race: the tournament it is scored into (server/domain/tournament.py).
+    tournament: str = ""
     # A challenge's attempt (the challenge's code): watched, replayed or exported only as the
     # challenge allows (server/domain/challenges.py), its seed shown once it is settled.
     challenge: str = ""
@@ -143,6 +145,14 @@ class RematchOffered(RoomEvent):
     player: str
 
 
+@dataclass(frozen=True, slots=True)
+class PlayerBerserked(RoomEvent):
+    """A tournament racer halved their own clock before the race (docs/tournaments.md)."""
+
+    TYPE: ClassVar[str] = "player_berserked"
+    player: str
+
+
 EVENT_TYPES: Mapping[str, type[RoomEvent]] = {
     cls.TYPE: cls
     for cls in (
@@ -157,6 +167,7 @@ EVENT_TYPES: Mapping[str, type[RoomEvent]] = {
         RaceFinished,
         RoomClosed,
         RematchOffered,
+        PlayerBerserked,
     )
 }
 
@@ -179,6 +190,7 @@ _SCHEMA: Schema[RoomEvent] = Schema(
         "account": None,
         "daily": "",
         "members": (),
+        "tournament": "",
         "bot": 0,
         "challenge": "",
         "games": {},  # an end written before it named its causes: nothing to wait for

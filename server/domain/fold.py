@@ -20,6 +20,7 @@ from server.domain.events import (
     CountdownStarted,
     PlayerAway,
     PlayerBack,
+    PlayerBerserked,
     PlayerJoined,
     PlayerLeft,
     RaceFinished,
@@ -212,6 +213,12 @@ def _back(room: Room, e: PlayerBack) -> None:
         seat.connection, seat.away_since = e.connection, None
 
 
+def _berserked(room: Room, e: PlayerBerserked) -> None:
+    seat = room.seats.get(e.player)
+    if seat is not None:
+        seat.berserk = True
+
+
 def _away(room: Room, e: PlayerAway) -> None:
     seat = room.seats.get(e.player)
     if seat is not None and seat.connection == e.connection:
@@ -255,6 +262,7 @@ _FOLDS: Mapping[type[RoomEvent], Callable[[Room, Any], None]] = {
     RaceFinished: _finished,
     RoomClosed: _closed,
     RematchOffered: _rematch,
+    PlayerBerserked: _berserked,
 }
 
 

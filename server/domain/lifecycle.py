@@ -15,6 +15,7 @@ from server.domain.events import (
     CountdownStarted,
     PlayerAway,
     PlayerBack,
+    PlayerBerserked,
     PlayerJoined,
     PlayerLeft,
     RaceFinished,
@@ -54,6 +55,8 @@ TRANSITIONS: Mapping[tuple[RoomStatus, type[RoomEvent]], RoomStatus] = {
     (_S.RACING, RaceFinished): _S.FINISHED,
     (_S.FINISHED, RematchOffered): _S.FINISHED,
     (_S.LOBBY, RoomClosed): _S.CLOSED,
+    (_S.LOBBY, PlayerBerserked): _S.LOBBY,
+    (_S.COUNTDOWN, PlayerBerserked): _S.COUNTDOWN,
 }
 ENDED = frozenset({RoomStatus.FINISHED, RoomStatus.CLOSED})
 

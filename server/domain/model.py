@@ -46,11 +46,13 @@ class Seat:
     away_since: int | None = None
     account: str | None = None  # a logged-in racer's account name (as registered)
     bot: int = 0  # a bot's level (1 to 5); 0 for a person
+    berserk: bool = False  # a tournament racer who halved their own clock
 
     def wire(self) -> dict[str, Any]:
         return {
             "connected": self.connection is not None,
             "away_since": self.away_since,
+            "berserk": self.berserk,
             "bot": self.bot or None,
         }
 
@@ -129,6 +131,16 @@ class Room:
     @property
     def stream(self) -> str:
         return room_stream(self.id)
+
+    def clock_ends_at(self, player: str) -> int | None:
+        """When ``player``'s own clock runs out: the race's end, or half-way for a racer who
+        berserked (docs/tournaments.md)."""
+        seat = self.seats.get(player)
+        if seat is None or not seat.berserk or self.started_at is None or self.meta is None:
+            return self.ends_at
+        if not self.meta.time_limit_ms:
+            return self.ends_at
+        return self.started_at + self.meta.time_limit_ms // 2
 
     def reset(self) -> None:
         """Forget everything folded, to fold the room again from its streams (a stream went

@@ -33,12 +33,36 @@ def abandon_times(room: Room, graces: Graces) -> dict[str, int]:
     return found
 
 
+def clock_out_times(room: Room) -> dict[str, int]:
+    """When each racer who berserked and is still playing runs out of their own clock."""
+    found = {}
+    for seat in room.seats.values():
+        game = room.games.get(seat.player)
+        own_end = room.clock_ends_at(seat.player)
+        if (
+            seat.berserk
+            and own_end is not None
+            and game is not None
+            and not game.progress.status.done
+        ):
+            found[seat.player] = own_end
+    return found
+
+
+def clocked_out_now(room: Room, now: int) -> list[str]:
+    """The berserk racers whose own clock has run out at ``now``."""
+    if room.status is not RoomStatus.RACING:
+        return []
+    return [player for player, when in clock_out_times(room).items() if now >= when]
+
+
 def next_due(room: Room, graces: Graces) -> int | None:
     """The time of the room's next timed event, if any."""
     if room.status is RoomStatus.COUNTDOWN:
         return room.go_at
     if room.status is RoomStatus.RACING:
         times = list(abandon_times(room, graces).values())
+        times += clock_out_times(room).values()
         if room.ends_at is not None:
             times.append(room.ends_at)
         return min(times) if times else None

@@ -37,8 +37,10 @@ class AccountRequests:
         on_account: Callable[[Account | None], None],
         streaks: Callable[[str], Awaitable[Streaks]] | None = None,
         logins: Logins | None = None,
+        tournaments: Callable[[str], Awaitable[list[dict[str, Any]]]] | None = None,
         challenges: Callable[[str], Awaitable[list[dict[str, Any]]]] | None = None,
     ) -> None:
+        self.tournaments = tournaments  # an account's finished tournaments, for profiles
         self.accounts = accounts
         self.challenges = challenges  # an account's finished challenges, for profiles
         self.ratings = ratings
@@ -188,6 +190,10 @@ class AccountRequests:
         if self.streaks is not None:
             streaks = await self.streaks(account.id)
             card["streaks"] = {"played": streaks.played, "won": streaks.won}
+        if self.tournaments is not None:
+            played = await self.tournaments(account.id)
+            podiums = [row for row in played if row["place"] <= 3][:20]
+            card["tournaments"] = {"played": len(played), "podiums": podiums}
         if self.challenges is not None:
             card["challenges"] = await self.challenges(account.id)
         self.reply(msg, card)

@@ -38,6 +38,7 @@ from server.net.daily_requests import DailyRequests
 from server.net.delivery import Delivery
 from server.net.queue_requests import QueueRequests
 from server.net.room_requests import Handler, room_requests
+from server.net.tournaments import Tournaments
 from server.net.ws_adapter import framed, queue_binary, settled_plain, write_pending
 from server.rooms.challenges import Challenges
 from server.rooms.commands import Commands
@@ -226,6 +227,7 @@ class Connection:
         daily: DailyChallenge,
         challenges: Challenges,
         logins: Logins | None = None,
+        tournaments: Tournaments,
     ) -> None:
         self.metrics = metrics
         self.ws = ws
@@ -261,6 +263,8 @@ class Connection:
         self.queue = QueueRequests(
             self, matchmaker, ratings.rating_of, lambda: self.login.account_id
         )
+        # Its handlers join the others when they are made (``_handlers``).
+        self.tournaments = tournaments.attach(self, {}, self.login)
         self.challenges = challenges
         self._accounts = accounts
 
@@ -331,6 +335,7 @@ class Connection:
         """The connection ended: a seat it held is marked away (the grace starts), for all to
         see; a seat resumed elsewhere meanwhile is left as it is."""
         await self.queue.gone()
+        await self.tournaments.gone()  # never raises
         await self.login.release()
         room = None
         found = self.delivery.member(self)
@@ -465,6 +470,7 @@ def _handlers(c: Connection) -> dict[str, Handler]:
     handlers.update(c.queue.handlers())
     handlers.update(DailyRequests(c, c._daily, lambda: c.login.account_id).handlers())
     handlers.update(ChallengeRequests(c, c._accounts, c.login).handlers())
+    handlers.update(c.tournaments.handlers())
     return handlers
 
 
@@ -474,7 +480,7 @@ def _unlink(c: Connection) -> None:
     counting, with its socket and websockets' buffers, not by the collector's next full pass,
     which a busy server makes minutes apart (server/runtime/gc_timer.py)."""
     c.__dict__.pop("handlers", None)
-    del c.login, c.queue
+    del c.login, c.queue, c.tournaments
 
 
 def _ref(msg: dict[str, Any] | None) -> Any:

@@ -20,6 +20,7 @@ from server.domain.events import (
     CountdownStarted,
     PlayerAway,
     PlayerBack,
+    PlayerBerserked,
     PlayerJoined,
     PlayerLeft,
     RaceFinished,
@@ -50,7 +51,15 @@ from server.runtime.config import Config
 from shared import protocol as p
 
 # Room events after which everyone in the room gets the room's state again.
-_SEATING = (PlayerJoined, PlayerLeft, PlayerAway, PlayerBack, CountdownCancelled, RoomClosed)
+_SEATING = (
+    PlayerJoined,
+    PlayerLeft,
+    PlayerAway,
+    PlayerBack,
+    CountdownCancelled,
+    RoomClosed,
+    PlayerBerserked,
+)
 
 
 class Delivery(Members):
@@ -114,6 +123,9 @@ class Delivery(Members):
         everyone = list(audience.members)
         if isinstance(event, PlayerBack):
             self.supersede(room, event.player, event.connection)
+        if isinstance(event, PlayerBerserked):
+            berserked = {"type": p.BERSERKED, "room": room.id, "player": event.player}
+            send(audience, everyone, {**berserked, "ends_at": room.clock_ends_at(event.player)})
         if isinstance(event, _SEATING):
             send(audience, everyone, {"type": p.ROOM, "room": self.room_state(room)})
             if isinstance(event, RoomClosed):

@@ -53,6 +53,7 @@ def room_state(
         "finished_at": room.finished.at if room.finished and not hide_end else None,
         "closed_reason": room.closed_reason,
         "rematch": None if hide_end else room.rematch,
+        "tournament": meta.tournament or None,
     }
 
 

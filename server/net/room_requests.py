@@ -138,6 +138,15 @@ class RoomRequests:
         room = await self._leave(*self._in_room())
         self.s.reply(msg, {"type": p.LEFT, "room": room.id})
 
+    async def leave_current(self) -> Room | None:
+        """Out of the room the connection is in (as ``leave``), if any; the room left."""
+        found = self.s.delivery.member(self.s)
+        if found is None:
+            return None
+        room = await self._leave(*found)
+        self.s.send({"type": p.LEFT, "room": room.id})
+        return room
+
     async def _leave(self, room: Room, member: Member) -> Room:
         if member.role == Role.PLAYER and member.player is not None:
             await self.s.commands.leave(room, member.player)

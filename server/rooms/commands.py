@@ -224,3 +224,7 @@ class Commands:
 
     async def start(self, room: Room, player: str) -> None:
         await self.loop.run(room, lambda now: d.decide_start(room, player, now=now))
+
+    async def berserk(self, room: Room, player: str) -> None:
+        """A tournament racer halves their own clock (the tournament allowed it)."""
+        await self.loop.run(room, lambda now: d.decide_berserk(room, player, now=now))

@@ -22,7 +22,7 @@ from server.domain.fold import Change, GameAdvanced, Loaded, RoomChanged
 from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room
 from server.domain.placement import home_worker
-from server.domain.timers import Graces, abandoned_now, next_due, time_is_up
+from server.domain.timers import Graces, abandoned_now, clocked_out_now, next_due, time_is_up
 from server.rooms.commands import Commands
 from server.rooms.hub import Hub
 from server.runtime.clock import Clock
@@ -166,6 +166,8 @@ class RaceClock:
                     await self.commands.timed.finish(room, "time_limit")
                 for player in abandoned_now(room, self.graces, now):
                     await self.commands.timed.abandon(room, player)
+                for player in clocked_out_now(room, now):
+                    await self.commands.timed.clock_out(room, player)
             elif room.status is RoomStatus.LOBBY:
                 await self.commands.timed.close_idle(room)
         except ArenaError as exc:

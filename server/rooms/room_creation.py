@@ -55,7 +55,12 @@ class RoomCreation:
         self.bots = bots
 
     async def create_room(
-        self, msg: dict[str, Any], *, creator: str, members: tuple[str, ...] = ()
+        self,
+        msg: dict[str, Any],
+        *,
+        creator: str,
+        members: tuple[str, ...] = (),
+        tournament: str = "",
     ) -> Room:
         cfg = self.config
         variant = msg["variant"]
@@ -93,6 +98,7 @@ class RoomCreation:
             creator=creator,
             now=self.clock.now_ms(),
             members=members,
+            tournament=tournament,
         )
         room = await self._append_created(created)
         log.info(RoomCreated.TYPE, room=room.id, variant=variant, capacity=deal.capacity)

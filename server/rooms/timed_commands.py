@@ -82,6 +82,16 @@ class TimedCommands:
             await self.games.resign(room, player, reason="abandoned")
             log.info("racer_abandoned", room=room.id, player=player)
 
+    async def clock_out(self, room: Room, player: str) -> None:
+        """A racer who berserked ran out of their own clock: their game ends (``clock``)."""
+        await self.hub.sync(room)
+        own_end = room.clock_ends_at(player)
+        if own_end is None or self.clock.now_ms() < own_end:
+            return
+        with contextlib.suppress(NotRacing, GameOver):
+            await self.games.resign(room, player, reason="clock")
+            log.info("racer_clocked_out", room=room.id, player=player)
+
     async def close_idle(self, room: Room) -> None:
         """Close a lobby nobody has been connected to for the lobby TTL."""
         ttl_ms = int(self.config.lobby_ttl_s * 1000)

@@ -73,6 +73,12 @@ class Config:
     allowed_origins: tuple[str, ...] = ()
     tls_cert: str | None = None  # with tls_key: serve https and wss on --port directly
     tls_key: str | None = None
+    # Tournaments (docs/tournaments.md): scheduled ones (none by default), creation limits.
+    tournament_schedule: str = ""
+    max_tournaments_per_account: int = 3
+    tournament_requests_per_minute: int = 10
+    tournament_min_length_s: float = 300.0
+    tournament_lease_s: float = 5.0
     # Bots (docs/bots.md): the least time between two of a bot's moves, a factor on every
     # level's think time, and how long a quick race waits for a person before a bot.
     bot_floor_ms: int = 400
@@ -401,6 +407,43 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         "(or leave TLS to a reverse proxy, docs/operations.md)",
     ),
     ("--tls-key", "tls_key", str, "ARENA_TLS_KEY", "PEM private key of --tls-cert"),
+    (
+        "--tournament-schedule",
+        "tournament_schedule",
+        str,
+        "ARENA_TOURNAMENT_SCHEDULE",
+        "tournaments the server creates by itself, e.g. 'hourly:30:swiss,quadrennial' "
+        '(docs/tournaments.md, "Schedule"); empty = none',
+    ),
+    (
+        "--max-tournaments-per-account",
+        "max_tournaments_per_account",
+        int,
+        "ARENA_MAX_TOURNAMENTS_PER_ACCOUNT",
+        "tournaments one account may have created that are upcoming or running",
+    ),
+    (
+        "--tournament-requests-per-minute",
+        "tournament_requests_per_minute",
+        int,
+        "ARENA_TOURNAMENT_REQUESTS_PER_MINUTE",
+        "create, join and withdraw requests of one account per minute, on all processes",
+    ),
+    (
+        "--tournament-min-length-s",
+        "tournament_min_length_s",
+        float,
+        "ARENA_TOURNAMENT_MIN_LENGTH_S",
+        "shortest tournament create_tournament accepts (300; tests and trials use less)",
+    ),
+    (
+        "--tournament-lease-s",
+        "tournament_lease_s",
+        float,
+        "ARENA_TOURNAMENT_LEASE_S",
+        "seconds a process's claim to pair a tournament lasts unless renewed: another "
+        "process takes over within that long after it dies",
+    ),
     (
         "--challenges-per-account",
         "challenges_per_account",

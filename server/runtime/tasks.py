@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
-from typing import Any
+import contextvars
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from typing import Any, TypeVar
+
+from shared.errors import ArenaError
+
+T = TypeVar("T")
 
 
 async def stop_tasks(tasks: Iterable[asyncio.Task[Any] | None]) -> None:
@@ -16,3 +21,51 @@ async def stop_tasks(tasks: Iterable[asyncio.Task[Any] | None]) -> None:
         for task in pending:
             task.cancel()
         _, pending = await asyncio.wait(pending, timeout=0.2)
+
+
+class Background:
+    """A part's background tasks: each in a fresh context (no request's log binding leaks
+    into it), kept until done, all stopped for good by ``aclose``."""
+
+    def __init__(self) -> None:
+        self.tasks: set[asyncio.Task[Any]] = set()
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coro, context=contextvars.Context())
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
+
+    def every(
+        self,
+        seconds: float,
+        work: Callable[[], Awaitable[None]],
+        failed: Callable[[ArenaError], None],
+    ) -> asyncio.Task[Any]:
+        """Run ``work`` every ``seconds``; a round that fails (the store down, say) is told to
+        ``failed`` and the next one comes all the same."""
+
+        async def loop() -> None:
+            while True:
+                try:
+                    await work()
+                except ArenaError as exc:
+                    failed(exc)
+                await asyncio.sleep(seconds)
+
+        return self.spawn(loop())
+
+    async def aclose(self) -> None:
+        await stop_tasks(list(self.tasks))
+
+
+async def gather_bounded(works: Iterable[Awaitable[T]], at_once: int) -> list[T]:
+    """Await ``works`` side by side, at most ``at_once`` at a time (a store's pool is not
+    unbounded: a round of hundreds of rooms must not take every connection), in order."""
+    gate = asyncio.Semaphore(at_once)
+
+    async def one(work: Awaitable[T]) -> T:
+        async with gate:
+            return await work
+
+    return list(await asyncio.gather(*(one(w) for w in works)))

@@ -95,3 +95,23 @@ def test_a_profile_shows_ratings_and_replayable_races() -> None:
     assert "best win 4:05" in lines[1]
     assert "solitaire replay CODE --player NAME" in lines[2]
     assert lines[3].split() == ["k2x7m4qa", "swiss", "place", "2/4", "1612", "(-7)"]
+
+
+def test_a_profile_lists_tournaments_played_and_podiums() -> None:
+    card = {
+        "name": "ann",
+        "ratings": [],
+        "recent": [],
+        "tournaments": {
+            "played": 3,
+            "podiums": [
+                {"tournament": "t9", "name": "Friday", "variant": "swiss", "place": 1, "at": 5},
+                {"tournament": "t4", "name": "Hourly", "variant": "swiss", "place": 3, "at": 2},
+            ],
+        },
+    }
+    assert profile_lines(card)[2:] == [
+        "  tournaments: 3 played, 2 podiums",
+        "    1st in Friday (swiss; solitaire tournament show t9)",
+        "    3rd in Hourly (swiss; solitaire tournament show t4)",
+    ]

@@ -144,3 +144,19 @@ def test_winnable_asks_the_server_for_a_proved_deal(argv: list[str]) -> None:
     assert asked["winnable"] is True
     assert "seed" not in asked
     assert "winnable" not in _create_msg(parse(argv), 1)
+
+
+def test_the_tournament_commands() -> None:
+    args = parse(["tournament", "join", " T7K2 "])
+    assert (args.command, args.tournament_command, args.tournament) == (
+        "tournament",
+        "join",
+        "t7k2",
+    )
+    made = parse(
+        ["tournament", "create", "Friday", "--minutes", "45", "--racers", "3", "--no-berserk"],
+        env={},
+    )
+    assert (made.title, made.minutes, made.racers, made.no_berserk) == ("Friday", 45.0, 3, True)
+    assert (made.starts_in, made.race_time, made.unrated) == (0.0, None, False)
+    assert parse(["tournament", "list"]).tournament_command == "list"

@@ -42,6 +42,8 @@ PAGES = [
     "/play",
     "/play?variant=quadrennial&seed=19",
     "/play/k2x7m4qa",
+    "/tournaments",
+    "/tournament/t7k2m4",
 ]
 WEB = Path(__file__).resolve().parents[2] / "server" / "net" / "web"
 

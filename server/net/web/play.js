@@ -102,7 +102,10 @@ window.Play = (() => {
       this.watching = false;
       this.ratingsAsked = null;
       layout(this);
-      this.arena = new window.Viewer.Arena((msg) => this.handle(msg), this.code,
+      // A tournament's race is played on the tournament page's connection, which routes
+      // the race's messages here (tournament.js).
+      this.token = how.token || null;
+      this.arena = how.arena || new window.Viewer.Arena((msg) => this.handle(msg), this.code,
         () => helloFields(() => this.code));
       window.arenaPage = this; // the page's state, for its tests (tests/web/) to read
     }
@@ -258,8 +261,10 @@ window.Play = (() => {
       this.ratingsAsked = null;
       this.results.replaceChildren();
       this.roomView = new window.Viewer.RoomView(this.arena, code, this.panelRoot, this.me);
-      if (location.pathname !== `/play/${code}`) history.replaceState(null, "", `/play/${code}`);
-      document.title = `Room ${code} · Solitaire Arena`;
+      if (this.how.kind !== "tournament") {
+        if (location.pathname !== `/play/${code}`) history.replaceState(null, "", `/play/${code}`);
+        document.title = `Room ${code} · Solitaire Arena`;
+      }
       this.board.draw();
     }
 
@@ -386,5 +391,5 @@ window.Play = (() => {
     return new PlayPage(root, { kind: "room", code });
   }
 
-  return { solo, room, Keep };
+  return { solo, room, Keep, PlayPage };
 })();

@@ -242,7 +242,8 @@ window.PlayPrompt = (() => {
           ? "Race! Click a card then where it goes, or type a move."
           : "Click a card then where it goes, or type a move; 'hint' helps.");
       } else if (r.status === "finished") {
-        this.page.setLead(r.capacity > 1 ? "The race is over: the results are below. 'rematch' races again."
+        this.page.setLead(this.page.how.kind === "tournament" ? "The race is over: back to the standings in a moment."
+          : r.capacity > 1 ? "The race is over: the results are below. 'rematch' races again."
           : (this.page.view && gameStatus(this.page.view, null)) || "The game is over.");
       } else if (r.status === "closed") {
         this.page.setLead(r.closed_reason === "unfilled"
@@ -264,9 +265,11 @@ window.PlayPrompt = (() => {
           if (r.capacity === 1 && !this.page.challenge) parts.push(button("Hint", "hint"));
           parts.push(button("Resign", "resign"));
         }
-        if (r.status === "finished" && r.capacity > 1 && !this.page.daily) parts.push(button("Rematch", "rematch"));
+        if (r.status === "finished" && r.capacity > 1 && !this.page.daily && this.page.how.kind !== "tournament") {
+          parts.push(button("Rematch", "rematch"));
+        }
       }
-      if (r && (r.status === "finished" || (r.capacity === 1 && this.page.view && gameStatus(this.page.view, null)))) {
+      if (r && this.page.how.kind !== "tournament" && (r.status === "finished" || (r.capacity === 1 && this.page.view && gameStatus(this.page.view, null)))) {
         parts.push(h("a", { href: `/play?variant=${r.variant}`, class: "button" }, "New deal"));
       }
       const key = parts.map((p) => p.dataset.act || p.textContent).join(",");

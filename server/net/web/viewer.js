@@ -217,6 +217,11 @@
         case "countdown":
           if (this.room) Object.assign(this.room, { status: "countdown", go_at: msg.go_at });
           break;
+        case "berserked": { // a tournament racer halved their own clock
+          const p = this.room && this.room.players.find((q) => q.player === msg.player);
+          if (p) p.berserk = true;
+          break;
+        }
         case "started":
           if (this.room) {
             Object.assign(this.room, { status: "racing", started_at: msg.at, ends_at: msg.ends_at });
@@ -255,7 +260,10 @@
       const r = this.room;
       if (r.status === "countdown" && r.go_at) return `starts in ${clock(r.go_at - this.arena.now())}`;
       if (r.status !== "racing") return r.status;
-      return r.ends_at ? `${clock(r.ends_at - this.arena.now())} left` : "no time limit";
+      // A racer's own page: a berserk racer's clock runs out at half the race.
+      const mine = this.me && r.players.find((p) => p.player === this.me);
+      const ends = mine && mine.berserk && r.started_at ? (r.started_at + r.ends_at) / 2 : r.ends_at;
+      return ends ? `${clock(ends - this.arena.now())} left` : "no time limit";
     }
 
     draw() {
@@ -736,6 +744,21 @@
     setInterval(ask, 10000);
   }
 
+  // A profile's tournaments: how many played, and each podium with a link to its standings.
+  function tournamentsPart(card) {
+    const t = card.tournaments || { played: 0, podiums: [] };
+    const medal = { 1: "1st", 2: "2nd", 3: "3rd" };
+    return h("section", { id: "tournaments", "aria-label": "tournaments" },
+      h("h2", {}, "Tournaments"),
+      h("p", { class: "played" }, `${t.played} tournament${t.played === 1 ? "" : "s"} played`
+        + `, ${t.podiums.length} on the podium.`),
+      t.podiums.length ? h("ol", { class: "podiums" }, t.podiums.map((p) =>
+        h("li", { "data-tournament": p.tournament },
+          h("span", { class: "medal" }, medal[p.place] || String(p.place)), " in ",
+          h("a", { href: `/tournament/${encodeURIComponent(p.tournament)}` }, p.name),
+          ` (${VARIANT_NAME[p.variant] || p.variant}, ${ago(Date.now() - p.at)} ago)`))) : null);
+  }
+
   function profilePage(name) {
     document.title = `${name} · Solitaire Arena`;
     const title = h("h1", {}, name);
@@ -819,6 +842,7 @@
       status.className = "small";
       main.replaceChildren(title, ratings, recent, challenges, status);
       main.dataset.refreshed = String(Date.now());
+      status.before(tournamentsPart(card));
     });
   }
 
@@ -832,6 +856,8 @@
   else if ((m = /^\/play\/([A-Za-z0-9]+)$/.exec(path))) window.Play.room(main, m[1].toLowerCase());
   else if (path === "/tv") tvPage();
   else if (path === "/leaderboard") leaderboardPage();
+  else if (path === "/tournaments") window.Tournament.listPage(main);
+  else if ((m = /^\/tournament\/([A-Za-z0-9]+)$/.exec(path))) window.Tournament.page(main, m[1]);
   else if ((m = /^\/@\/([^/]+)$/.exec(path))) profilePage(decodeURIComponent(m[1]));
   else if ((m = /^\/watch\/([A-Za-z0-9]+)$/.exec(path))) watchPage(m[1]);
   else if ((m = /^\/replay\/([A-Za-z0-9]+)\/([^/]+)$/.exec(path))) replayPage(m[1], decodeURIComponent(m[2]));

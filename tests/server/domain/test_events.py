@@ -80,7 +80,7 @@ def test_an_event_survives_the_store(event: RoomEvent) -> None:
 
 def test_every_wire_name_is_its_class() -> None:
     assert all(name == cls.TYPE for name, cls in EVENT_TYPES.items())
-    assert len(EVENT_TYPES) == 11
+    assert len(EVENT_TYPES) == 12
 
 
 @pytest.mark.parametrize(

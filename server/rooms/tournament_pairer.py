@@ -1,0 +1,248 @@
+"""The loop that runs tournaments: on every process, for each open tournament whose lease it
+holds (server/domain/lease.py), score the races that ended, pair the waiting, and finish it.
+
+Every change is a decision appended at the tournament's version (``TournamentBook.run``), so
+two processes pairing at once cannot both succeed; the lease only keeps them from trying.
+A race is an ordinary room made for its racers (``members``), naming its tournament; each
+racer's process seats them (server/rooms/tournament_presence.py). The race's end is scored by
+every process that folds it (``on_change``) and, should they all have died, by this loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping, Sequence
+
+from server.domain.lease import decide_claim, holds
+from server.domain.lifecycle import RoomStatus
+from server.domain.model import Room
+from server.domain.tournament import Race, Tournament
+from server.domain.tournament_decide import (
+    decide_finish,
+    decide_paired,
+    decide_pairing,
+)
+from server.domain.tournament_events import RacePaired, TournamentEvent, TournamentFinished
+from server.domain.tournament_schedule import due, parse_schedule
+from server.rooms.commands import Commands
+from server.rooms.matchmaker import JOIN_WAIT_MS
+from server.rooms.tournament_book import TournamentBook
+from server.rooms.tournament_metrics import TournamentMetrics
+from server.rooms.tournament_presence import Here, Placement, TournamentPresence
+from server.rooms.tournament_scorer import TournamentScorer
+from server.runtime.clock import Clock
+from server.runtime.config import Config
+from server.runtime.logging import get_logger
+from server.runtime.tasks import Background, gather_bounded
+from server.store import EventStore
+from shared.errors import ArenaError, ClientError, ServerError, WrongExpectedVersion
+
+log = get_logger("server.rooms.tournament_pairer")
+
+BATCH = 32  # races of a round recorded (and started) together
+AT_ONCE = 8  # rooms made (or racers told) side by side in a round: a share of the store's pool
+OVERDUE_MS = 5_000  # a race this late past its clock is looked at by the loop itself
+
+
+def lease_stream(tournament: str) -> str:
+    return f"{{{tournament}}}:lease"
+
+
+class TournamentPairer:
+    """This process's share of running the tournaments."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        book: TournamentBook,
+        commands: Commands,
+        presence: TournamentPresence,
+        clock: Clock,
+        config: Config,
+        metrics: TournamentMetrics,
+        scorer: TournamentScorer,
+        *,
+        tick_s: float = 0.5,
+    ) -> None:
+        self.scorer = scorer
+        self.store = store
+        self.book = book
+        self.commands = commands
+        self.presence = presence
+        self.clock = clock
+        self.config = config
+        self.metrics = metrics
+        self.process = presence.process
+        self.tick_s = tick_s
+        self.lease_ms = int(config.tournament_lease_s * 1000)
+        self.background = Background()
+        self._checked: dict[str, dict[str, int]] = {}  # per tournament: races looked at, when
+        try:
+            self.schedule = parse_schedule(config.tournament_schedule)
+        except ValueError as exc:
+            raise SystemExit(f"solitaire-server: --tournament-schedule: {exc}") from None
+
+    def start(self) -> None:
+        self.background.every(self.tick_s, self.tick, self._failed)
+
+    async def aclose(self) -> None:
+        await self.background.aclose()
+
+    @staticmethod
+    def _failed(exc: ArenaError) -> None:  # the store may be down: next tick
+        log.warning("tournament_tick_failed", code=exc.code, reason=exc.reason)
+
+    async def tick(self) -> None:
+        """Every open tournament that has begun: run it if this process holds its lease."""
+        now = self.clock.now_ms()
+        listed_all = await self.book.listed()
+        await self.announce({t.id for t in listed_all}, now)
+        for listed in listed_all:
+            if listed.finished or listed.starts_at > now:
+                continue
+            if await self.lease(listed.id):
+                await self.run_once(listed.id)
+
+    async def announce(self, known: set[str], now: int) -> None:
+        """Create the scheduled tournaments due (any process may: one creation wins)."""
+        for created in due(self.schedule, now):
+            if created.id not in known:
+                with contextlib.suppress(ServerError):
+                    await self.book.create(created)
+                    log.info("tournament_scheduled", tournament=created.id, name=created.name)
+
+    async def lease(self, tournament: str) -> bool:
+        """Whether this process holds the tournament's lease (claimed or renewed now)."""
+        stream = lease_stream(tournament)
+        last_version = await self.store.last_version(stream)
+        tail = await self.store.read(stream, after=max(0, last_version - 1)) if last_version else []
+        last = tail[-1].data if tail else None
+        now = self.clock.now_ms()
+        claim = decide_claim(last, self.process, now, self.lease_ms)
+        if claim is None:
+            return holds(last, self.process, now)
+        try:
+            await self.store.append(stream, [claim], expected_version=last_version)
+        except WrongExpectedVersion:
+            return False
+        if last is None or last["holder"] != self.process:
+            self.metrics.leases_taken.inc()
+            log.info("tournament_lease_taken", tournament=tournament)
+        return True
+
+    async def run_once(self, tournament_id: str) -> None:
+        """Score what ended unseen, pair the waiting, finish when all is played."""
+        tournament = await self.book.get(tournament_id)
+        await self.check_races(tournament)
+        with self.metrics.pairing_seconds.time():
+            await self.pair(tournament)
+        if await self.book.run(tournament_id, lambda t, now: decide_finish(t, now)):
+            await self.finished(tournament)
+
+    async def pair(self, tournament: Tournament) -> None:
+        """One round: the races decided by rank, then made a batch at a time (best ranked
+        first), so the first races start while the last rooms are still being made."""
+        present = await self.presence.present(tournament.id)
+        busy = {a for a, here in present.items() if here.busy}
+        since = {a: here.since for a, here in present.items()}
+        groups = decide_pairing(tournament, since, busy, self.clock.now_ms())
+        for first in range(0, len(groups), BATCH):
+            await self.pair_batch(tournament, groups[first : first + BATCH], present)
+
+    async def pair_batch(
+        self, tournament: Tournament, groups: Sequence[Sequence[str]], present: Mapping[str, Here]
+    ) -> None:
+        """Rooms made side by side, recorded in one append (a racer the tournament no longer
+        has free is left out of it), and each racer's process told where to sit."""
+        makes = (self.make_room(tournament, g, present) for g in groups)
+        rooms = await gather_bounded(makes, AT_ONCE)
+        made = [(room, group) for room, group in zip(rooms, groups, strict=True) if room]
+
+        def decide(t: Tournament, now: int) -> list[TournamentEvent]:
+            return [e for room, group in made for e in decide_paired(t, room.id, group, now)]
+
+        events = await self.book.run(tournament.id, decide)
+        paired = {e.room for e in events if isinstance(e, RacePaired)}
+        placements = []
+        for room, group in made:
+            if room.id not in paired:  # another process paired them meanwhile
+                self.metrics.pairing_conflicts.inc()
+                with contextlib.suppress(ArenaError):
+                    await self.commands.timed.close_unfilled(room)
+                continue
+            self.metrics.races_paired.inc()
+            names = tuple(tournament.entrants[a].name for a in group)
+            for account in group:
+                race = len(tournament.entrants[account].sheet) + 1
+                here = present[account]
+                placement = Placement(here.session, tournament.id, room.id, race, names)
+                placements.append(self.presence.place(here, placement))
+        await gather_bounded(placements, AT_ONCE)
+        log.info("tournament_races_paired", tournament=tournament.id, races=len(paired))
+
+    async def make_room(
+        self, tournament: Tournament, group: Sequence[str], present: Mapping[str, Here]
+    ) -> Room | None:
+        """A race's room, for its racers only; None if it cannot be made now (too many rooms:
+        they wait for the next round)."""
+        s = tournament.settings
+        sessions = tuple(present[a].session for a in group)
+        msg = {"variant": s.variant, "capacity": len(group), "rated": s.rated}
+        msg["time_limit_ms"] = s.time_limit_ms
+        try:
+            return await self.commands.create_room(
+                msg, creator=sessions[0], members=sessions, tournament=tournament.id
+            )
+        except ClientError as exc:
+            log.warning("tournament_race_not_made", tournament=tournament.id, code=exc.code)
+            return None
+
+    @staticmethod
+    def _due_check(checked: dict[str, int], race: Race, limit_ms: int, now: int) -> bool:
+        """Whether a race's room is to be looked at now: once when its racers should all be
+        seated, then once it is overdue, then every ``OVERDUE_MS``: never every tick."""
+        seated_by = race.at + JOIN_WAIT_MS
+        overdue = seated_by + limit_ms + OVERDUE_MS
+        last = checked.get(race.room)
+        due = seated_by if last is None else overdue if last < overdue else last + OVERDUE_MS
+        if now < due:
+            return False
+        checked[race.room] = now
+        return True
+
+    async def check_races(self, tournament: Tournament) -> None:
+        """Races whose room should be under way or over by now: started late if their racers
+        did not all sit down, scored if they ended and nobody scored them."""
+        now = self.clock.now_ms()
+        limit = tournament.settings.time_limit_ms
+        checked = self._checked.setdefault(tournament.id, {})
+        for room_id in [r for r in checked if r not in tournament.races]:
+            del checked[room_id]  # scored
+        for race in list(tournament.races.values()):
+            if not self._due_check(checked, race, limit, now):
+                continue
+            try:
+                room = await self.commands.room(race.room)
+                await self.commands.hub.sync(room)
+            except ArenaError:
+                room = None
+            if room is None or room.status in (RoomStatus.FINISHED, RoomStatus.CLOSED):
+                await self.scorer.score(tournament.id, race.room, room)
+            elif room.status is RoomStatus.LOBBY:
+                await self.start_late(room)
+
+    async def start_late(self, room: Room) -> None:
+        """Racers who never sat down: the others race, or fewer than two, the room closes."""
+        with contextlib.suppress(ClientError):
+            if len(room.seats) >= 2:
+                await self.commands.start(room, next(iter(room.seats)))
+            else:
+                await self.commands.timed.close_unfilled(room)
+
+    async def finished(self, tournament: Tournament) -> None:
+        """The end: the index says so, and every racer's profile notes its place."""
+        await self.book.publish(tournament.settings, finished=True)
+        for rank, entrant in enumerate(tournament.standings(), 1):
+            if entrant.sheet:
+                await self.book.note_played(tournament, entrant.account, rank)
+        log.info(TournamentFinished.TYPE, tournament=tournament.id)

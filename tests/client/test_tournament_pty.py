@@ -1,0 +1,200 @@
+"""`solitaire tournament` through real pseudo-terminals at 80x24 against a real server on a real
+Redis: a tournament created from the terminal, two logged-in players who join it and are paired
+into one race after another without typing anything between them, berserk halving a racer's
+clock, the standings with both races on their sheets between races, Ctrl-C pausing (withdrawn,
+the points kept) and `join` again carrying on."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from tests.client.pty_driver import Term, finish, spawn, type_line, words
+from tests.support.redis_server import RedisServer
+from tests.support.server_process import ServerProcess
+
+pytestmark = pytest.mark.e2e
+
+SIZE = {"columns": 80, "rows": 24}
+RACE_S = 30  # each race's limit: both racers resign well before it
+WAIT_S = 45  # a pairing comes within a few seconds; a loaded machine may take longer
+
+
+@pytest.fixture
+def server(redis_server: RedisServer, tmp_path: Path) -> Iterator[ServerProcess]:
+    process = ServerProcess(
+        redis_url=redis_server.url,
+        log_path=tmp_path / "server.log",
+        extra_args=[
+            "--redis-prefix",
+            f"t{uuid.uuid4().hex[:8]}:",
+            "--tournament-min-length-s",
+            "10",
+        ],
+    )
+    process.start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def children() -> Iterator[list[pexpect.spawn]]:
+    started: list[pexpect.spawn] = []
+    yield started
+    for child in started:
+        child.close(force=True)
+
+
+def user(tmp_path: Path, name: str) -> dict[str, str]:
+    home = tmp_path / name
+    home.mkdir(exist_ok=True)
+    return {"XDG_STATE_HOME": str(home), "SOLITAIRE_NAME": name}
+
+
+def run(
+    server: ServerProcess, env: dict[str, str], children: list[pexpect.spawn], *args: str
+) -> pexpect.spawn:
+    child = spawn(*args, "--server", server.url, "--no-color", env_extra=env, **SIZE)
+    children.append(child)
+    return child
+
+
+def register(
+    server: ServerProcess, env: dict[str, str], name: str, children: list[pexpect.spawn]
+) -> None:
+    child = run(server, env, children, "register", name, "--password-stdin")
+    type_line(child, f"{name}'s long secret")
+    child.expect(f"Registered and logged in as {name}.")
+    assert finish(child) == 0
+
+
+def two_players_and_a_tournament(
+    server: ServerProcess, tmp_path: Path, children: list[pexpect.spawn], race_s: int
+) -> tuple[dict[str, str], dict[str, str], str]:
+    """ann and bob registered, and a 3-minute tournament ann created from the terminal: their
+    environments and its id."""
+    ann_env, bob_env = user(tmp_path, "ann"), user(tmp_path, "bob")
+    register(server, ann_env, "ann", children)
+    register(server, bob_env, "bob", children)
+    create = run(server, ann_env, children, "tournament", "create", "Pty Cup", "--minutes", "3",
+                 "--race-time", str(race_s))  # fmt: skip
+    create.expect(r"Tournament (\w+): Pty Cup \(Swiss, 3 min, races of 2")
+    code = create.match.group(1)
+    create.expect(f"Join it with 'solitaire tournament join {code}'")
+    assert finish(create) == 0
+    return ann_env, bob_env, code
+
+
+def sheet(races: int) -> str:
+    """A sheet of so many races, as the standings write it (a berserk race's figure ends in
+    'b', and then the figures are spaced)."""
+    return rf"[0-4]b?(?: ?[0-4]b?){{{races - 1}}}"
+
+
+def play_and_resign(term: Term, moves: int = 1) -> None:
+    """A move (a racer who never moves is withdrawn as absent), then resign."""
+    term.type("d")
+    term.wait(rf"\b{moves} moves?\b")
+    term.type("resign")
+    term.wait("Resign this game")
+    term.type("y")
+
+
+def test_two_players_race_again_and_again_then_pause_and_carry_on(
+    server: ServerProcess, tmp_path: Path, children: list[pexpect.spawn]
+) -> None:
+    ann_env, bob_env, code = two_players_and_a_tournament(server, tmp_path, children, RACE_S)
+
+    listed = run(server, ann_env, children, "tournament", "list")
+    listed.expect(rf"{code}\s+Pty Cup\s+swiss\s+3 min\s+0\s+\d\d:\d\d left")
+    assert finish(listed) == 0
+
+    ann = Term(run(server, ann_env, children, "tournament", "join", code), **SIZE)
+    ann.wait("Waiting to be paired")
+    bob = Term(run(server, bob_env, children, "tournament", "join", code), **SIZE)
+    bob.wait("Waiting to be paired")
+    for race in (1, 2):
+        # The race opens by itself: nobody types anything between races.
+        for term in (ann, bob):
+            term.wait(rf"race {race} - room \w+", timeout=WAIT_S)
+        if race == 1:
+            # Berserk, typed as the race opens (its countdown waits for both racers, then 3 s).
+            ann.type("berserk")
+            ann.wait(words("Berserk: your clock is halved"))
+            bob.wait(words("ann went berserk: their clock is halved."))
+        for term in (ann, bob):
+            term.wait(words("Go! The race has started"), timeout=WAIT_S)
+        if race == 1:
+            assert re.search(r"clock 00:(1[0-5]|0\d) left", ann.wait(r"clock \d\d:\d\d left"))
+            assert re.search(r"clock 00:(2\d|30) left", bob.wait(r"clock \d\d:\d\d left"))
+        play_and_resign(ann)
+        play_and_resign(bob)
+        # Back to the standings, with the race on both sheets.
+        # (One look at the screen: the next pairing comes within seconds.)
+        bob.wait(r"Waiting to be paired for", timeout=WAIT_S)
+        screen = ann.wait(
+            rf"(?s)tournament Pty Cup.*>\s+\d+\s+ann\s+\d+(?: x2)?\s+{sheet(race)}\s.*"
+            r"Waiting to be paired for",
+            timeout=WAIT_S,
+        )
+        assert re.search(rf"\n\s+\d+\s+bob\s+\d+(?: x2)?\s+[0-4]{{{race}}}\s", screen)
+        assert re.search(rf"Your sheet: (\db? ){{{race}}}= \d+ points?, rank \d", screen)
+        assert all(len(line) <= 80 for line in screen.splitlines())
+    points = int(re.search(r"= (\d+) points?", screen).group(1))  # type: ignore[union-attr]
+
+    # Ctrl-C pauses bob: withdrawn, his points kept.
+    bob.child.sendintr()
+    bob.wait(words(f"Paused in tournament {code}: your points stay"))
+    assert finish(bob.child) == 130
+    ann.wait(r"\n\s+\d+\s+bob\s+\d+(?: x2)?\s+[0-4]{2}\s+\d+\s+paused", timeout=WAIT_S)
+    # Alone, ann is not paired; she pauses and leaves with 'quit'.
+    ann.type("quit")
+    ann.wait(words(f"Paused in tournament {code}"))
+    assert finish(ann.child) == 0
+
+    # `join` again carries on: the same sheet, waiting again.
+    again = Term(run(server, ann_env, children, "tournament", "join", code), **SIZE)
+    screen = again.wait(
+        rf">\s+\d+\s+ann\s+\d+(?: x2)?\s+{sheet(2)}\s+\d+\s+waiting", timeout=WAIT_S
+    )
+    assert f"= {points} point" in screen
+    again.type("pause")
+    again.wait(words("Paused: you are not paired"))
+    again.type("quit")
+    assert finish(again.child) == 0
+
+
+def test_ctrl_c_in_a_race_keeps_the_seat_and_join_takes_it_back(
+    server: ServerProcess, tmp_path: Path, children: list[pexpect.spawn]
+) -> None:
+    ann_env, bob_env, code = two_players_and_a_tournament(server, tmp_path, children, 60)
+    ann = Term(run(server, ann_env, children, "tournament", "join", code), **SIZE)
+    bob = Term(run(server, bob_env, children, "tournament", "join", code), **SIZE)
+    for term in (ann, bob):
+        term.wait(words("Go! The race has started"), timeout=WAIT_S)
+    ann.type("d")
+    ann.wait(r"\b1 move\b")
+    # Ctrl-C mid-race: paused in the tournament, the race's seat kept for the grace.
+    ann.child.sendintr()
+    ann.wait(words(f"Paused in tournament {code}: your points stay"))
+    ann.wait(words("Your seat in race room"))
+    assert finish(ann.child) == 130
+    # `join` again takes the seat back, with the move made, and the race goes on.
+    again = Term(run(server, ann_env, children, "tournament", "join", code), **SIZE)
+    again.wait(words("Took your seat back in room"), timeout=WAIT_S)
+    again.wait(r"\b1 move\b")
+    play_and_resign(again, moves=2)
+    play_and_resign(bob)
+    for term in (again, bob):
+        term.wait(r"Waiting to be paired for", timeout=WAIT_S)
+    screen = again.wait(r">\s+\d+\s+ann\s+\d+(?: x2)?\s+[0-4]\s+\d+\s+waiting")
+    assert re.search(r"\n\s+\d+\s+bob\s+\d+(?: x2)?\s+[0-4]\s", screen)
+    for term in (again, bob):
+        term.type("quit")
+        term.wait(words(f"Paused in tournament {code}"))
+        assert finish(term.child) == 0

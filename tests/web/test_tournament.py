@@ -1,0 +1,288 @@
+"""A tournament in the page, against a `solitaire tournament join` racer in a real
+pseudo-terminal, on one real server process: the browser joins, its race opens by itself and is
+played in the page, the standings update with both sheets, the page comes back to them, a
+withdrawal, the podium at the end, the tournament on the lists and on the profile; the
+tournament's name is only ever text."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+from selenium import webdriver
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+from tests.client.pty_driver import finish, type_line, words
+from tests.support.redis_server import RedisServer
+from tests.support.server_process import ServerProcess
+from tests.web.conftest import FAST, severe_console_messages
+from tests.web.test_play import board_at, wait_text
+from tests.web.test_race import terminal
+
+pytestmark = pytest.mark.e2e
+
+NAME = "Web <b>Cup</b>"
+STANDINGS = """
+return [...document.querySelectorAll('table.standings tbody tr[data-account]')].map((r) =>
+  [r.dataset.account, r.querySelector('.score').textContent,
+   [...r.querySelectorAll('.sheet .result')].map((s) => s.textContent).join(''),
+   r.querySelector('.state').textContent]);
+"""
+TV_ROWS = """
+return [...document.querySelectorAll('#tournament-tv:not([hidden]) table.ranking tbody tr')]
+  .map((r) => [r.cells[1].textContent, r.cells[4].textContent]);
+"""
+
+
+@pytest.fixture
+def arena(redis_server: RedisServer, tmp_path: Path) -> Iterator[ServerProcess]:
+    server = ServerProcess(
+        redis_url=redis_server.url,
+        log_path=tmp_path / "server.log",
+        extra_args=[
+            *FAST,
+            "--redis-prefix",
+            f"webt{tmp_path.name[-10:]}:",
+            "--tournament-min-length-s",
+            "10",
+        ],
+    )
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def terminals() -> Iterator[list[pexpect.spawn]]:
+    children: list[pexpect.spawn] = []
+    yield children
+    for child in children:
+        child.close(force=True)
+
+
+def type_move(page: webdriver.Chrome, text: str) -> None:
+    page.find_element(By.CSS_SELECTOR, "#my-race input[aria-label='Move']").send_keys(
+        text, Keys.ENTER
+    )
+
+
+def click(page: webdriver.Chrome, act: str) -> None:
+    WebDriverWait(page, 20).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, f"button[data-act='{act}']")
+    )
+    page.find_element(By.CSS_SELECTOR, f"button[data-act='{act}']").click()
+
+
+def test_join_play_a_race_see_the_standings_move_and_the_podium(
+    browser: webdriver.Chrome, arena: ServerProcess, tmp_path: Path, terminals: list
+) -> None:
+    page = browser
+    base = f"http://127.0.0.1:{arena.port}"
+    page.get(f"{base}/")
+    register = page.find_element(By.ID, "register")
+    register.find_element(By.NAME, "name").send_keys("webtia")
+    register.find_element(By.NAME, "password").send_keys("tia's long secret", Keys.ENTER)
+    wait_text(page, "#account-status", "Logged in as webtia.")
+    home = tmp_path / "tom"
+    child = terminal(arena, home, "termtom", terminals, "register", "termtom", "--password-stdin")
+    type_line(child, "tom's long secret")
+    child.expect("Registered and logged in as termtom.")
+    assert finish(child) == 0
+    # A short tournament (the server allows one for tests): races of 15 s, paired until the
+    # last 15 s, then the races on are played out and the podium is final.
+    child = terminal(arena, home, "termtom", terminals, "tournament", "create", NAME,
+                     "--minutes", "0.75", "--race-time", "15")  # fmt: skip
+    child.expect(r"Tournament (\w+): ")
+    code = child.match.group(1)
+    assert finish(child) == 0
+
+    page.get(f"{base}/tournaments")
+    live = f"#live tr[data-tournament='{code}']"
+    WebDriverWait(page, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, live))
+    link = page.find_element(By.CSS_SELECTOR, f"{live} a")
+    assert link.text == NAME  # text, never markup
+    link.click()
+    assert wait_text(page, "#tournament-title", "Cup") == NAME
+    assert page.find_elements(By.CSS_SELECTOR, "#tournament-title b") == []
+    assert re.fullmatch(r"0:[0-4]\d left", wait_text(page, "#tournament-clock", "left"))
+    click(page, "join")
+    wait_text(page, "#tournament-lead", "You are in")
+    WebDriverWait(page, 20).until(
+        lambda d: [r[0] for r in d.execute_script(STANDINGS)] == ["webtia"]
+    )
+    tom = terminal(arena, home, "termtom", terminals, "tournament", "join", code)
+    tom.expect("Waiting to be paired")
+
+    # The race opens by itself in the page; the page plays it.
+    WebDriverWait(page, 30).until(lambda d: d.find_element(By.ID, "my-race").is_displayed())
+    wait_text(page, "#race-note", "Race 1: against termtom")
+    click(page, "berserk")  # before the start (the countdown waits for both racers, then 3 s)
+    wait_text(page, "#race-note", "Berserk: your clock is halved")
+    tom.expect(words("webtia went berserk: their clock is halved."), timeout=20)
+    assert board_at(page, 1) == 1
+    assert page.find_elements(By.CSS_SELECTOR, "button[data-act='berserk']") == []
+    # Her own clock: half the race's 15 s.
+    assert re.fullmatch(r"0:0[0-8] left", wait_text(page, "#my-race .time-left", " left"))
+    tom.expect(words("Go! The race has started"), timeout=20)
+    type_move(page, "d")
+    assert board_at(page, 2) == 2
+    type_move(page, "resign")
+    wait_text(page, "#said", "Type 'y' to resign")
+    type_move(page, "y")
+    type_line(tom, "resign")
+    tom.expect("Resign this game")
+    type_line(tom, "y")
+
+    # The standings update: both sheets hold the race; then the page comes back to them.
+    def both_raced(d: webdriver.Chrome) -> bool:
+        rows = d.execute_script(STANDINGS)
+        return sorted(r[0] for r in rows) == ["termtom", "webtia"] and all(
+            len(r[2]) == 1 for r in rows
+        )
+
+    WebDriverWait(page, 30).until(both_raced)
+    sheets = {r[0]: r[2] for r in page.execute_script(STANDINGS)}
+    assert sorted(sheets.values()) == ["0", "2"]  # a race of two: 2 points to its winner
+    WebDriverWait(page, 20).until(lambda d: not d.find_element(By.ID, "my-race").is_displayed())
+    assert page.find_element(By.ID, "my-sheet").text.startswith("Your sheet: ")
+
+    # Both stop: the browser withdraws, the terminal pauses with Ctrl-C.
+    click(page, "withdraw")
+    wait_text(page, "#tournament-lead", "Paused")
+    tom.sendintr()
+    tom.expect(words(f"Paused in tournament {code}"), timeout=20)
+    assert finish(tom) == 130
+    WebDriverWait(page, 20).until(
+        lambda d: {r[3] for r in d.execute_script(STANDINGS)} == {"paused"}
+    )
+
+    # The end: the podium, the standings final.
+    WebDriverWait(page, 90).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#podium:not([hidden]) li.step")
+    )
+    podium = [
+        li.get_attribute("data-account") for li in page.find_elements(By.CSS_SELECTOR, "#podium li")
+    ]
+    winner = next(name for name, sheet in sheets.items() if sheet == "2")
+    assert podium[0] == winner
+    assert sorted(podium) == ["termtom", "webtia"]
+    WebDriverWait(page, 20).until(
+        lambda d: (
+            d.find_element(By.CSS_SELECTOR, "table.standings").get_attribute("data-final") == "true"
+        )
+    )
+    assert wait_text(page, "#tournament-clock", "finished") == "finished"
+
+    page.get(f"{base}/tournaments")
+    done = f"#finished tr[data-tournament='{code}']"
+    WebDriverWait(page, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, done))
+    assert page.find_element(By.CSS_SELECTOR, f"{done} .winner").text == winner
+    page.get(f"{base}/@/{winner}")
+    wait_text(page, "#tournaments .played", "1 tournament played, 1 on the podium.")
+    first = page.find_element(By.CSS_SELECTOR, f"#tournaments li[data-tournament='{code}']")
+    assert first.text.startswith(f"1st in {NAME}")
+    assert severe_console_messages(page) == []
+
+
+def test_a_visitor_watches_the_leaders_race_live(
+    browser: webdriver.Chrome, arena: ServerProcess, tmp_path: Path, terminals: list
+) -> None:
+    page = browser
+    homes = {name: tmp_path / name for name in ("ann", "bob")}
+    for name, home in homes.items():
+        child = terminal(arena, home, name, terminals, "register", name, "--password-stdin")
+        type_line(child, f"{name}'s long secret")
+        child.expect(f"Registered and logged in as {name}.")
+        assert finish(child) == 0
+    child = terminal(arena, homes["ann"], "ann", terminals, "tournament", "create", "TV Cup",
+                     "--minutes", "3", "--race-time", "60")  # fmt: skip
+    child.expect(r"Tournament (\w+): ")
+    code = child.match.group(1)
+    assert finish(child) == 0
+    # A guest follows the tournament: no joining, the leaders' race on its TV.
+    page.get(f"http://127.0.0.1:{arena.port}/tournament/{code}")
+    wait_text(page, "#tournament-title", "TV Cup")
+    assert (
+        page.find_element(By.CSS_SELECTOR, ".controls p").text == "Log in on the home page to join."
+    )
+    racers = [
+        terminal(arena, home, name, terminals, "tournament", "join", code)
+        for name, home in homes.items()
+    ]
+    for racer in racers:
+        racer.expect(words("Go! The race has started"), timeout=30)
+    WebDriverWait(page, 30).until(
+        lambda d: sorted(r[0] for r in d.execute_script(TV_ROWS)) == ["ann", "bob"]
+    )
+    room = page.find_element(By.ID, "tournament-tv").get_attribute("data-room")
+    assert any(r[3] == "racing" for r in page.execute_script(STANDINGS))
+    assert (
+        page.find_element(By.CSS_SELECTOR, f"table.standings a[href='/watch/{room}']").text
+        == "racing"
+    )
+    type_line(racers[0], "d")  # ann's move shows on the TV
+    WebDriverWait(page, 20).until(lambda d: ["ann", "1"] in d.execute_script(TV_ROWS))
+    for racer in racers:
+        racer.sendintr()
+        racer.expect(words(f"Paused in tournament {code}"), timeout=20)
+    assert severe_console_messages(page) == []
+
+
+def test_a_reload_mid_race_takes_the_seat_back_in_the_tournament_page(
+    browser: webdriver.Chrome, arena: ServerProcess, tmp_path: Path, terminals: list
+) -> None:
+    page = browser
+    base = f"http://127.0.0.1:{arena.port}"
+    page.get(f"{base}/")
+    register = page.find_element(By.ID, "register")
+    register.find_element(By.NAME, "name").send_keys("webuma")
+    register.find_element(By.NAME, "password").send_keys("uma's long secret", Keys.ENTER)
+    wait_text(page, "#account-status", "Logged in as webuma.")
+    home = tmp_path / "vic"
+    child = terminal(arena, home, "vic", terminals, "register", "vic", "--password-stdin")
+    type_line(child, "vic's long secret")
+    child.expect("Registered and logged in as vic.")
+    assert finish(child) == 0
+    # Created from the list page's form, which opens the new tournament's page.
+    page.get(f"{base}/tournaments")
+    form = page.find_element(By.ID, "create-tournament")
+    form.find_element(By.NAME, "title").send_keys("Reload Cup")
+    for name, value in (("minutes", "3"), ("race", "2")):
+        form.find_element(By.NAME, name).clear()
+        form.find_element(By.NAME, name).send_keys(value)
+    form.find_element(By.CSS_SELECTOR, "button[type='submit']").click()
+    WebDriverWait(page, 20).until(lambda d: re.search(r"/tournament/\w+$", d.current_url))
+    code = page.current_url.rsplit("/", 1)[1]
+    assert wait_text(page, "#tournament-title", "Reload Cup") == "Reload Cup"
+    assert wait_text(page, "#tournament-facts", "by webuma").startswith(
+        "Swiss · 3 min · races of 2"
+    )
+    click(page, "join")
+    vic = terminal(arena, home, "vic", terminals, "tournament", "join", code)
+    WebDriverWait(page, 30).until(lambda d: d.find_element(By.ID, "my-race").is_displayed())
+    assert board_at(page, 1) == 1
+    type_move(page, "d")
+    assert board_at(page, 2) == 2
+    cards = page.execute_script("return document.querySelector('.playboard').innerText")
+    page.refresh()
+    # Back in the race, its move kept, the standings below it.
+    wait_text(page, "#race-note", "Back in your race")
+    assert board_at(page, 2) == 2
+    assert page.execute_script("return document.querySelector('.playboard').innerText") == cards
+    assert page.current_url == f"{base}/tournament/{code}"
+    type_move(page, "resign")
+    wait_text(page, "#said", "Type 'y' to resign")
+    type_move(page, "y")
+    type_line(vic, "d")
+    type_line(vic, "resign")
+    vic.expect("Resign this game")
+    type_line(vic, "y")
+    WebDriverWait(page, 30).until(
+        lambda d: sorted(len(r[2]) for r in d.execute_script(STANDINGS)) == [1, 1]
+    )
+    assert severe_console_messages(page) == []
