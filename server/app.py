@@ -6,7 +6,6 @@ import asyncio
 import gc
 import itertools
 import secrets
-import sys
 
 import structlog
 from websockets.asyncio.server import Server, ServerConnection
@@ -25,7 +24,6 @@ from server.net.connection import Connection, Outbox
 from server.net.delivery import Delivery
 from server.net.export import GameExport
 from server.net.tournaments import Tournaments
-from server.net.ws_adapter import forget_handshake
 from server.rooms.archiver import Archiver
 from server.rooms.bots import BotRunner
 from server.rooms.challenge_archive import ChallengeArchive
@@ -41,7 +39,7 @@ from server.runtime.clock import Clock
 from server.runtime.config import Config
 from server.runtime.gc_timer import YoungCollector
 from server.runtime.logging import get_logger
-from server.runtime.metrics import Metrics
+from server.runtime.metrics import Metrics, process_figures
 from server.runtime.solver_pool import SolverPool
 from server.store import EventStore, StoreError
 
@@ -157,10 +155,8 @@ class App:
             "frames_fanned_out": self.delivery.frames,
             "hub_wakeups": self.hub.wakeups,
             "hub_catch_ups": self.hub.catch_ups,
-            "rooms_unloaded": self.unloader.unloaded,
-            "rooms_compacted": self.unloader.compacted,
-            "tasks": len(asyncio.all_tasks()),
-            "python_blocks": sys.getallocatedblocks(),
+            **self.unloader.stats(),
+            **process_figures(),
             "archive_reads": self.hub.archive_reads.served,
             "archive_read_failures": self.hub.archive_reads.failed,
             "bots_playing": self.bots.playing,
@@ -170,7 +166,6 @@ class App:
 
     async def handler(self, ws: ServerConnection) -> None:
         structlog.contextvars.clear_contextvars()
-        forget_handshake(ws)
         connection = Connection(
             ws,
             commands=self.commands,

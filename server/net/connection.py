@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import secrets
 import time
 from collections.abc import Callable, Iterable
@@ -39,7 +38,13 @@ from server.net.delivery import Delivery
 from server.net.queue_requests import QueueRequests
 from server.net.room_requests import Handler, room_requests
 from server.net.tournaments import Tournaments
-from server.net.ws_adapter import framed, queue_binary, settled_plain, write_pending
+from server.net.ws_adapter import (
+    forget_handshake,
+    framed,
+    queue_binary,
+    settled_plain,
+    write_pending,
+)
 from server.rooms.challenges import Challenges
 from server.rooms.commands import Commands
 from server.rooms.daily_challenge import DailyChallenge
@@ -239,6 +244,7 @@ class Connection:
         self.outbox = outbox
         self.queued = False  # in the outbox's list of connections to write
         self.plain = settled_plain(ws.protocol)  # settled by the handshake, done by now
+        forget_handshake(ws)
         self.session = ""
         self.token = ""
         self.name = "player"
@@ -263,15 +269,8 @@ class Connection:
         self.queue = QueueRequests(
             self, matchmaker, ratings.rating_of, lambda: self.login.account_id
         )
-        # Its handlers join the others when they are made (``_handlers``).
-        self.tournaments = tournaments.attach(self, {}, self.login)
-        self.challenges = challenges
-        self._accounts = accounts
-
-    @functools.cached_property
-    def handlers(self) -> dict[str, Handler]:
-        """Made by the first request that needs them: an idle connection never pays for them."""
-        return _handlers(self)
+        self.tournaments = tournaments.attach(self, {}, self.login)  # handlers: ``_handlers``
+        self.challenges, self._accounts = challenges, accounts
 
     # ---- sending -----------------------------------------------------------------------------
 
@@ -377,7 +376,7 @@ class Connection:
                 return
             if not self.session:
                 raise HelloRequired("send hello first")
-            await (self.on_ping(msg) if kind == p.PING else self.handlers[kind](msg))
+            await (self.on_ping(msg) if kind == p.PING else _handler(self, kind)(msg))
         except ClientError as exc:
             log.debug("client_error", code=exc.code, reason=exc.reason)
             self.answer_error(msg if msg is not None else _peek(frame), exc)
@@ -461,6 +460,15 @@ class Connection:
             log.info("resumed", room=room.id)
         else:
             log.info("hello", name=self.name)
+
+
+def _handler(c: Connection, kind: str) -> Handler:
+    """The handler of a request type; a connection's handlers are made by the first request
+    that needs them: an idle connection (a hello, then pings) never pays for them."""
+    handlers = c.__dict__.get("handlers")
+    if handlers is None:
+        handlers = c.__dict__["handlers"] = _handlers(c)
+    return handlers[kind]
 
 
 def _handlers(c: Connection) -> dict[str, Handler]:

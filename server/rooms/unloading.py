@@ -65,6 +65,9 @@ class Unloader:
     async def aclose(self) -> None:
         await stop_tasks([self._task])
 
+    def stats(self) -> dict[str, float]:
+        return {"rooms_unloaded": self.unloaded, "rooms_compacted": self.compacted}
+
     async def _sweeping(self) -> None:
         every_ms = int(min(_MAX_SWEEP_S * 1000, max(1000, self.after_ms // 4)))
         while True:

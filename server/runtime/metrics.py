@@ -11,9 +11,11 @@ counts from its one event-loop thread. docs/operations.md says what each metric 
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import contextlib
 import gc
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Generic, TypeVar
@@ -145,6 +147,12 @@ class Metrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+def process_figures() -> dict[str, float]:
+    """What any process reports of itself: its asyncio tasks and the interpreter's live blocks,
+    the two that grow with a leak of objects."""
+    return {"tasks": len(asyncio.all_tasks()), "python_blocks": sys.getallocatedblocks()}
 
 
 _LIVE: dict[str, tuple[str, str]] = {
