@@ -38,7 +38,7 @@ log = get_logger("server.rooms.archiver")
 
 ARCHIVE_DUE_INDEX = "archive-due"  # room id -> when its race finished (ms), until archived
 ARCHIVE_CLAIMS_INDEX = "archive-claims"  # room id -> when its archiver's lease runs out (ms)
-CLAIM_MS = 60_000  # a lease on one room: archiving it takes milliseconds; a crash frees it then
+CLAIM_MS = 10_000  # a lease on one room: archiving it takes milliseconds; a crash frees it then
 _BATCH = 256  # rooms a sweep archives at most
 _CONCURRENCY = 8  # rooms archived at once: their round trips overlap
 _MAX_BACKOFF_S = 60.0
