@@ -113,8 +113,8 @@ class Directory:
             finished_at = summary.get("finished_at") or 0
             if retention is not None and finished_at + retention * 1000 < now:
                 continue
-            if summary.get("challenge"):
-                continue
+            if summary.get("challenge") or summary.get("kind") == "tournament":
+                continue  # a challenge's or a tournament's record: not a room
             summary.pop("creator", None)
             summaries.append(summary)
         return summaries

@@ -1,5 +1,6 @@
 """The loop that runs tournaments: on every process, for each open tournament whose lease it
-holds (server/domain/lease.py), score the races that ended, pair the waiting, and finish it.
+holds (server/domain/lease.py), score the races that ended, pair the waiting, finish it, and
+send the finished one to the archive.
 
 Every change is a decision appended at the tournament's version (``TournamentBook.run``), so
 two processes pairing at once cannot both succeed; the lease only keeps them from trying.
@@ -26,7 +27,7 @@ from server.domain.tournament_events import RacePaired, TournamentEvent, Tournam
 from server.domain.tournament_schedule import due, parse_schedule
 from server.rooms.commands import Commands
 from server.rooms.matchmaker import JOIN_WAIT_MS
-from server.rooms.tournament_book import TournamentBook
+from server.rooms.tournament_book import Listed, TournamentBook
 from server.rooms.tournament_metrics import TournamentMetrics
 from server.rooms.tournament_presence import Here, Placement, TournamentPresence
 from server.rooms.tournament_scorer import TournamentScorer
@@ -98,10 +99,18 @@ class TournamentPairer:
         listed_all = await self.book.listed()
         await self.announce({t.id for t in listed_all}, now)
         for listed in listed_all:
-            if listed.finished or listed.starts_at > now:
+            if listed.starts_at > now or (listed.finished and not self._archiving(listed)):
                 continue
-            if await self.lease(listed.id):
+            if not await self.lease(listed.id):
+                continue
+            if listed.finished:  # finished here or elsewhere, and not yet archived: again
+                await self.finished(await self.book.get(listed.id))
+            else:
                 await self.run_once(listed.id)
+
+    def _archiving(self, listed: Listed) -> bool:
+        """Whether a finished tournament still waits for the archive."""
+        return self.book.archive is not None and not listed.archived
 
     async def announce(self, known: set[str], now: int) -> None:
         """Create the scheduled tournaments due (any process may: one creation wins)."""
@@ -240,9 +249,18 @@ class TournamentPairer:
                 await self.commands.timed.close_unfilled(room)
 
     async def finished(self, tournament: Tournament) -> None:
-        """The end: the index says so, and every racer's profile notes its place."""
+        """The end: the index says so, every racer's profile notes its place, and the stream
+        goes to the archive (one that fails is tried again on a later tick). Safe to repeat."""
         await self.book.publish(tournament.settings, finished=True)
         for rank, entrant in enumerate(tournament.standings(), 1):
             if entrant.sheet:
                 await self.book.note_played(tournament, entrant.account, rank)
         log.info(TournamentFinished.TYPE, tournament=tournament.id)
+        if self.book.archive is None:
+            return
+        try:
+            await self.book.archive.keep(tournament.id)
+        except ArenaError as exc:  # the archive down, or the stream moved on: a later tick
+            log.warning("tournament_archive_deferred", tournament=tournament.id, code=exc.code)
+            return
+        await self.book.publish(tournament.settings, finished=True, archived=True)
