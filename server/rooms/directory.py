@@ -131,6 +131,10 @@ class Directory:
         # Counted, not read: reading the whole directory made each creation O(rooms).
         return await self.store.index_count(LIVE_INDEX)
 
+    async def is_live(self, room_id: str) -> bool:
+        """Whether the room is neither finished nor closed, as the directory last heard."""
+        return await self.store.index_get(LIVE_INDEX, room_id) is not None
+
     async def lobbies_of(self, creator: str) -> int:
         return len(await self.store.index_range(lobbies_index(creator)))
 

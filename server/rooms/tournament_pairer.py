@@ -150,13 +150,40 @@ class TournamentPairer:
 
     async def pair(self, tournament: Tournament) -> None:
         """One round: the races decided by rank, then made a batch at a time (best ranked
-        first), so the first races start while the last rooms are still being made."""
+        first), so the first races start while the last rooms are still being made. A racer
+        seated in another unfinished room (on any connection, any process) is left out, and
+        the round decided again without them."""
         present = await self.presence.present(tournament.id)
         busy = {a for a, here in present.items() if here.busy}
         since = {a: here.since for a, here in present.items()}
-        groups = decide_pairing(tournament, since, busy, self.clock.now_ms())
+        now = self.clock.now_ms()
+        groups = decide_pairing(tournament, since, busy, now)
+        checked: set[str] = set()
+        while groups:  # only the accounts about to be paired are looked up, each once
+            fresh = {a for group in groups for a in group} - checked
+            checked |= fresh
+            found = {a for a in await self.racing_elsewhere(tournament, fresh) if a}
+            if not found:
+                break
+            busy |= found
+            groups = decide_pairing(tournament, since, busy, now)
         for first in range(0, len(groups), BATCH):
             await self.pair_batch(tournament, groups[first : first + BATCH], present)
+
+    async def racing_elsewhere(self, tournament: Tournament, accounts: set[str]) -> list[str]:
+        """Of ``accounts``, those seated in an unfinished room other than this tournament's
+        races ("" for the others): the account's latest seat, if its room is live, confirmed
+        in the room itself (a seat left in a lobby does not count)."""
+
+        async def elsewhere(account: str) -> str:
+            room_id = await self.commands.directory.room_of_account(account)
+            if room_id is None or room_id in tournament.races:
+                return ""
+            if not await self.commands.directory.is_live(room_id):
+                return ""
+            return account if await self.commands.racing(account) is not None else ""
+
+        return await gather_bounded((elsewhere(a) for a in sorted(accounts)), AT_ONCE)
 
     async def pair_batch(
         self, tournament: Tournament, groups: Sequence[Sequence[str]], present: Mapping[str, Here]
