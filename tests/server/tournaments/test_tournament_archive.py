@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
+from server.app import App
 from server.archive.record import ArchivedRoom, pack, unpack
 from server.archive.sqlite import SqliteArchive
 from server.domain.lifecycle import RoomStatus
@@ -207,3 +208,25 @@ def test_the_archived_record_folds_to_the_live_tournament(events: list[dict[str,
     again = unpack(pack(record)).room_events
     assert fold(ID, again).same_fold(fold(ID, events))
     assert again == events
+
+
+async def test_a_server_with_an_archive_archives_a_finished_tournament_and_lists_no_room_for_it(
+    archive: SqliteArchive,
+) -> None:
+    store, clock = MemoryEventStore(), FakeClock()
+    app = App(Config(), store, clock, archive)
+    app.open()
+    try:
+        book = app.tournaments.book
+        await book.create(created(clock.now_ms()))
+        await book.run(ID, lambda t, n: decide_join(t, "ann", "Ann", 1500, n))
+        clock.advance(31 * MIN)
+        await app.tournaments.pairer.tick()
+        assert await store.read(tournament_stream(ID)) == []
+        book.forget(ID)  # what another process, or this one later, reads: the archive
+        shown = await book.get(ID)
+        assert shown.status is TournamentStatus.FINISHED
+        assert list(shown.entrants) == ["ann"]
+        assert await app.commands.list_rooms() == []  # the record is no room
+    finally:
+        await app.stop()
