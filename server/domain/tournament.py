@@ -189,6 +189,23 @@ class Tournament:
             return []
         return [e for e in self.standings()[:3] if e.sheet]
 
+    def same_fold(self, other: Tournament) -> bool:
+        """Whether two folds hold the same tournament (the archive's check before a delete)."""
+        return self._state() == other._state()
+
+    def _state(self) -> tuple[Any, ...]:
+        return (
+            self.id,
+            self.status,
+            self.version,
+            self._settings,
+            self.entrants,
+            self.races,
+            self.scored,
+            self.race_count,
+            self.finished_at,
+        )
+
     # ---- the fold ----------------------------------------------------------------------------
 
     def apply(self, event: TournamentEvent) -> None:

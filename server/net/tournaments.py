@@ -15,6 +15,7 @@ from server.net.room_requests import Handler
 from server.net.tournament_feed import Follower, TournamentFeed
 from server.net.tournament_requests import RatingOf, TournamentRequests
 from server.rooms.commands import Commands
+from server.rooms.tournament_archive import TournamentArchive
 from server.rooms.tournament_book import TournamentBook
 from server.rooms.tournament_metrics import TournamentMetrics
 from server.rooms.tournament_pairer import TournamentPairer
@@ -41,7 +42,9 @@ class Tournaments:
     ) -> None:
         self.config = config
         self.rating_of = rating_of
-        self.book = TournamentBook(store, clock)
+        archive = commands.hub.archive  # the finished rooms' archive takes them too
+        kept = TournamentArchive(store, archive, clock) if archive is not None else None
+        self.book = TournamentBook(store, clock, kept)
         self.presence = TournamentPresence(store, clock, config, commands.presence)
         self.metrics = TournamentMetrics(registry)
         self.scorer = TournamentScorer(self.book, self.metrics)

@@ -113,8 +113,8 @@ class Directory:
             finished_at = summary.get("finished_at") or 0
             if retention is not None and finished_at + retention * 1000 < now:
                 continue
-            if summary.get("challenge"):
-                continue
+            if summary.get("challenge") or summary.get("kind") == "tournament":
+                continue  # a challenge's or a tournament's record: not a room
             summary.pop("creator", None)
             summaries.append(summary)
         return summaries
@@ -130,6 +130,10 @@ class Directory:
     async def live_count(self) -> int:
         # Counted, not read: reading the whole directory made each creation O(rooms).
         return await self.store.index_count(LIVE_INDEX)
+
+    async def is_live(self, room_id: str) -> bool:
+        """Whether the room is neither finished nor closed, as the directory last heard."""
+        return await self.store.index_get(LIVE_INDEX, room_id) is not None
 
     async def lobbies_of(self, creator: str) -> int:
         return len(await self.store.index_range(lobbies_index(creator)))

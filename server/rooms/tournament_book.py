@@ -1,6 +1,8 @@
 """Tournaments as this process knows them: each folded from its stream, kept up to date by
 reading what was appended since, and changed only through ``run`` (decide on the fold, append
 at the version it read, decide again on a conflict), as rooms change through the room loop.
+A finished tournament is read from the archive once its stream has left the store (store
+first, then archive: the archive is written before the stream is deleted).
 
 The ``tournaments`` index lists every tournament (its start as the score, a short summary as
 the value) so that a list, the creation limit and the pairing loop need no fold of each one.
@@ -24,6 +26,7 @@ from server.domain.tournament_events import (
     encode,
     tournament_stream,
 )
+from server.rooms.tournament_archive import TournamentArchive
 from server.runtime.clock import Clock
 from server.runtime.logging import get_logger
 from server.store import EventStore
@@ -58,14 +61,18 @@ class Listed:
     ends_at: int
     creator: str | None
     finished: bool
+    archived: bool  # its stream has left the store for the archive
 
 
 class TournamentBook:
     """The tournaments this process has folded; one lock each, so a fold is never fed twice."""
 
-    def __init__(self, store: EventStore, clock: Clock) -> None:
+    def __init__(
+        self, store: EventStore, clock: Clock, archive: TournamentArchive | None = None
+    ) -> None:
         self.store = store
         self.clock = clock
+        self.archive = archive  # where finished tournaments go (none: they stay in the store)
         self.folds: dict[str, Tournament] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
@@ -83,6 +90,9 @@ class TournamentBook:
         if tournament is None:
             tournament = Tournament(tournament_id)
         await self._catch_up(tournament)
+        if not tournament.exists and self.archive is not None:
+            tournament = Tournament(tournament_id)
+            self._fold(tournament, await self.archive.events(tournament_id))
         if not tournament.exists:
             raise NoSuchTournament(f"no tournament {tournament_id[:64]!r}")
         self.folds[tournament_id] = tournament
@@ -91,13 +101,17 @@ class TournamentBook:
     async def _catch_up(self, tournament: Tournament) -> bool:
         """Fold what the stream holds past the fold; whether anything was."""
         stored = await self.store.read(tournament_stream(tournament.id), after=tournament.version)
-        for event in stored:
+        self._fold(tournament, [event.data for event in stored])
+        return bool(stored)
+
+    @staticmethod
+    def _fold(tournament: Tournament, events: list[dict[str, Any]]) -> None:
+        for data in events:
             try:
-                tournament.apply_stored(event.data)
+                tournament.apply_stored(data)
             except CorruptEvent as exc:  # one bad event must not make the tournament unloadable
                 log.error("tournament_event_unreadable", tournament=tournament.id, error=str(exc))
                 tournament.version += 1
-        return bool(stored)
 
     async def sync(self, tournament: Tournament) -> bool:
         """Bring a folded tournament up to date; whether it changed."""
@@ -139,11 +153,14 @@ class TournamentBook:
         await self.publish(created, finished=False)
         return await self.get(created.id)
 
-    async def publish(self, created: TournamentCreated, *, finished: bool) -> None:
+    async def publish(
+        self, created: TournamentCreated, *, finished: bool, archived: bool = False
+    ) -> None:
         value = {
             "e": created.starts_at + created.length_ms,
             "c": created.creator,
             "f": finished,
+            "a": archived,
         }
         await self.store.index_put(
             TOURNAMENTS_INDEX, created.id, created.starts_at, msgpack.packb(value)
@@ -154,7 +171,10 @@ class TournamentBook:
         out = []
         for entry in await self.store.index_range(TOURNAMENTS_INDEX):
             value = msgpack.unpackb(entry.value)
-            out.append(Listed(entry.member, entry.score, value["e"], value["c"], value["f"]))
+            archived = bool(value.get("a"))
+            out.append(
+                Listed(entry.member, entry.score, value["e"], value["c"], value["f"], archived)
+            )
         return out
 
     async def owned(self, account: str, now: int) -> int:

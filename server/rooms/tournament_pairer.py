@@ -1,5 +1,6 @@
 """The loop that runs tournaments: on every process, for each open tournament whose lease it
-holds (server/domain/lease.py), score the races that ended, pair the waiting, and finish it.
+holds (server/domain/lease.py), score the races that ended, pair the waiting, finish it, and
+send the finished one to the archive.
 
 Every change is a decision appended at the tournament's version (``TournamentBook.run``), so
 two processes pairing at once cannot both succeed; the lease only keeps them from trying.
@@ -26,7 +27,7 @@ from server.domain.tournament_events import RacePaired, TournamentEvent, Tournam
 from server.domain.tournament_schedule import due, parse_schedule
 from server.rooms.commands import Commands
 from server.rooms.matchmaker import JOIN_WAIT_MS
-from server.rooms.tournament_book import TournamentBook
+from server.rooms.tournament_book import Listed, TournamentBook
 from server.rooms.tournament_metrics import TournamentMetrics
 from server.rooms.tournament_presence import Here, Placement, TournamentPresence
 from server.rooms.tournament_scorer import TournamentScorer
@@ -98,10 +99,18 @@ class TournamentPairer:
         listed_all = await self.book.listed()
         await self.announce({t.id for t in listed_all}, now)
         for listed in listed_all:
-            if listed.finished or listed.starts_at > now:
+            if listed.starts_at > now or (listed.finished and not self._archiving(listed)):
                 continue
-            if await self.lease(listed.id):
+            if not await self.lease(listed.id):
+                continue
+            if listed.finished:  # finished here or elsewhere, and not yet archived: again
+                await self.finished(await self.book.get(listed.id))
+            else:
                 await self.run_once(listed.id)
+
+    def _archiving(self, listed: Listed) -> bool:
+        """Whether a finished tournament still waits for the archive."""
+        return self.book.archive is not None and not listed.archived
 
     async def announce(self, known: set[str], now: int) -> None:
         """Create the scheduled tournaments due (any process may: one creation wins)."""
@@ -141,13 +150,40 @@ class TournamentPairer:
 
     async def pair(self, tournament: Tournament) -> None:
         """One round: the races decided by rank, then made a batch at a time (best ranked
-        first), so the first races start while the last rooms are still being made."""
+        first), so the first races start while the last rooms are still being made. A racer
+        seated in another unfinished room (on any connection, any process) is left out, and
+        the round decided again without them."""
         present = await self.presence.present(tournament.id)
         busy = {a for a, here in present.items() if here.busy}
         since = {a: here.since for a, here in present.items()}
-        groups = decide_pairing(tournament, since, busy, self.clock.now_ms())
+        now = self.clock.now_ms()
+        groups = decide_pairing(tournament, since, busy, now)
+        checked: set[str] = set()
+        while groups:  # only the accounts about to be paired are looked up, each once
+            fresh = {a for group in groups for a in group} - checked
+            checked |= fresh
+            found = {a for a in await self.racing_elsewhere(tournament, fresh) if a}
+            if not found:
+                break
+            busy |= found
+            groups = decide_pairing(tournament, since, busy, now)
         for first in range(0, len(groups), BATCH):
             await self.pair_batch(tournament, groups[first : first + BATCH], present)
+
+    async def racing_elsewhere(self, tournament: Tournament, accounts: set[str]) -> list[str]:
+        """Of ``accounts``, those seated in an unfinished room other than this tournament's
+        races ("" for the others): the account's latest seat, if its room is live, confirmed
+        in the room itself (a seat left in a lobby does not count)."""
+
+        async def elsewhere(account: str) -> str:
+            room_id = await self.commands.directory.room_of_account(account)
+            if room_id is None or room_id in tournament.races:
+                return ""
+            if not await self.commands.directory.is_live(room_id):
+                return ""
+            return account if await self.commands.racing(account) is not None else ""
+
+        return await gather_bounded((elsewhere(a) for a in sorted(accounts)), AT_ONCE)
 
     async def pair_batch(
         self, tournament: Tournament, groups: Sequence[Sequence[str]], present: Mapping[str, Here]
@@ -240,9 +276,18 @@ class TournamentPairer:
                 await self.commands.timed.close_unfilled(room)
 
     async def finished(self, tournament: Tournament) -> None:
-        """The end: the index says so, and every racer's profile notes its place."""
+        """The end: the index says so, every racer's profile notes its place, and the stream
+        goes to the archive (one that fails is tried again on a later tick). Safe to repeat."""
         await self.book.publish(tournament.settings, finished=True)
         for rank, entrant in enumerate(tournament.standings(), 1):
             if entrant.sheet:
                 await self.book.note_played(tournament, entrant.account, rank)
         log.info(TournamentFinished.TYPE, tournament=tournament.id)
+        if self.book.archive is None:
+            return
+        try:
+            await self.book.archive.keep(tournament.id)
+        except ArenaError as exc:  # the archive down, or the stream moved on: a later tick
+            log.warning("tournament_archive_deferred", tournament=tournament.id, code=exc.code)
+            return
+        await self.book.publish(tournament.settings, finished=True, archived=True)

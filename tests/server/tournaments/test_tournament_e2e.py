@@ -13,9 +13,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from server.archive.sqlite import SqliteArchive
 from server.domain.tournament import fold
 from server.domain.tournament_events import RacePaired, RaceScored, decode, tournament_stream
 from server.domain.tournament_standings import me_row
+from server.rooms.tournament_archive import archive_key
 from server.store import RedisEventStore
 from tests.server.tournaments.racers import Racer, ask, connect, register
 from tests.support.redis_cluster import LocalRedisCluster
@@ -62,6 +64,23 @@ async def stored_events(store: RedisEventStore, tournament: str) -> list[dict[st
     return [e.data for e in await store.read(tournament_stream(tournament))]
 
 
+async def final_events(
+    store: RedisEventStore, archive_dir: Path, tournament: str
+) -> list[dict[str, Any]]:
+    """A finished tournament's events: from the store, else (moved there once its standings
+    were final) from the archive the servers share."""
+    events = await stored_events(store, tournament)
+    if events:
+        return events
+    archive = SqliteArchive(archive_dir / "archive.sqlite3")
+    try:
+        record = await archive.get(archive_key(tournament))
+    finally:
+        await archive.aclose()
+    assert record is not None, "the tournament is neither in the store nor in the archive"
+    return list(record.room_events)
+
+
 def check_stream(events: list[dict[str, Any]]) -> None:
     """Every paired race scored once; nobody paired while in a race."""
     racing: dict[str, str] = {}
@@ -89,6 +108,7 @@ async def run_tournament(
     store: RedisEventStore,
     players: int,
     length_s: int,
+    archive_dir: Path,
     kill: Callable[[list[Racer]], Awaitable[None]] | None = None,
 ) -> None:
     names = [f"r{uuid.uuid4().hex[:6]}{i}" for i in range(players)]
@@ -111,7 +131,7 @@ async def run_tournament(
     async with asyncio.timeout(length_s + 60):
         await asyncio.gather(*tasks)
 
-    events = await stored_events(store, tournament)
+    events = await final_events(store, archive_dir, tournament)
     check_stream(events)
     folded = fold(tournament, events)
     assert folded.status.value == "finished"
@@ -160,16 +180,20 @@ def killing_the_lease_holder(
 async def forty_racers_on_two_processes_one_killed(
     url: str, store: RedisEventStore, logs: list[Path], *extra: str
 ) -> None:
-    """Two servers on one store; forty racers spread over them; the pairing one killed."""
-    servers = [
-        ServerProcess(redis_url=url, log_path=log, extra_args=[*TOURNAMENT_ARGS, *extra])
-        for log in logs
-    ]
+    """Two servers on one store and one archive; forty racers spread over them; the pairing
+    one killed."""
+    archive_dir = logs[0].parent / "data"
+    archive_dir.mkdir()
+    args = [*TOURNAMENT_ARGS, "--data-dir", str(archive_dir), *extra]
+    servers = [ServerProcess(redis_url=url, log_path=log, extra_args=args) for log in logs]
     for server in servers:
         server.start()
     try:
         kill = killing_the_lease_holder(servers, logs, store)
-        await run_tournament([s.url for s in servers], store, players=40, length_s=20, kill=kill)
+        urls = [s.url for s in servers]
+        await run_tournament(
+            urls, store, players=40, length_s=20, archive_dir=archive_dir, kill=kill
+        )
     finally:
         await store.aclose()
         for server in servers:
