@@ -115,6 +115,10 @@ class TcpProxy:
         except OSError:
             writer.transport.abort()
             return
+        if self._partitioned:  # the link went down while this one was being opened: cut it
+            up_writer.transport.abort()
+            writer.transport.abort()
+            return
         pair = {writer, up_writer}
         self._links |= pair
         try:
