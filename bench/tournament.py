@@ -262,10 +262,18 @@ async def run_once(url: str, redis_url: str, prefix: str, clients: int, seconds:
     await asyncio.sleep(max(0.0, starts_at / 1000 - time.time()))
     sampler.mark()
     began = time.monotonic()
+
+    async def in_stream_before_the_end() -> dict[str, Any]:
+        # Read while the stream is still in the store: the finished tournament goes to the
+        # archive as soon as its last race ends. No pairing happens in the last stretch.
+        await asyncio.sleep(max(0.0, seconds - 1.0))
+        return await stream_figures(redis_url, prefix, tournament)
+
+    reading = asyncio.create_task(in_stream_before_the_end())
     await asyncio.gather(*(p.run(began + seconds + 60) for p in players))
     tour_window = sampler.window()
     tour_seconds = time.monotonic() - began
-    in_stream = await stream_figures(redis_url, prefix, tournament)
+    in_stream = await reading
     # The same clients, the same play, in quick races of 2 for as long.
     for p in players:
         p.figures, p.quick, p.room, p.ended_at = quick, True, None, None
@@ -387,6 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for name, result in runs.items():
         t = result["tournament"]
+        scored, paired = t["in_stream"]["end_to_scored"], t["in_stream"]["scored_to_paired"]
         rows += [
             (f"{name}: clients, races (tournament / quick)",
              f"{result['clients']}, {t['races']} / {result['quick']['races']}"),
@@ -396,6 +405,9 @@ def main(argv: list[str] | None = None) -> int:
             (f"{name}: to next start p50 / p99",
              f"{t['to_next_start'].get('p50_ms')} / {t['to_next_start'].get('p99_ms')} ms"),
             (f"{name}: standings lag p99", f"{t['standings_lag'].get('p99_ms')} ms"),
+            (f"{name}: in the stream, end to scored / scored to paired, p50 / p99",
+             f"{scored.get('p50_ms')} / {scored.get('p99_ms')}, "
+             f"{paired.get('p50_ms')} / {paired.get('p99_ms')} ms"),
             (f"{name}: server CPU per race (tournament / quick)",
              f"{t['cpu_per_race_ms']} / {result['quick']['cpu_per_race_ms']} ms "
              f"= {result['cpu_per_race_vs_quick']}x"),

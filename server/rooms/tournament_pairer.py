@@ -40,8 +40,9 @@ from shared.errors import ArenaError, ClientError, ServerError, WrongExpectedVer
 
 log = get_logger("server.rooms.tournament_pairer")
 
-BATCH = 32  # races of a round recorded (and started) together
-AT_ONCE = 8  # rooms made (or racers told) side by side in a round: a share of the store's pool
+BATCH = 64  # races of a round recorded (and started) together
+AT_ONCE = 64  # rooms made (or racers told) side by side in a round: a share of the store's pool
+ROUNDS_A_TICK = 3  # a round that made races is followed by another at once, so many a tick
 OVERDUE_MS = 5_000  # a race this late past its clock is looked at by the loop itself
 
 
@@ -143,16 +144,18 @@ class TournamentPairer:
         """Score what ended unseen, pair the waiting, finish when all is played."""
         tournament = await self.book.get(tournament_id)
         await self.check_races(tournament)
-        with self.metrics.pairing_seconds.time():
-            await self.pair(tournament)
+        for _ in range(ROUNDS_A_TICK):  # those who came free while a round was made: at once
+            with self.metrics.pairing_seconds.time():
+                if not await self.pair(tournament):
+                    break
         if await self.book.run(tournament_id, lambda t, now: decide_finish(t, now)):
             await self.finished(tournament)
 
-    async def pair(self, tournament: Tournament) -> None:
+    async def pair(self, tournament: Tournament) -> bool:
         """One round: the races decided by rank, then made a batch at a time (best ranked
         first), so the first races start while the last rooms are still being made. A racer
         seated in another unfinished room (on any connection, any process) is left out, and
-        the round decided again without them."""
+        the round decided again without them. Whether any race was decided."""
         present = await self.presence.present(tournament.id)
         busy = {a for a, here in present.items() if here.busy}
         since = {a: here.since for a, here in present.items()}
@@ -169,16 +172,17 @@ class TournamentPairer:
             groups = decide_pairing(tournament, since, busy, now)
         for first in range(0, len(groups), BATCH):
             await self.pair_batch(tournament, groups[first : first + BATCH], present)
+        return bool(groups)
 
     async def racing_elsewhere(self, tournament: Tournament, accounts: set[str]) -> list[str]:
         """Of ``accounts``, those seated in an unfinished room other than this tournament's
-        races ("" for the others): the account's latest seat, if its room is live, confirmed
-        in the room itself (a seat left in a lobby does not count)."""
+        races, in play or over ("" for the others): the account's latest seat, if its room is
+        live, confirmed in the room itself (a seat left in a lobby does not count)."""
 
         async def elsewhere(account: str) -> str:
             room_id = await self.commands.directory.room_of_account(account)
-            if room_id is None or room_id in tournament.races:
-                return ""
+            if room_id is None or room_id in tournament.races or room_id in tournament.scored:
+                return ""  # a race of this tournament: the fold knows whether it is over
             if not await self.commands.directory.is_live(room_id):
                 return ""
             return account if await self.commands.racing(account) is not None else ""
