@@ -101,7 +101,7 @@ class TournamentPairer:
         for listed in listed_all:
             if listed.starts_at > now or (listed.finished and not self._archiving(listed)):
                 continue
-            if not await self.lease(listed.id):
+            if not await self.lease(listed.id, begin=not listed.finished):
                 continue
             if listed.finished:  # finished here or elsewhere, and not yet archived: again
                 await self.finished(await self.book.get(listed.id))
@@ -120,10 +120,15 @@ class TournamentPairer:
                     await self.book.create(created)
                     log.info("tournament_scheduled", tournament=created.id, name=created.name)
 
-    async def lease(self, tournament: str) -> bool:
-        """Whether this process holds the tournament's lease (claimed or renewed now)."""
+    async def lease(self, tournament: str, *, begin: bool = True) -> bool:
+        """Whether this process holds the tournament's lease (claimed or renewed now). Without
+        ``begin``, a lease no process ever claimed is not claimed: a finished tournament's
+        lease is only renewed or taken over, since its stream is deleted once the tournament is
+        archived, and a process that listed it before that must not run it again."""
         stream = lease_stream(tournament)
         last_version = await self.store.last_version(stream)
+        if not last_version and not begin:
+            return False
         tail = await self.store.read(stream, after=max(0, last_version - 1)) if last_version else []
         last = tail[-1].data if tail else None
         now = self.clock.now_ms()
@@ -291,3 +296,17 @@ class TournamentPairer:
             log.warning("tournament_archive_deferred", tournament=tournament.id, code=exc.code)
             return
         await self.book.publish(tournament.settings, finished=True, archived=True)
+        await self.release(tournament.id)
+
+    async def release(self, tournament: str) -> None:
+        """An archived tournament's lease stream deleted, the last of its keys, at the version
+        of this process's own claim: a claim appended since (this one ran out meanwhile) is
+        kept for its holder, which archives the tournament again and releases it then."""
+        self._checked.pop(tournament, None)
+        stream = lease_stream(tournament)
+        version = await self.store.last_version(stream)
+        tail = await self.store.read(stream, after=version - 1) if version else []
+        if not tail or tail[-1].data["holder"] != self.process:
+            return
+        if await self.store.delete_at({stream: version}):
+            log.info("tournament_lease_released", tournament=tournament)
