@@ -4,8 +4,9 @@ very tournament the store held."""
 
 from __future__ import annotations
 
+import contextlib
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -25,8 +26,9 @@ from server.domain.tournament_events import TournamentCreated, encode, tournamen
 from server.rooms.presence import Presence
 from server.rooms.tournament_archive import TournamentArchive, TournamentNotFinal
 from server.rooms.tournament_book import TournamentBook
+from server.rooms.tournament_lease import lease_stream
 from server.rooms.tournament_metrics import TournamentMetrics
-from server.rooms.tournament_pairer import TournamentPairer, lease_stream
+from server.rooms.tournament_pairer import TournamentPairer
 from server.rooms.tournament_presence import TournamentPresence
 from server.rooms.tournament_scorer import TournamentScorer
 from server.runtime.clock import FakeClock
@@ -74,9 +76,9 @@ class Process:
         config = Config(tournament_lease_s=5.0)
         self.book = TournamentBook(store, clock, TournamentArchive(store, archive, clock))
         presence = TournamentPresence(store, clock, config, Presence(store, clock, name))
-        metrics = TournamentMetrics(CollectorRegistry())
+        self.registry = CollectorRegistry()
+        metrics = TournamentMetrics(self.registry)
         commands: Any = StillRacing()  # nobody is present: no room is made
-        self.metrics = metrics
         self.pairer = TournamentPairer(
             store, self.book, commands, presence, clock, config, metrics,
             TournamentScorer(self.book, metrics),
@@ -120,6 +122,21 @@ async def keys_naming(store: EventStore, tournament_id: str) -> list[str]:
     assert isinstance(store, RedisEventStore)
     pattern = f"{store.prefix}*{tournament_id}*"
     return sorted({key.decode() async for key in store.topology.client.scan_iter(match=pattern)})
+
+
+@contextlib.contextmanager
+def archive_down(archive: SqliteArchive) -> Iterator[None]:
+    """While inside, the archive refuses every write, as one that is down does."""
+    real_put = archive.put
+
+    async def down(*args: Any, **kwargs: Any) -> None:
+        raise ArchiveUnavailable("down")
+
+    archive.put = down  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        archive.put = real_put  # type: ignore[method-assign]
 
 
 async def played(book: TournamentBook, clock: FakeClock) -> Tournament:
@@ -180,17 +197,11 @@ async def test_an_archive_that_fails_keeps_the_stream_and_a_later_tick_archives_
     one = Process(store, archive, clock)
     await one.book.create(created(clock.now_ms()))
     clock.advance(31 * MIN)
-    real_put = archive.put
-
-    async def down(*args: Any, **kwargs: Any) -> None:
-        raise ArchiveUnavailable("down")
-
-    archive.put = down  # type: ignore[method-assign]
-    await one.pairer.tick()
+    with archive_down(archive):
+        await one.pairer.tick()
     assert (await one.book.get(ID)).status is TournamentStatus.FINISHED
     assert await store.read(tournament_stream(ID))
     assert [t.archived for t in await one.book.listed()] == [False]
-    archive.put = real_put  # type: ignore[method-assign]
     await one.pairer.tick()
     assert await store.read(tournament_stream(ID)) == []
     assert [t.archived for t in await one.book.listed()] == [True]
@@ -206,17 +217,11 @@ async def test_an_archived_tournament_leaves_no_key_and_a_stale_listing_does_not
         ID, lambda t, n: decide_score(t, "room0002", [result("cy", 1), result("ann", 2)], n)
     )
     clock.advance(31 * MIN)
-    real_put = archive.put
-
-    async def down(*args: Any, **kwargs: Any) -> None:
-        raise ArchiveUnavailable("down")
-
-    archive.put = down  # type: ignore[method-assign]
-    await one.pairer.tick()  # finished, its archive deferred: the lease stays with p1
+    with archive_down(archive):
+        await one.pairer.tick()  # finished, its archive deferred: the lease stays with p1
     stale = await two.book.listed()  # what p2 read just before p1's next tick archived it
     assert [(t.finished, t.archived) for t in stale] == [(True, False)]
     assert await backend.read(lease_stream(ID))
-    archive.put = real_put  # type: ignore[method-assign]
     await one.pairer.tick()
 
     assert await keys_naming(backend, ID) == []  # the stream, the lease: nothing is left
@@ -228,7 +233,7 @@ async def test_an_archived_tournament_leaves_no_key_and_a_stale_listing_does_not
     two.book.listed = listed_before  # type: ignore[method-assign]
     clock.advance(10_000)  # whatever lease there was would have run out
     await two.pairer.tick()  # finished and not archived, it reads: yet it takes no lease
-    assert two.metrics.leases_taken._value.get() == 0
+    assert two.registry.get_sample_value("tournament_leases_taken_total") == 0
     assert await keys_naming(backend, ID) == []
     assert [t.archived for t in await one.book.listed()] == [True]
     assert (await two.book.get(ID)).status is TournamentStatus.FINISHED  # from the archive
@@ -241,18 +246,12 @@ async def test_a_lease_taken_over_meanwhile_is_kept_for_its_holder_who_releases_
     one, two = Process(backend, archive, clock, "p1"), Process(backend, archive, clock, "p2")
     await one.book.create(created(clock.now_ms()))
     clock.advance(31 * MIN)
-    real_put = archive.put
-
-    async def down(*args: Any, **kwargs: Any) -> None:
-        raise ArchiveUnavailable("down")
-
-    archive.put = down  # type: ignore[method-assign]
-    await one.pairer.tick()  # finished; p1 holds the lease, the archive deferred
+    with archive_down(archive):
+        await one.pairer.tick()  # finished; p1 holds the lease, the archive deferred
     clock.advance(6_000)  # p1's lease ran out: p2 takes it over
-    assert await two.pairer.lease(ID)
-    await one.pairer.release(ID)  # p1, late: the claim is p2's now, and it stays
+    assert await two.pairer.leases.claim(ID)
+    await one.pairer.leases.release(ID)  # p1, late: the claim is p2's now, and it stays
     assert await backend.read(lease_stream(ID))
-    archive.put = real_put  # type: ignore[method-assign]
     await two.pairer.tick()
     assert await keys_naming(backend, ID) == []
     assert [t.archived for t in await two.book.listed()] == [True]
