@@ -177,6 +177,10 @@ class App:
                 continue
             return line
 
+    def rewind(self) -> None:
+        """The script from its first line again: a tournament plays it in each of its races."""
+        self._script_pos = 0
+
     def emit(self, event: dict[str, Any]) -> None:
         """An event for --json output (ignored otherwise)."""
         if self.output.json:

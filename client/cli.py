@@ -420,6 +420,17 @@ def _tournament_code(text: str) -> str:
     return code
 
 
+TOURNAMENT_SCRIPT = (
+    " With --moves FILE every race you are paired into plays FILE's moves from its first line "
+    "(nothing is typed between races); a game still on when they run out is resigned, and the "
+    "run ends when the tournament is over, with the final standings and podium (exit status 3 "
+    "if a move was refused). --json prints every message as a JSON line, as 'race join --json' "
+    "does: each race's tournament_paired, its room, game events and finished (the result), "
+    "tournament_standings as they change (final: true the last), and the last tournament, "
+    "with its podium."
+)
+
+
 def _tournament_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     """`solitaire tournament list | create | join ID | show ID`."""
     tournament = sub.add_parser(
@@ -473,11 +484,13 @@ def _tournament_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     create.add_argument("--unrated", action="store_true", help="races that do not count")
     create.add_argument("--no-berserk", action="store_true", help="nobody may go berserk")
     create.add_argument("--no-streaks", action="store_true", help="no double points for streaks")
-    for action, text in (
-        ("join", "join and play every race you are paired into; Ctrl-C pauses"),
-        ("show", "the standings and podium of a tournament"),
+    for action, text, more in (
+        ("join", "join and play every race you are paired into; Ctrl-C pauses", TOURNAMENT_SCRIPT),
+        ("show", "the standings and podium of a tournament", ""),
     ):
-        parser = actions.add_parser(action, parents=[common], help=text, description=text + ".")
+        parser = actions.add_parser(
+            action, parents=[common], help=text, description=text + "." + more
+        )
         parser.add_argument(
             "tournament", metavar="ID", type=_tournament_code, help="the tournament's id"
         )

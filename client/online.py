@@ -22,7 +22,7 @@ from client.quick import find_match
 from client.race_panel import OPEN_SEED
 from client.room_client import RoomClient
 from client.room_entry import connected, resumed, room_error
-from client.room_play import UNFILLED_TEXT, play_room
+from client.room_play import UNFILLED_TEXT, log_ranking, play_room
 from client.rooms import rooms_online
 from client.seats import RACE, SOLO, Seat, SeatStore, state_dir
 from client.terminal import write_lines
@@ -390,9 +390,7 @@ async def race_online(args: Any, output: Output, script: list[str] | None) -> in
         return 130
     if client.state.room_id:
         store.forget(args.server, client.state.room_id, args.name)
-    if client.state.ranking is not None and app.scripted and not output.json:
-        for rank in client.state.ranking:
-            app.log(f"{rank['place']}. {rank['name']} {rank['status']} {rank['foundation']}")
+    log_ranking(app, client)
     app.final_screen()
     return exit_status(app)
 

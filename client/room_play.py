@@ -90,12 +90,14 @@ async def play_room(
     wait_for_results: bool,
     until: asyncio.Event | None = None,
     more: Extra | None = None,
+    stay: bool = False,
 ) -> Outcome:
     """The player's loop in a room: moves once the race starts, `start` in the lobby. Ctrl-C
     leaves without resigning (the seat waits for the server's grace); `quit` resigns;
     `rematch` once the race is over ends it with Outcome.REMATCH (the caller moves rooms).
     ``until`` set ends it with Outcome.END (a tournament's race is over: the standings follow);
-    ``more`` takes a mode's own commands first."""
+    ``more`` takes a mode's own commands first. The end of a script leaves a live game
+    (resigned), or with ``stay`` resigns it in its seat, so the results still come."""
     driver = ServerDriver(client)
     assert client.conn is not None
     conn = client.conn
@@ -180,6 +182,12 @@ async def play_room(
     if client.view.closed is not None:
         raise ClientError(closed_text(client.state.room_id, client.view.closed), code="room_closed")
     outcome = reader.result() if reader.done() and not reader.cancelled() else Outcome.END
+    if stay and outcome is Outcome.END and not client.view.finished.is_set():
+        await _resign_in_seat(client, driver, app)
+        if client.view.closed is not None:
+            raise ClientError(
+                closed_text(client.state.room_id, client.view.closed), code="room_closed"
+            )
     view = client.my_view
     left = False
     if view is not None and not view.over and not client.view.finished.is_set() and not client.lost:
@@ -204,6 +212,37 @@ async def play_room(
     if wait_for_results and app.scripted and client.my_view is not None and not left:
         await wait_results(client, conn)
     return outcome
+
+
+async def _resign_in_seat(client: RoomClient, driver: ServerDriver, app: App) -> None:
+    """A script that ran out in a race of a tournament: once the game is on (a script may end
+    before the start), a live one is resigned, and the seat kept for the results."""
+    await client.wait_for(
+        lambda: (
+            client.my_view is not None
+            or client.view.finished.is_set()
+            or client.view.closed is not None
+        ),
+        24 * 3600,
+    )
+    if client.my_view is None or client.my_view.over or client.view.finished.is_set():
+        return
+    if client.lost:
+        return
+    try:
+        await driver.resign()
+    except ArenaError as error:
+        app.session.error = f"resign: {error.reason}"
+    else:
+        app.log("resigned")
+
+
+def log_ranking(app: App, client: RoomClient) -> None:
+    """A scripted run's lines for a race's results: place, name, how it ended, cards."""
+    if client.state.ranking is None:
+        return
+    for rank in client.state.ranking:
+        app.log(f"{rank['place']}. {rank['name']} {rank['status']} {rank['foundation']}")
 
 
 UNFILLED_TEXT = "not enough of the players matched with you sat down, or stayed, for the start"

@@ -5,6 +5,10 @@ a pairing opens the race by itself, played as `race join` plays one (room_play.p
 is over the standings come back. Ctrl-C pauses: the player is withdrawn (points kept, no more
 pairings) and the seat of a race still on is kept for the server's grace, on disk, so `join`
 again takes it back and carries on. `quit` between races pauses and leaves too.
+
+Scripted (``--moves``), as a bot plays: each race plays the script from its first line, a game
+still on when it runs out is resigned in its seat, nothing is read between races, and the run
+ends with the tournament's final standings. ``--json`` prints the messages as `race join` does.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from client.online import seat_store
 from client.play import Outcome
 from client.room_client import RoomClient
 from client.room_entry import connected, resumed
-from client.room_play import play_room
+from client.room_play import log_ranking, play_room
 from client.seats import Seat, SeatStore
 from client.terminal import write_lines
 from client.tournament import SEAT_KIND, Follow, refused, wait_text
@@ -155,8 +159,11 @@ class TournamentRun:
 
     async def race(self, paired: dict[str, Any] | None) -> Outcome:
         """Play one race to its end (Outcome.END: the standings come back), or until Ctrl-C or
-        `quit` (QUIT) or the end of a script's input (NEW)."""
+        `quit` (QUIT) or the end of a typed input (NEW). A script (``--moves``) is played from
+        its first line in every race; a game still live when it runs out is resigned, and the
+        race's results awaited."""
         client, session = self.client, self.app.session
+        self.app.rewind()
         session.body = ()
         session.show_board = True
         room = client.state.room_id or ""
@@ -173,6 +180,7 @@ class TournamentRun:
             session.status = client.view.lobby_hint
             session.clear_messages()  # the last race's lines: the standings told how it went
             session.say(f"Paired: race {self.races} in room {room}.")
+            self.app.log(f"race {self.races} in room {room} against {', '.join(others)}")
             if not await client.wait_for(lambda: client.state.me is not None, 15.0):
                 raise ClientError(f"the server did not seat you in room {room}")
         number = f" {self.races}" if self.races else ""  # unknown for a seat taken back
@@ -182,13 +190,15 @@ class TournamentRun:
             client,
             self.app,
             race=True,
-            wait_for_results=False,
+            wait_for_results=self.app.scripted,
             until=client.view.finished,
             more=self.race_command,
+            stay=self.app.scripted,
         )
         if client.view.finished.is_set() or (client.my_view is not None and client.my_view.over):
             self.store.forget(self.args.server, room, self.args.name)
         if client.view.finished.is_set():
+            log_ranking(self.app, client)
             client.forget_room()
             self.waiting_since = self.conn.server_now()
             return Outcome.END

@@ -1,6 +1,7 @@
 """Between the races of `solitaire tournament join`: the wait for the next pairing, with the
 standings redrawn every second and the lobby's commands (`pause`, `join`, `page N`, `me`,
-`top`, `help`, `quit`)."""
+`top`, `help`, `quit`). A scripted run (``--moves``) types nothing here: its lines are each
+race's moves, and it waits for the next pairing or the final standings."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ class Step(enum.Enum):
     PAIRED = "paired"
     QUIT = "quit"  # typed, or input over: pause and leave
     INTERRUPTED = "interrupted"  # Ctrl-C: pause and leave
+    FINISHED = "finished"  # a script's wait ended: the standings are final
 
 
 class Run(Protocol):
@@ -58,16 +60,19 @@ class Lobby:
         )
         session.show_board = False
         self.run.draw()
-        if not self.run.follow.pairings.empty():
+        follow, scripted = self.run.follow, self.run.app.scripted
+        if not follow.pairings.empty():
             return Step.PAIRED
+        if scripted and follow.final.is_set():
+            return Step.FINISHED
         interrupted = asyncio.Event()
         ticker = asyncio.create_task(self._tick())
         try:
             with interrupts_set(interrupted):
                 while True:
-                    reader = asyncio.ensure_future(self.run.app.readline())
-                    waits = {
-                        reader,
+                    reader = None if scripted else asyncio.ensure_future(self.run.app.readline())
+                    waits: set[asyncio.Future[Any]] = {
+                        reader or asyncio.ensure_future(follow.final.wait()),
                         asyncio.ensure_future(interrupted.wait()),
                         asyncio.ensure_future(self.run.conn.wait_failed()),
                         asyncio.ensure_future(self._paired()),
@@ -81,9 +86,11 @@ class Lobby:
                         return Step.INTERRUPTED
                     if self.run.conn.failure is not None:
                         raise self.run.conn.failure
-                    if not self.run.follow.pairings.empty():
+                    if not follow.pairings.empty():
                         return Step.PAIRED
-                    if reader.done() and not reader.cancelled():
+                    if scripted and follow.final.is_set():
+                        return Step.FINISHED
+                    if reader is not None and reader.done() and not reader.cancelled():
                         line = reader.result()
                         if line is None:
                             return Step.QUIT

@@ -1,6 +1,6 @@
 """The loop that runs tournaments: on every process, for each open tournament whose lease it
-holds (server/domain/lease.py), score the races that ended, pair the waiting, finish it, and
-send the finished one to the archive.
+holds (server/rooms/tournament_lease.py), score the races that ended, pair the waiting, finish
+it, send the finished one to the archive, and then delete its lease.
 
 Every change is a decision appended at the tournament's version (``TournamentBook.run``), so
 two processes pairing at once cannot both succeed; the lease only keeps them from trying.
@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping, Sequence
 
-from server.domain.lease import decide_claim, holds
 from server.domain.lifecycle import RoomStatus
 from server.domain.model import Room
 from server.domain.tournament import Race, Tournament
@@ -28,6 +27,7 @@ from server.domain.tournament_schedule import due, parse_schedule
 from server.rooms.commands import Commands
 from server.rooms.matchmaker import JOIN_WAIT_MS
 from server.rooms.tournament_book import Listed, TournamentBook
+from server.rooms.tournament_lease import TournamentLease
 from server.rooms.tournament_metrics import TournamentMetrics
 from server.rooms.tournament_presence import Here, Placement, TournamentPresence
 from server.rooms.tournament_scorer import TournamentScorer
@@ -36,7 +36,7 @@ from server.runtime.config import Config
 from server.runtime.logging import get_logger
 from server.runtime.tasks import Background, gather_bounded
 from server.store import EventStore
-from shared.errors import ArenaError, ClientError, ServerError, WrongExpectedVersion
+from shared.errors import ArenaError, ClientError, ServerError
 
 log = get_logger("server.rooms.tournament_pairer")
 
@@ -44,10 +44,6 @@ BATCH = 64  # races of a round recorded (and started) together
 AT_ONCE = 64  # rooms made (or racers told) side by side in a round: a share of the store's pool
 ROUNDS_A_TICK = 3  # a round that made races is followed by another at once, so many a tick
 OVERDUE_MS = 5_000  # a race this late past its clock is looked at by the loop itself
-
-
-def lease_stream(tournament: str) -> str:
-    return f"{{{tournament}}}:lease"
 
 
 class TournamentPairer:
@@ -76,7 +72,9 @@ class TournamentPairer:
         self.metrics = metrics
         self.process = presence.process
         self.tick_s = tick_s
-        self.lease_ms = int(config.tournament_lease_s * 1000)
+        self.leases = TournamentLease(
+            store, clock, self.process, int(config.tournament_lease_s * 1000), metrics
+        )
         self.background = Background()
         self._checked: dict[str, dict[str, int]] = {}  # per tournament: races looked at, when
         try:
@@ -102,7 +100,7 @@ class TournamentPairer:
         for listed in listed_all:
             if listed.starts_at > now or (listed.finished and not self._archiving(listed)):
                 continue
-            if not await self.lease(listed.id):
+            if not await self.leases.claim(listed.id, begin=not listed.finished):
                 continue
             if listed.finished:  # finished here or elsewhere, and not yet archived: again
                 await self.finished(await self.book.get(listed.id))
@@ -120,25 +118,6 @@ class TournamentPairer:
                 with contextlib.suppress(ServerError):
                     await self.book.create(created)
                     log.info("tournament_scheduled", tournament=created.id, name=created.name)
-
-    async def lease(self, tournament: str) -> bool:
-        """Whether this process holds the tournament's lease (claimed or renewed now)."""
-        stream = lease_stream(tournament)
-        last_version = await self.store.last_version(stream)
-        tail = await self.store.read(stream, after=max(0, last_version - 1)) if last_version else []
-        last = tail[-1].data if tail else None
-        now = self.clock.now_ms()
-        claim = decide_claim(last, self.process, now, self.lease_ms)
-        if claim is None:
-            return holds(last, self.process, now)
-        try:
-            await self.store.append(stream, [claim], expected_version=last_version)
-        except WrongExpectedVersion:
-            return False
-        if last is None or last["holder"] != self.process:
-            self.metrics.leases_taken.inc()
-            log.info("tournament_lease_taken", tournament=tournament)
-        return True
 
     async def run_once(self, tournament_id: str) -> None:
         """Score what ended unseen, pair the waiting, finish when all is played."""
@@ -280,8 +259,9 @@ class TournamentPairer:
                 await self.commands.timed.close_unfilled(room)
 
     async def finished(self, tournament: Tournament) -> None:
-        """The end: the index says so, every racer's profile notes its place, and the stream
-        goes to the archive (one that fails is tried again on a later tick). Safe to repeat."""
+        """The end: the index says so, every racer's profile notes its place, the stream goes
+        to the archive (one that fails is tried again on a later tick), and the lease last.
+        Safe to repeat."""
         await self.book.publish(tournament.settings, finished=True)
         for rank, entrant in enumerate(tournament.standings(), 1):
             if entrant.sheet:
@@ -295,3 +275,5 @@ class TournamentPairer:
             log.warning("tournament_archive_deferred", tournament=tournament.id, code=exc.code)
             return
         await self.book.publish(tournament.settings, finished=True, archived=True)
+        self._checked.pop(tournament.id, None)
+        await self.leases.release(tournament.id)

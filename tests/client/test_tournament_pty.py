@@ -2,19 +2,25 @@
 Redis: a tournament created from the terminal, two logged-in players who join it and are paired
 into one race after another without typing anything between them, berserk halving a racer's
 clock, the standings with both races on their sheets between races, Ctrl-C pausing (withdrawn,
-the points kept) and `join` again carrying on."""
+the points kept) and `join` again carrying on; and two scripted racers (`--moves`, one with
+`--json`) playing their script in every race to the end of the tournament, as a bot would."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pexpect
 import pytest
 
-from tests.client.pty_driver import Term, finish, spawn, type_line, words
+from tests.client.pty_driver import ROOT, Term, finish, spawn, type_line, words
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
 
@@ -74,16 +80,20 @@ def register(
 
 
 def two_players_and_a_tournament(
-    server: ServerProcess, tmp_path: Path, children: list[pexpect.spawn], race_s: int
+    server: ServerProcess,
+    tmp_path: Path,
+    children: list[pexpect.spawn],
+    race_s: int,
+    minutes: int = 3,
 ) -> tuple[dict[str, str], dict[str, str], str]:
-    """ann and bob registered, and a 3-minute tournament ann created from the terminal: their
-    environments and its id."""
+    """ann and bob registered, and a tournament of ``minutes`` ann created from the terminal:
+    their environments and its id."""
     ann_env, bob_env = user(tmp_path, "ann"), user(tmp_path, "bob")
     register(server, ann_env, "ann", children)
     register(server, bob_env, "bob", children)
-    create = run(server, ann_env, children, "tournament", "create", "Pty Cup", "--minutes", "3",
-                 "--race-time", str(race_s))  # fmt: skip
-    create.expect(r"Tournament (\w+): Pty Cup \(Swiss, 3 min, races of 2")
+    create = run(server, ann_env, children, "tournament", "create", "Pty Cup", "--minutes",
+                 str(minutes), "--race-time", str(race_s))  # fmt: skip
+    create.expect(rf"Tournament (\w+): Pty Cup \(Swiss, {minutes} min, races of 2")
     code = create.match.group(1)
     create.expect(f"Join it with 'solitaire tournament join {code}'")
     assert finish(create) == 0
@@ -198,3 +208,73 @@ def test_ctrl_c_in_a_race_keeps_the_seat_and_join_takes_it_back(
         term.type("quit")
         term.wait(words(f"Paused in tournament {code}"))
         assert finish(term.child) == 0
+
+
+def scripted(
+    server: ServerProcess, env: dict[str, str], code: str, script: Path, *extra: str
+) -> subprocess.Popen[str]:
+    """`tournament join` as a script runs it: no terminal, the moves from a file."""
+    args = ["tournament", "join", code, "--server", server.url, "--moves", str(script), *extra]
+    return subprocess.Popen(
+        [sys.executable, "-m", "client", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        cwd=str(ROOT),
+        env={**os.environ, **env},
+    )
+
+
+def ended(process: subprocess.Popen[str], timeout: float) -> tuple[int, str]:
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+        raise AssertionError(f"still running: {out[-2000:]}\n{err[-2000:]}") from None
+    assert not err.strip(), err
+    return process.returncode, out
+
+
+@pytest.mark.timeout(300)
+def test_scripted_racers_play_their_moves_in_every_race_until_the_podium(
+    server: ServerProcess, tmp_path: Path, children: list[pexpect.spawn]
+) -> None:
+    ann_env, bob_env, code = two_players_and_a_tournament(
+        server, tmp_path, children, race_s=10, minutes=1
+    )
+    moves = tmp_path / "two-deals.moves"
+    moves.write_text("# each race: two deals, then the script is over (resigned)\nd\nd\n")
+    ann = scripted(server, ann_env, code, moves, "--json")
+    bob = scripted(server, bob_env, code, moves)
+    ann_status, ann_out = ended(ann, 200)
+    bob_status, bob_out = ended(bob, 60)
+    assert (ann_status, bob_status) == (0, 0), (ann_out[-2000:], bob_out[-2000:])
+
+    # --json: every line one JSON object, the messages as `race join --json` prints them.
+    messages: list[dict[str, Any]] = [json.loads(line) for line in ann_out.splitlines()]
+    rooms = [m["room"] for m in messages if m["type"] == "tournament_paired"]
+    assert len(rooms) >= 2  # a minute of 10-second races: paired again and again
+    me = {m["room"]: m["player"] for m in messages if m["type"] == "joined" and "player" in m}
+    for room in rooms:
+        mine = [
+            m["event"]
+            for m in messages
+            if m["type"] == "game_event" and m.get("room") == room and m.get("player") == me[room]
+        ]
+        # The script from its first line in every race, then resigned: it ran out.
+        assert [e.get("move", e["type"]) for e in mine[1:]] == ["d", "d", "resigned"], mine
+        assert any(m["type"] == "finished" and m.get("room") == room for m in messages)
+    standings = [m for m in messages if m["type"] == "tournament_standings"]
+    assert standings[-1]["final"] is True
+    assert standings[-1]["me"]["races"] == len(rooms)
+    last = [m for m in messages if m["type"] == "tournament"][-1]["tournament"]
+    assert last["status"] == "finished"
+    assert sorted(row["account"] for row in last["podium"]) == ["ann", "bob"]
+
+    # Without --json: a line per pairing, move and result, then the final standings.
+    assert len(re.findall(r"^race \d+ in room \w+ against ann$", bob_out, re.M)) == len(rooms)
+    assert bob_out.count("\nd\nd\nresigned\n") == len(rooms)
+    assert "Pty Cup: the podium" in bob_out
+    assert "Paused" not in bob_out  # the tournament ended: nothing to take back

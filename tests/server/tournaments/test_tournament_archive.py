@@ -4,6 +4,9 @@ very tournament the store held."""
 
 from __future__ import annotations
 
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -23,14 +26,17 @@ from server.domain.tournament_events import TournamentCreated, encode, tournamen
 from server.rooms.presence import Presence
 from server.rooms.tournament_archive import TournamentArchive, TournamentNotFinal
 from server.rooms.tournament_book import TournamentBook
+from server.rooms.tournament_lease import lease_stream
 from server.rooms.tournament_metrics import TournamentMetrics
 from server.rooms.tournament_pairer import TournamentPairer
 from server.rooms.tournament_presence import TournamentPresence
 from server.rooms.tournament_scorer import TournamentScorer
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
-from server.store import MemoryEventStore
+from server.store import EventStore, MemoryEventStore, RedisEventStore
 from shared.errors import ArchiveUnavailable
+from tests.support.redis_cluster import LocalRedisCluster
+from tests.support.redis_server import RedisServer
 
 MIN = 60_000
 ID = "tarchivet1"
@@ -64,11 +70,14 @@ class StillRacing:
 class Process:
     """One server process's tournament parts on the shared store and archive."""
 
-    def __init__(self, store: MemoryEventStore, archive: SqliteArchive, clock: FakeClock) -> None:
+    def __init__(
+        self, store: EventStore, archive: SqliteArchive, clock: FakeClock, name: str = "p1"
+    ) -> None:
         config = Config(tournament_lease_s=5.0)
         self.book = TournamentBook(store, clock, TournamentArchive(store, archive, clock))
-        presence = TournamentPresence(store, clock, config, Presence(store, clock, "p1"))
-        metrics = TournamentMetrics(CollectorRegistry())
+        presence = TournamentPresence(store, clock, config, Presence(store, clock, name))
+        self.registry = CollectorRegistry()
+        metrics = TournamentMetrics(self.registry)
         commands: Any = StillRacing()  # nobody is present: no room is made
         self.pairer = TournamentPairer(
             store, self.book, commands, presence, clock, config, metrics,
@@ -81,6 +90,53 @@ async def archive(tmp_path: Path) -> Any:
     kept = SqliteArchive(tmp_path / "archive.sqlite")
     yield kept
     await kept.aclose()
+
+
+@pytest.fixture(params=["memory", "redis", "cluster"])
+async def backend(request: pytest.FixtureRequest) -> AsyncIterator[EventStore]:
+    """The store backends a server archives tournaments from (the embedded SQLite store keeps
+    them itself), each under a key prefix of its own."""
+    if request.param == "memory":
+        memory = MemoryEventStore()
+        yield memory
+        await memory.aclose()
+        return
+    prefix = f"t{uuid.uuid4().hex[:12]}:"
+    if request.param == "cluster":
+        cluster: LocalRedisCluster = request.getfixturevalue("redis_cluster")
+        store = RedisEventStore(cluster.url, cluster=True, prefix=prefix)
+    else:
+        single: RedisServer = request.getfixturevalue("redis_server")
+        store = RedisEventStore(single.url, prefix=prefix)
+    yield store
+    await store.aclose()
+
+
+async def keys_naming(store: EventStore, tournament_id: str) -> list[str]:
+    """Every key of the store whose name holds the tournament's id: its streams, its indexes
+    (presence), anything a backend keeps beside them (an append head)."""
+    if isinstance(store, MemoryEventStore):
+        names = [*await store.streams(), *(n for n, i in store._indexes.items() if i)]
+        names += [n for n, q in store._queues.items() if q]
+        return sorted(n for n in names if tournament_id in n)
+    assert isinstance(store, RedisEventStore)
+    pattern = f"{store.prefix}*{tournament_id}*"
+    return sorted({key.decode() async for key in store.topology.client.scan_iter(match=pattern)})
+
+
+@contextlib.contextmanager
+def archive_down(archive: SqliteArchive) -> Iterator[None]:
+    """While inside, the archive refuses every write, as one that is down does."""
+    real_put = archive.put
+
+    async def down(*args: Any, **kwargs: Any) -> None:
+        raise ArchiveUnavailable("down")
+
+    archive.put = down  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        archive.put = real_put  # type: ignore[method-assign]
 
 
 async def played(book: TournamentBook, clock: FakeClock) -> Tournament:
@@ -141,20 +197,64 @@ async def test_an_archive_that_fails_keeps_the_stream_and_a_later_tick_archives_
     one = Process(store, archive, clock)
     await one.book.create(created(clock.now_ms()))
     clock.advance(31 * MIN)
-    real_put = archive.put
-
-    async def down(*args: Any, **kwargs: Any) -> None:
-        raise ArchiveUnavailable("down")
-
-    archive.put = down  # type: ignore[method-assign]
-    await one.pairer.tick()
+    with archive_down(archive):
+        await one.pairer.tick()
     assert (await one.book.get(ID)).status is TournamentStatus.FINISHED
     assert await store.read(tournament_stream(ID))
     assert [t.archived for t in await one.book.listed()] == [False]
-    archive.put = real_put  # type: ignore[method-assign]
     await one.pairer.tick()
     assert await store.read(tournament_stream(ID)) == []
     assert [t.archived for t in await one.book.listed()] == [True]
+
+
+async def test_an_archived_tournament_leaves_no_key_and_a_stale_listing_does_not_run_it_again(
+    backend: EventStore, archive: SqliteArchive
+) -> None:
+    clock = FakeClock()
+    one, two = Process(backend, archive, clock, "p1"), Process(backend, archive, clock, "p2")
+    await played(one.book, clock)
+    await one.book.run(
+        ID, lambda t, n: decide_score(t, "room0002", [result("cy", 1), result("ann", 2)], n)
+    )
+    clock.advance(31 * MIN)
+    with archive_down(archive):
+        await one.pairer.tick()  # finished, its archive deferred: the lease stays with p1
+    stale = await two.book.listed()  # what p2 read just before p1's next tick archived it
+    assert [(t.finished, t.archived) for t in stale] == [(True, False)]
+    assert await backend.read(lease_stream(ID))
+    await one.pairer.tick()
+
+    assert await keys_naming(backend, ID) == []  # the stream, the lease: nothing is left
+    assert [(t.id, t.finished, t.archived) for t in await one.book.listed()] == [(ID, True, True)]
+
+    async def listed_before() -> Any:
+        return stale
+
+    two.book.listed = listed_before  # type: ignore[method-assign]
+    clock.advance(10_000)  # whatever lease there was would have run out
+    await two.pairer.tick()  # finished and not archived, it reads: yet it takes no lease
+    assert two.registry.get_sample_value("tournament_leases_taken_total") == 0
+    assert await keys_naming(backend, ID) == []
+    assert [t.archived for t in await one.book.listed()] == [True]
+    assert (await two.book.get(ID)).status is TournamentStatus.FINISHED  # from the archive
+
+
+async def test_a_lease_taken_over_meanwhile_is_kept_for_its_holder_who_releases_it(
+    backend: EventStore, archive: SqliteArchive
+) -> None:
+    clock = FakeClock()
+    one, two = Process(backend, archive, clock, "p1"), Process(backend, archive, clock, "p2")
+    await one.book.create(created(clock.now_ms()))
+    clock.advance(31 * MIN)
+    with archive_down(archive):
+        await one.pairer.tick()  # finished; p1 holds the lease, the archive deferred
+    clock.advance(6_000)  # p1's lease ran out: p2 takes it over
+    assert await two.pairer.leases.claim(ID)
+    await one.pairer.leases.release(ID)  # p1, late: the claim is p2's now, and it stays
+    assert await backend.read(lease_stream(ID))
+    await two.pairer.tick()
+    assert await keys_naming(backend, ID) == []
+    assert [t.archived for t in await two.book.listed()] == [True]
 
 
 _ACCOUNTS = ["ann", "bob", "cy", "dee"]

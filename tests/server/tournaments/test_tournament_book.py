@@ -69,12 +69,12 @@ async def test_the_lease_is_held_then_taken_over_once_it_expires(store: MemoryEv
         return TournamentPairer(store, book, commands, presence, clock, config, metrics, scorer)
 
     a, b = pairer("a"), pairer("b")
-    assert await a.lease("t1")
-    assert not await b.lease("t1")
+    assert await a.leases.claim("t1")
+    assert not await b.leases.claim("t1")
     clock.advance(3_000)
-    assert await a.lease("t1")  # renewed past half-time
+    assert await a.leases.claim("t1")  # renewed past half-time
     clock.advance(4_000)
-    assert not await b.lease("t1")  # a's renewal still runs
+    assert not await b.leases.claim("t1")  # a's renewal still runs
     clock.advance(1_001)  # a died: nobody renewed
-    assert await b.lease("t1")
-    assert not await a.lease("t1")
+    assert await b.leases.claim("t1")
+    assert not await a.leases.claim("t1")

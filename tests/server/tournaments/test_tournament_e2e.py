@@ -1,7 +1,8 @@
 """Tournaments end to end: scripted racers on real servers over a real Redis (and a Redis
 Cluster), paired again and again until the end; one of two processes killed mid-way. The
 stream is the truth: every race paired is scored, nobody is in two races at once, and the
-standings the racers were sent are the fold of the stream."""
+standings the racers were sent are the fold of the stream; once archived, the tournament leaves
+no key in the store (its stream, its lease, its presence)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from server.domain.tournament import fold
 from server.domain.tournament_events import RacePaired, RaceScored, decode, tournament_stream
 from server.domain.tournament_standings import me_row
 from server.rooms.tournament_archive import archive_key
+from server.rooms.tournament_book import TournamentBook
+from server.runtime.clock import SystemClock
 from server.store import RedisEventStore
 from tests.server.tournaments.racers import Racer, ask, connect, register
 from tests.support.redis_cluster import LocalRedisCluster
@@ -110,7 +113,8 @@ async def run_tournament(
     length_s: int,
     archive_dir: Path,
     kill: Callable[[list[Racer]], Awaitable[None]] | None = None,
-) -> None:
+) -> str:
+    """The tournament's id, once its racers saw the final standings and it was checked."""
     names = [f"r{uuid.uuid4().hex[:6]}{i}" for i in range(players)]
     keys = await asyncio.gather(*(register(urls[i % len(urls)], n) for i, n in enumerate(names)))
     host = await register(urls[0], f"h{uuid.uuid4().hex[:8]}")
@@ -145,6 +149,23 @@ async def run_tournament(
         assert me == me_row(folded, me["account"]), racer.name
     podium = racers[0].final_state["podium"]  # type: ignore[index]
     assert [row["account"] for row in podium] == [e.account for e in folded.standings()[:3]]
+    return tournament
+
+
+async def archived_leaving_no_key(store: RedisEventStore, tournament: str) -> None:
+    """Wait for the tournament to be archived and its racers' presence gone; then no key of
+    the store names it (the `tournaments` and `tplayed.<account>` indexes hold it as a member)."""
+    book = TournamentBook(store, SystemClock())
+    pattern = f"{store.prefix}*{tournament}*"
+    archived, keys = False, [b"not looked at yet"]
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 60
+    while loop.time() < deadline and not (archived and not keys):
+        await asyncio.sleep(0.2)
+        archived = any(t.archived for t in await book.listed() if t.id == tournament)
+        keys = [key async for key in store.topology.client.scan_iter(match=pattern)]
+    assert archived, "the finished tournament was not archived"
+    assert keys == [], "keys of the archived tournament are left in the store"
 
 
 def lease_holder(servers: list[ServerProcess], logs: list[Path]) -> ServerProcess:
@@ -191,9 +212,10 @@ async def forty_racers_on_two_processes_one_killed(
     try:
         kill = killing_the_lease_holder(servers, logs, store)
         urls = [s.url for s in servers]
-        await run_tournament(
+        tournament = await run_tournament(
             urls, store, players=40, length_s=20, archive_dir=archive_dir, kill=kill
         )
+        await archived_leaving_no_key(store, tournament)
     finally:
         await store.aclose()
         for server in servers:

@@ -1,0 +1,75 @@
+"""Which process runs a tournament for now: its lease stream ``{<id>}:lease`` of claims
+(server/domain/lease.py decides them), claimed, renewed and, once the tournament is archived,
+deleted, so that an archived tournament leaves no key in the store.
+
+Correctness never rests on the lease (every decision is appended at the tournament's version):
+it only keeps two processes from doing the same work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from server.domain.lease import decide_claim, holds
+from server.rooms.tournament_metrics import TournamentMetrics
+from server.runtime.clock import Clock
+from server.runtime.logging import get_logger
+from server.store import EventStore
+from shared.errors import WrongExpectedVersion
+
+log = get_logger("server.rooms.tournament_lease")
+
+
+def lease_stream(tournament: str) -> str:
+    return f"{{{tournament}}}:lease"
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentLease:
+    """This process's claims on the tournaments' leases."""
+
+    store: EventStore
+    clock: Clock
+    process: str
+    lease_ms: int
+    metrics: TournamentMetrics
+
+    async def claim(self, tournament: str, *, begin: bool = True) -> bool:
+        """Whether this process holds the tournament's lease (claimed or renewed now). Without
+        ``begin``, a lease no process ever claimed is not claimed: a finished tournament's
+        lease is only renewed or taken over, since its stream is deleted once the tournament is
+        archived, and a process that listed it before that must not run it again."""
+        stream = lease_stream(tournament)
+        last_version = await self.store.last_version(stream)
+        if not last_version and not begin:
+            return False
+        last = await self._last(stream, last_version)
+        now = self.clock.now_ms()
+        claim = decide_claim(last, self.process, now, self.lease_ms)
+        if claim is None:
+            return holds(last, self.process, now)
+        try:
+            await self.store.append(stream, [claim], expected_version=last_version)
+        except WrongExpectedVersion:
+            return False
+        if last is None or last["holder"] != self.process:
+            self.metrics.leases_taken.inc()
+            log.info("tournament_lease_taken", tournament=tournament)
+        return True
+
+    async def release(self, tournament: str) -> None:
+        """An archived tournament's lease stream deleted, the last of its keys, at the version
+        of this process's own claim: a claim appended since (this one ran out meanwhile) is
+        kept for its holder, which archives the tournament again and releases it then."""
+        stream = lease_stream(tournament)
+        version = await self.store.last_version(stream)
+        last = await self._last(stream, version)
+        if last is None or last["holder"] != self.process:
+            return
+        if await self.store.delete_at({stream: version}):
+            log.info("tournament_lease_released", tournament=tournament)
+
+    async def _last(self, stream: str, version: int) -> dict[str, object] | None:
+        """The stream's last claim (None for an empty stream)."""
+        tail = await self.store.read(stream, after=version - 1) if version else []
+        return tail[-1].data if tail else None
