@@ -84,7 +84,7 @@ def two_players_and_a_tournament(
     tmp_path: Path,
     children: list[pexpect.spawn],
     race_s: int,
-    minutes: int = 3,
+    minutes: float = 3,
 ) -> tuple[dict[str, str], dict[str, str], str]:
     """ann and bob registered, and a tournament of ``minutes`` ann created from the terminal:
     their environments and its id."""
@@ -93,7 +93,8 @@ def two_players_and_a_tournament(
     register(server, bob_env, "bob", children)
     create = run(server, ann_env, children, "tournament", "create", "Pty Cup", "--minutes",
                  str(minutes), "--race-time", str(race_s))  # fmt: skip
-    create.expect(rf"Tournament (\w+): Pty Cup \(Swiss, {minutes} min, races of 2")
+    length = f"{minutes:g} min" if minutes >= 1 else f"{minutes * 60:g} s"
+    create.expect(rf"Tournament (\w+): Pty Cup \(Swiss, {length}, races of 2")
     code = create.match.group(1)
     create.expect(f"Join it with 'solitaire tournament join {code}'")
     assert finish(create) == 0
@@ -242,7 +243,7 @@ def test_scripted_racers_play_their_moves_in_every_race_until_the_podium(
     server: ServerProcess, tmp_path: Path, children: list[pexpect.spawn]
 ) -> None:
     ann_env, bob_env, code = two_players_and_a_tournament(
-        server, tmp_path, children, race_s=10, minutes=1
+        server, tmp_path, children, race_s=10, minutes=0.6
     )
     moves = tmp_path / "two-deals.moves"
     moves.write_text("# each race: two deals, then the script is over (resigned)\nd\nd\n")
@@ -255,7 +256,7 @@ def test_scripted_racers_play_their_moves_in_every_race_until_the_podium(
     # --json: every line one JSON object, the messages as `race join --json` prints them.
     messages: list[dict[str, Any]] = [json.loads(line) for line in ann_out.splitlines()]
     rooms = [m["room"] for m in messages if m["type"] == "tournament_paired"]
-    assert len(rooms) >= 2  # a minute of 10-second races: paired again and again
+    assert len(rooms) >= 2  # 36 s of 10-second races: paired again and again
     me = {m["room"]: m["player"] for m in messages if m["type"] == "joined" and "player" in m}
     for room in rooms:
         mine = [
