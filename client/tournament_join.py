@@ -25,7 +25,7 @@ from client.online import seat_store
 from client.play import Outcome
 from client.room_client import RoomClient
 from client.room_entry import connected, resumed
-from client.room_play import log_ranking, play_room
+from client.room_play import UNFILLED_TEXT, log_ranking, play_room
 from client.seats import Seat, SeatStore
 from client.terminal import write_lines
 from client.tournament import SEAT_KIND, Follow, refused, wait_text
@@ -186,15 +186,26 @@ class TournamentRun:
         number = f" {self.races}" if self.races else ""  # unknown for a seat taken back
         session.title = f"Solitaire Arena - {self.follow.name} - race{number} - room {room}"
         self.keep_seat()
-        outcome = await play_room(
-            client,
-            self.app,
-            race=True,
-            wait_for_results=self.app.scripted,
-            until=client.view.finished,
-            more=self.race_command,
-            stay=self.app.scripted,
-        )
+        try:
+            outcome = await play_room(
+                client,
+                self.app,
+                race=True,
+                wait_for_results=self.app.scripted,
+                until=client.view.finished,
+                more=self.race_command,
+                stay=self.app.scripted,
+            )
+        except ClientError as error:
+            if error.code != "room_closed" or client.view.closed != p.CLOSED_UNFILLED:
+                raise
+            # A rival who never sat down: nobody scores, and the tournament pairs again.
+            self.store.forget(self.args.server, room, self.args.name)
+            client.forget_room()
+            session.say(f"Race room {room} closed: {UNFILLED_TEXT}. Waiting to be paired again.")
+            self.app.log(f"race room {room} closed before its start")
+            self.waiting_since = self.conn.server_now()
+            return Outcome.END
         if client.view.finished.is_set() or (client.my_view is not None and client.my_view.over):
             self.store.forget(self.args.server, room, self.args.name)
         if client.view.finished.is_set():

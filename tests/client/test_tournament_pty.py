@@ -3,10 +3,12 @@ Redis: a tournament created from the terminal, two logged-in players who join it
 into one race after another without typing anything between them, berserk halving a racer's
 clock, the standings with both races on their sheets between races, Ctrl-C pausing (withdrawn,
 the points kept) and `join` again carrying on; and two scripted racers (`--moves`, one with
-`--json`) playing their script in every race to the end of the tournament, as a bot would."""
+`--json`) playing their script in every race to the end of the tournament, as a bot would; and
+a race whose rival never sat down, after which the player waits to be paired again."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -17,9 +19,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgpack
 import pexpect
 import pytest
 
+from server.domain.tournament_decide import decide_join
+from server.rooms.presence import PROCESSES_INDEX
+from server.rooms.tournament_book import TournamentBook
+from server.rooms.tournament_presence import present_index
+from server.runtime.clock import SystemClock
+from server.store import RedisEventStore
 from tests.client.pty_driver import ROOT, Term, finish, spawn, type_line, words
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
@@ -32,13 +41,18 @@ WAIT_S = 45  # a pairing comes within a few seconds; a loaded machine may take l
 
 
 @pytest.fixture
-def server(redis_server: RedisServer, tmp_path: Path) -> Iterator[ServerProcess]:
+def prefix() -> str:
+    return f"t{uuid.uuid4().hex[:8]}:"
+
+
+@pytest.fixture
+def server(redis_server: RedisServer, tmp_path: Path, prefix: str) -> Iterator[ServerProcess]:
     process = ServerProcess(
         redis_url=redis_server.url,
         log_path=tmp_path / "server.log",
         extra_args=[
             "--redis-prefix",
-            f"t{uuid.uuid4().hex[:8]}:",
+            prefix,
             "--tournament-min-length-s",
             "10",
         ],
@@ -279,3 +293,39 @@ def test_scripted_racers_play_their_moves_in_every_race_until_the_podium(
     assert bob_out.count("\nd\nd\nresigned\n") == len(rooms)
     assert "Pty Cup: the podium" in bob_out
     assert "Paused" not in bob_out  # the tournament ended: nothing to take back
+
+
+def test_a_rival_who_never_sits_down_closes_the_race_and_the_player_is_paired_again(
+    server: ServerProcess,
+    redis_server: RedisServer,
+    prefix: str,
+    tmp_path: Path,
+    children: list[pexpect.spawn],
+) -> None:
+    ann_env, _, code = two_players_and_a_tournament(server, tmp_path, children, RACE_S)
+    ann = Term(run(server, ann_env, children, "tournament", "join", code), **SIZE)
+    ann.wait(r"Waiting to be paired for", timeout=WAIT_S)
+    # bob joined, and present on a connection that is gone without a word: he is paired with
+    # ann, and nobody seats him.
+    asyncio.run(join_a_ghost(redis_server, prefix, code, "bob"))
+    ann.wait(words("it starts when everyone is seated"), timeout=WAIT_S)
+    screen = ann.wait(words("closed: not enough of the players"), timeout=WAIT_S)
+    assert "Waiting to be paired again" in " ".join(screen.split())
+    ann.wait(r"Waiting to be paired for", timeout=WAIT_S)
+    assert ann.child.isalive()  # still in the tournament, not thrown out with an error
+    ann.type("quit")
+    ann.wait(words(f"Paused in tournament {code}"))
+    assert finish(ann.child) == 0
+
+
+async def join_a_ghost(redis: RedisServer, prefix: str, tournament: str, account: str) -> None:
+    store = RedisEventStore(redis.url, prefix=prefix)
+    try:
+        book = TournamentBook(store, SystemClock())
+        await book.run(tournament, lambda t, now: decide_join(t, account, account, 1500, now))
+        process = (await store.index_range(PROCESSES_INDEX))[0].member  # the server's, beating
+        now = SystemClock().now_ms()
+        value = msgpack.packb({"p": process, "s": "ghost", "t": now - 60_000, "b": False})
+        await store.index_put(present_index(tournament), account, now, value)
+    finally:
+        await store.aclose()
