@@ -4,11 +4,13 @@ their presence, renewed in the store; and their pairings, seated on their own co
 Throttle: once a second at most, per tournament, each follower is sent the tournament's state
 if it changed and its page of the standings with its own row if they changed (a page's frame
 is encoded once for all its followers, each row spliced in). A follower never gets the whole
-table (docs/protocol.md, "Tournaments").
+table (docs/protocol.md, "Tournaments"). A change this process appended is pushed as soon as
+the throttle allows; the others are found by looking every second.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -70,10 +72,14 @@ class TournamentFeed:
         self.by_tournament: dict[str, dict[Follower, Following]] = {}
         self.by_follower: dict[Follower, Following] = {}
         self._pushed: dict[str, tuple[int, dict[str, Any]]] = {}  # version, state sent
+        self._pushed_at: dict[str, int] = {}  # when each tournament was last pushed
+        self._push_due: set[str] = set()  # tournaments with a push waiting for the throttle
+        self._dirty: set[str] = set()  # changed again while their push was under way
         self.pushes = 0  # standings frames sent, for the metrics
         self.background = Background()
 
     def start(self) -> None:
+        self.book.listeners.append(self.changed)
         self.background.every(self.push_s, self.push, self._failed)
         self.background.every(self.push_s, self.note_presence, self._failed)
         self.background.every(self.place_s, self.place, self._failed)
@@ -125,6 +131,7 @@ class TournamentFeed:
         if not followers:
             self.by_tournament.pop(following.tournament, None)
             self._pushed.pop(following.tournament, None)
+            self._pushed_at.pop(following.tournament, None)
         if following.account is not None:
             await self.presence.drop(following.tournament, following.account, follower.session)
         return following.tournament
@@ -136,24 +143,62 @@ class TournamentFeed:
     # ---- the loops ---------------------------------------------------------------------------
 
     async def push(self) -> None:
-        """Every followed tournament that changed: its state and standings to its followers."""
+        """Every followed tournament that changed: its state and standings to its followers,
+        now or, if pushed less than a second ago, once the second is up."""
+        for tournament_id in list(self.by_tournament):
+            self.changed(tournament_id)
+
+    def changed(self, tournament_id: str) -> None:
+        """The tournament may have changed: a push, as soon as the throttle allows."""
+        if tournament_id not in self.by_tournament:
+            return
+        if tournament_id in self._push_due:  # one is coming: it looks again when it is done
+            self._dirty.add(tournament_id)
+            return
+        self._push_due.add(tournament_id)
+        self.background.spawn(self._push_when_allowed(tournament_id))
+
+    async def _push_when_allowed(self, tournament_id: str) -> None:
+        try:
+            while True:
+                last = self._pushed_at.get(tournament_id)
+                if last is not None:
+                    wait_ms = last + int(self.push_s * 1000) - self.clock.now_ms()
+                    if wait_ms > 0:
+                        await asyncio.sleep(wait_ms / 1000)
+                self._dirty.discard(tournament_id)
+                try:
+                    await self.push_one(tournament_id)
+                except ArenaError as exc:
+                    self._failed(exc)
+                if tournament_id not in self._dirty:
+                    return
+        finally:
+            self._push_due.discard(tournament_id)
+            self._dirty.discard(tournament_id)
+
+    async def push_one(self, tournament_id: str) -> None:
+        """The tournament's state and standings to its followers here, if they changed."""
+        followers = self.by_tournament.get(tournament_id)
+        if not followers:
+            return
+        tournament = await self.book.get(tournament_id)
         now = self.clock.now_ms()
-        for tournament_id, followers in list(self.by_tournament.items()):
-            tournament = await self.book.get(tournament_id)
-            view = state(tournament, now)
-            version, sent = self._pushed.get(tournament_id, (-1, {}))
-            if version == tournament.version and sent == view:
-                continue
-            self._pushed[tournament_id] = (tournament.version, view)
-            if sent != view:
-                frame = p.encode_unchecked({"type": p.TOURNAMENT, "tournament": view})
-                for follower in followers:
-                    follower.send(frame)
-            if version != tournament.version:
-                pages: dict[int, dict[str, Any]] = {}
-                for following in list(followers.values()):
-                    following.follower.send(self._standings(tournament, following, pages))
-                    self.pushes += 1
+        view = state(tournament, now)
+        version, sent = self._pushed.get(tournament_id, (-1, {}))
+        if version == tournament.version and sent == view:
+            return
+        self._pushed_at[tournament_id] = now
+        self._pushed[tournament_id] = (tournament.version, view)
+        if sent != view:
+            frame = p.encode_unchecked({"type": p.TOURNAMENT, "tournament": view})
+            for follower in followers:
+                follower.send(frame)
+        if version != tournament.version:
+            pages: dict[int, dict[str, Any]] = {}
+            for following in list(followers.values()):
+                following.follower.send(self._standings(tournament, following, pages))
+                self.pushes += 1
 
     def _standings(
         self, tournament: Tournament, following: Following, pages: dict[int, dict[str, Any]]

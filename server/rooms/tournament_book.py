@@ -75,6 +75,8 @@ class TournamentBook:
         self.archive = archive  # where finished tournaments go (none: they stay in the store)
         self.folds: dict[str, Tournament] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        # Told the id of a tournament this process changed (the standings pushed at once).
+        self.listeners: list[Callable[[str], None]] = []
 
     def _lock(self, tournament_id: str) -> asyncio.Lock:
         return self._locks.setdefault(tournament_id, asyncio.Lock())
@@ -121,12 +123,22 @@ class TournamentBook:
     async def run(
         self, tournament_id: str, decide: Decide, attempts: int = 8
     ) -> list[TournamentEvent]:
-        """Append what ``decide`` makes of the up-to-date tournament at the version it read;
-        on a conflict read again and decide again. The events appended (maybe none)."""
+        """Append what ``decide`` makes of the tournament at the version it was folded to; on
+        a conflict read on and decide again. The events appended (maybe none).
+
+        The fold held here is tried as it is, without a read first: the append at its version
+        fails if anything was appended since, so a decision is never recorded on a stale fold,
+        and the lock is held for one round trip, not two. Only "nothing to do" is checked
+        against the store, since a stale fold may not know what there is to do."""
         for _ in range(attempts):
             async with self._lock(tournament_id):
-                tournament = await self._current(tournament_id)
+                tournament = self.folds.get(tournament_id)
+                read = tournament is None
+                if tournament is None:
+                    tournament = await self._current(tournament_id)
                 events = decide(tournament, self.clock.now_ms())
+                if not events and not read and await self._catch_up(tournament):
+                    events = decide(tournament, self.clock.now_ms())
                 if not events:
                     return []
                 try:
@@ -136,9 +148,12 @@ class TournamentBook:
                         expected_version=tournament.version,
                     )
                 except WrongExpectedVersion:
+                    await self._catch_up(tournament)
                     continue
                 for event in events:
                     tournament.apply(event)
+                for listener in self.listeners:
+                    listener(tournament_id)
                 return events
         raise ServerError("the tournament is changing too fast; try again")
 
