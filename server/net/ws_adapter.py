@@ -8,6 +8,9 @@ loaded server, one ``send`` a frame a quarter). That appends to the Sans-I/O pro
 (a fragmented send) is set, as websockets' own ``broadcast()`` does.
 ``INTERNALS`` lists them; tests/server/net/test_ws_adapter.py fails loudly when an installed
 websockets no longer has them, and the outbox then takes the public path (``send_binary``).
+A lost connection also ends its protocol's parser generator (``ReleasingConnection``), which
+otherwise keeps the protocol in a cycle; without a ``parser`` it does nothing, and
+tests/server/test_connection.py fails when a protocol is no longer freed at once.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import struct
 from collections.abc import Callable
+from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection
 from websockets.datastructures import Headers
@@ -161,8 +165,9 @@ def release_parser(protocol: Protocol) -> None:
     """End a closed protocol's parser, which breaks its cycle. Nothing steps it again: once the
     reader has seen the end of the stream, ``receive_data`` and ``receive_eof`` return or raise
     before they would."""
-    parser = getattr(protocol, "parser", None)
-    if protocol.state is State.CLOSED and parser is not None and protocol.reader.eof:
+    parser: Any = getattr(protocol, "parser", None)
+    at_eof = getattr(getattr(protocol, "reader", None), "eof", False)
+    if protocol.state is State.CLOSED and at_eof and hasattr(parser, "close"):
         parser.close()
 
 
