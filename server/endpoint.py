@@ -14,6 +14,7 @@ from websockets.http11 import Request, Response
 
 from server.net.handoff import Handoff, listen_routed
 from server.net.http import WebViewer, tls_context
+from server.net.ws_adapter import ReleasingConnection
 from server.runtime.config import Config
 from server.runtime.logging import get_logger
 from server.runtime.metrics import CONTENT_TYPE, Metrics
@@ -156,6 +157,7 @@ class Endpoint:
 
     async def _listen(self, handler: Any, port: int, option: str, **options: Any) -> Server:
         options.setdefault("process_request", self.process_request)
+        options.setdefault("create_connection", ReleasingConnection)
         try:
             return await serve(handler, self.config.host, port, **options)
         except OSError as error:

@@ -26,7 +26,7 @@ from typing import Any
 from websockets.asyncio.server import Server, ServerConnection, serve
 
 from server.domain.placement import home_worker
-from server.net.ws_adapter import connection_factory
+from server.net.ws_adapter import ReleasingConnection, connection_factory
 from server.runtime.logging import get_logger
 from shared.protocol import room_hint
 
@@ -210,6 +210,7 @@ async def listen_routed(
         max_size=max_size,
         close_timeout=close_timeout,
         compression=None,
+        create_connection=ReleasingConnection,
         **options,
     )
     factory = connection_factory(server, max_size=max_size, close_timeout=close_timeout)

@@ -1,5 +1,6 @@
 """A room read whole: from the store (its room stream, then all its games in one round trip),
-or from the archive once the store no longer has it.
+or from the archive once the store no longer has it, or once the archiver moved it between
+those two reads (its games then come back empty).
 
 What loading a room and folding it again (a stream went back) share, so every reader of a
 finished room (a spectator, a replay, a profile's or a daily's link) reads an archived one
@@ -56,12 +57,20 @@ async def read_room(
     streams = [g.stream for g in seated.games.values()]
     raw = await store.read_many_raw(streams)
     events = list(room_events)
+    empty = False
     for stream in streams:
         try:
-            events.extend(store.decode_raw(stream, raw[stream]))
+            game = store.decode_raw(stream, raw[stream])
         except CorruptEntry as error:
             log.error("corrupt_event", stream=error.stream, entry=error.entry, reason=error.why)
-            events.extend(await _good_prefix(store, stream))
+            game = await _good_prefix(store, stream)
+        empty = empty or not game
+        events.extend(game)
+    if empty and archive is not None and await store.last_version(room_stream(room_id)) == 0:
+        # The archiver deletes a room's streams together, and did so between the two reads
+        # (a game not yet started is empty too, but its room stream is still there).
+        archived = await _read_archived(archive, room_id, reads or ArchiveReads())
+        return None if archived is None else RoomRead(archived, archived=True)
     return RoomRead(events, archived=False)
 
 

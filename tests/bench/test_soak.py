@@ -42,3 +42,12 @@ def test_the_slope_beside_the_loaded_rooms_leaves_out_what_they_explain() -> Non
     rss = [60.0 + 0.04 * n + 0.001 * r for r, n in zip(races, rooms, strict=True)]
     assert slope_beside(races, rooms, rss) == pytest.approx(0.001)
     assert slope_beside(races, races, rss) is None  # the two cannot be told apart
+
+
+def test_the_second_half_tells_a_climb_that_levels_off_from_a_leak() -> None:
+    climb = [sample(t, t * 10, 60.0 + min(t, 300) * 0.01) for t in range(60, 600, 5)]
+    grown = growth(climb, warmup_s=60)
+    assert grown["rss_mib_per_1000_races"] > 0.3  # the whole window still reads the climb
+    assert abs(grown["rss_mib_per_1000_races_second_half"]) < 0.01
+    leaking = [sample(t, t * 10, 100.0 + t * 10 * 0.002) for t in range(60, 600, 5)]
+    assert growth(leaking, warmup_s=60)["rss_mib_per_1000_races_second_half"] == pytest.approx(2.0)

@@ -5,8 +5,9 @@ with it, by the next sweep."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,3 +83,36 @@ async def test_an_append_between_verify_and_delete_is_kept(
     assert read.archived
     assert fingerprint(folded(room.id, read.events)) == live
     assert room.status is RoomStatus.FINISHED
+
+
+async def test_a_room_archived_between_its_two_reads_is_read_from_the_archive(
+    app: App,
+    backend: EventStore,
+    clock: FakeClock,
+    archive: SqliteArchive,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A room is read in two steps (its room stream, then its games); the archiver deletes all
+    its streams at once, and may do so between the two: the games then come back empty, and
+    a late spectator got the results without a single game (bench.soak). The reader then takes
+    the room from the archive, whole."""
+    room = await finished_race(app, clock)
+    live = fingerprint(room)
+    await marked(backend, room.id)
+    clock.advance(int(AFTER_S * 1000))
+    archiver = Archiver(backend, archive, clock, after_s=AFTER_S)
+    read_games = backend.read_many_raw
+    archived: list[Outcome] = []
+
+    async def archived_in_between(streams: Sequence[str]) -> dict[str, Any]:
+        if not archived:  # the archiver reads the room too: once
+            archived.append(Outcome.CLAIMED)
+            archived[0] = await archiver.archive_room(room.id)
+        return await read_games(streams)
+
+    monkeypatch.setattr(backend, "read_many_raw", archived_in_between)
+    read = await read_room(backend, room.id, archive)
+    assert archived == [Outcome.ARCHIVED]
+    assert read is not None
+    assert read.archived
+    assert fingerprint(folded(room.id, read.events)) == live

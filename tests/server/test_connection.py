@@ -43,6 +43,7 @@ async def test_an_ended_connection_is_freed_at_once_not_by_the_collector(app: Ap
     reference counting when it ends, with its socket and buffers: cyclic garbage would wait for
     the collector's next full pass, minutes apart on a busy server, and grow meanwhile."""
     url = f"ws://127.0.0.1:{app.config.port}"
+    app.collector.stop()  # its young collections would find the cycles of a connection this short
     gc.disable()
     try:
         async with connect(url) as ws:
@@ -60,5 +61,33 @@ async def test_an_ended_connection_is_freed_at_once_not_by_the_collector(app: Ap
             del served
         await until(lambda: not app.connections)
         await until(lambda: gone() is None)
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("closed_by", ["client", "server"])
+async def test_an_ended_connections_websocket_protocol_is_freed_at_once(
+    app: App, closed_by: str
+) -> None:
+    """websockets' Sans-I/O protocol of a connection that ended (closed by either side) is
+    freed by reference counting with its reader and buffers: its parser, a generator suspended
+    for good once the connection is lost, would otherwise keep it in a cycle until the
+    collector's next full pass, a connection's worth of memory held per connection meanwhile."""
+    url = f"ws://127.0.0.1:{app.config.port}"
+    app.collector.stop()  # its young collections would find the cycles of a connection this short
+    gc.disable()
+    try:
+        async with connect(url) as ws:
+            await ws.send(p.encode_unchecked({"type": p.HELLO, "protocol": 1, "name": "ann"}))
+            await ws.recv()
+            [served] = app.connections
+            protocol = weakref.ref(served.ws.protocol)
+            if closed_by == "server":
+                await served.ws.close()
+            del served
+            if closed_by == "server":
+                await ws.wait_closed()
+        await until(lambda: not app.connections)
+        await until(lambda: protocol() is None)
     finally:
         gc.enable()
