@@ -68,6 +68,10 @@ class Config:
     auth_attempts_per_address: int = 30
     auth_window_s: float = 600.0
     hash_concurrency: int = 2
+    # Argon2id's cost per password hash: argon2-cffi's defaults (RFC 9106's low-memory profile).
+    password_time_cost: int = 3
+    password_memory_kib: int = 65536
+    password_parallelism: int = 4
     # Browsers' WebSocket upgrades must come from one of these origins ("scheme://host[:port]");
     # none given = the page's own origin only (the Host the request names). No Origin: allowed.
     allowed_origins: tuple[str, ...] = ()
@@ -390,6 +394,28 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         "password hashes (Argon2id, 64 MiB each) one process computes at once, off the loop",
     ),
     (
+        "--password-time-cost",
+        "password_time_cost",
+        int,
+        "ARENA_PASSWORD_TIME_COST",
+        "Argon2id passes over memory per password hash (3, RFC 9106's low-memory profile); "
+        "a login whose stored hash was made with other parameters is hashed again",
+    ),
+    (
+        "--password-memory-kib",
+        "password_memory_kib",
+        int,
+        "ARENA_PASSWORD_MEMORY_KIB",
+        "Argon2id memory per password hash in KiB (65536 = 64 MiB); at least 8 per lane",
+    ),
+    (
+        "--password-parallelism",
+        "password_parallelism",
+        int,
+        "ARENA_PASSWORD_PARALLELISM",
+        "Argon2id lanes (threads) per password hash (4)",
+    ),
+    (
         "--allowed-origins",
         "allowed_origins",
         str,
@@ -554,6 +580,14 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
         raise SystemExit("solitaire-server: --bot-floor-ms is >= 1, --bot-think-scale > 0")
     if values["quick_bot_after_s"] < 0:
         raise SystemExit("solitaire-server: --quick-bot-after-s is >= 0 (0: never a bot)")
+    if (
+        min(values["password_time_cost"], values["password_parallelism"]) < 1
+        or values["password_memory_kib"] < 8 * values["password_parallelism"]
+    ):
+        raise SystemExit(
+            "solitaire-server: --password-time-cost and --password-parallelism are >= 1,"
+            " --password-memory-kib at least 8 per lane"
+        )
     if values["gc_interval_ms"] < 0:
         raise SystemExit("solitaire-server: --gc-interval-ms is >= 0 (0: CPython's own trigger)")
     if values["workers"] < 1 or values["ack_after_replicas"] < 0:

@@ -17,7 +17,7 @@ import pytest
 from shared import public_fold
 from tests.server.wsclient import Client
 from tests.support.redis_server import RedisServer
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import ServerProcess, start_all
 
 pytestmark = pytest.mark.e2e
 
@@ -193,8 +193,7 @@ async def test_a_bot_goes_on_on_another_process_after_a_kill(
     args = [*BOTS, "--redis-prefix", prefix, "--heartbeat-s", "1", "--bot-floor-ms", "150"]
     one = ServerProcess(redis_url=redis_server.url, log_path=tmp_path / "one.log", extra_args=args)
     two = ServerProcess(redis_url=redis_server.url, log_path=tmp_path / "two.log", extra_args=args)
-    one.start()
-    two.start()
+    start_all([one, two])
     try:
         ann, room, bot, moved = await race_with_a_slow_bot(one.url)
         token = ann.token

@@ -22,7 +22,7 @@ from shared.protocol import commitment_ok
 from tests.server.wsclient import Client
 from tests.support.redis_cluster import LocalRedisCluster
 from tests.support.redis_server import RedisServer
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import ServerProcess, start_all
 
 pytestmark = pytest.mark.e2e  # every test here starts a process
 
@@ -97,8 +97,7 @@ async def test_one_attempt_a_day_fair_until_the_day_ends_then_revealed(
         )
         for i in range(2)
     ]
-    for proc in procs:
-        proc.start()
+    start_all(procs)
     clients: list[Client] = []
     try:
         one, two = (p.url for p in procs)

@@ -25,7 +25,7 @@ from server.store import EventStore, RedisEventStore
 from tests.server.wsclient import Client
 from tests.support.redis_cluster import LocalRedisCluster
 from tests.support.redis_server import RedisServer
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import ServerProcess, start_all
 
 pytestmark = pytest.mark.e2e  # every test here starts a process
 
@@ -217,8 +217,7 @@ async def test_forty_bots_on_two_processes(
         redis: RedisServer = request.getfixturevalue("redis_server")
         procs = _servers(redis.url, prefix, tmp_path)
         store = RedisEventStore(redis.url, prefix=prefix)
-    for proc in procs:
-        proc.start()
+    start_all(procs)
     try:
         await run_bots([p.url for p in procs], store)
     finally:
