@@ -94,9 +94,10 @@ def test_join_play_a_race_see_the_standings_move_and_the_podium(
     child.expect("Registered and logged in as termtom.")
     assert finish(child) == 0
     # A short tournament (the server allows one for tests): races of 15 s, paired until the
-    # last 15 s, then the races on are played out and the podium is final.
+    # last 15 s (the one race here is paired within seconds), then the races on are played out
+    # and the podium is final.
     child = terminal(arena, home, "termtom", terminals, "tournament", "create", NAME,
-                     "--minutes", "0.75", "--race-time", "15")  # fmt: skip
+                     "--minutes", "0.5", "--race-time", "15")  # fmt: skip
     child.expect(r"Tournament (\w+): ")
     code = child.match.group(1)
     assert finish(child) == 0
