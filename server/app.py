@@ -91,6 +91,7 @@ class App:
                 archive,
                 clock,
                 after_s=config.archive_after_s,
+                interval_s=config.archive_sweep_s,
                 hold_indexes=[PENDING_INDEX],  # a race is rated before it leaves the store
                 process=self.process,
             )

@@ -43,6 +43,7 @@ class Config:
     max_spectators_per_room: int = 5000
     retention_s: float | None = 86400.0
     archive_after_s: float = 300.0
+    archive_sweep_s: float = 5.0
     archive_url: str | None = None
     allow_custom_deck: bool = False
     shutdown_timeout_s: float = 5.0
@@ -230,6 +231,14 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         "ARENA_ARCHIVE_AFTER_S",
         "with --redis-url: seconds after its end a finished room moves from Redis to the "
         "archive (--archive-url, else SQLite in --data-dir)",
+    ),
+    (
+        "--archive-sweep-s",
+        "archive_sweep_s",
+        float,
+        "ARENA_ARCHIVE_SWEEP_S",
+        "seconds between the archiver's sweeps for rooms due (a failed sweep waits twice as "
+        "long as the last, up to a minute)",
     ),
     (
         "--archive-url",
@@ -564,6 +573,8 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
     values["archive_url"] = values.get("archive_url") or None
     if values["archive_after_s"] < 0:
         raise SystemExit("solitaire-server: --archive-after-s is >= 0")
+    if values["archive_sweep_s"] <= 0:
+        raise SystemExit("solitaire-server: --archive-sweep-s is > 0")
     values["default_time_limit_s"] = parse_time_limits(str(values["default_time_limit_s"]))
     origins = str(values["allowed_origins"]).split(",")
     values["allowed_origins"] = tuple(o.strip().rstrip("/").lower() for o in origins if o.strip())
