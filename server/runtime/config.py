@@ -89,6 +89,7 @@ class Config:
     bot_floor_ms: int = 400
     bot_think_scale: float = 1.0
     quick_bot_after_s: float = 20.0
+    seat_wait_s: float = 10.0
     # Challenges: how many one account may create per window (all processes together), and
     # how often each process looks for challenges whose window has closed, to settle them.
     challenges_per_account: int = 20
@@ -353,6 +354,14 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         "seconds a quick race waits for a person before it gives the player a bot; 0 = never",
     ),
     (
+        "--seat-wait-s",
+        "seat_wait_s",
+        float,
+        "ARENA_SEAT_WAIT_S",
+        "seconds the players a quick match or a tournament pairing put in a room have to sit "
+        "down (10); then it starts with those who did, if two or more, else it closes",
+    ),
+    (
         "--solver-max-nodes",
         "solver_max_nodes",
         int,
@@ -589,6 +598,8 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
         )
     if values["bot_floor_ms"] < 1 or values["bot_think_scale"] <= 0:
         raise SystemExit("solitaire-server: --bot-floor-ms is >= 1, --bot-think-scale > 0")
+    if values["seat_wait_s"] <= 0:
+        raise SystemExit("solitaire-server: --seat-wait-s is > 0")
     if values["quick_bot_after_s"] < 0:
         raise SystemExit("solitaire-server: --quick-bot-after-s is >= 0 (0: never a bot)")
     if (
