@@ -197,7 +197,7 @@ def test_two_players_race_again_and_again_then_pause_and_carry_on(
 def test_ctrl_c_in_a_race_keeps_the_seat_and_join_takes_it_back(
     server: ServerProcess, tmp_path: Path, children: list[pexpect.spawn]
 ) -> None:
-    ann_env, bob_env, code = two_players_and_a_tournament(server, tmp_path, children, 60)
+    ann_env, bob_env, code = two_players_and_a_tournament(server, tmp_path, children, RACE_S)
     ann = Term(run(server, ann_env, children, "tournament", "join", code), **SIZE)
     bob = Term(run(server, bob_env, children, "tournament", "join", code), **SIZE)
     for term in (ann, bob):
