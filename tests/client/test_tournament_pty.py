@@ -55,6 +55,10 @@ def server(redis_server: RedisServer, tmp_path: Path, prefix: str) -> Iterator[S
             prefix,
             "--tournament-min-length-s",
             "10",
+            # A paired racer's client sits down by itself within a second; a rival who never
+            # does is left out after 5 s.
+            "--seat-wait-s",
+            "5",
         ],
     )
     process.start()
