@@ -261,7 +261,7 @@ def test_scripted_racers_play_their_moves_in_every_race_until_the_podium(
     server: ServerProcess, tmp_path: Path, children: list[pexpect.spawn]
 ) -> None:
     ann_env, bob_env, code = two_players_and_a_tournament(
-        server, tmp_path, children, race_s=10, minutes=0.6
+        server, tmp_path, children, race_s=10, minutes=0.5
     )
     moves = tmp_path / "two-deals.moves"
     moves.write_text("# each race: two deals, then the script is over (resigned)\nd\nd\n")
@@ -274,7 +274,7 @@ def test_scripted_racers_play_their_moves_in_every_race_until_the_podium(
     # --json: every line one JSON object, the messages as `race join --json` prints them.
     messages: list[dict[str, Any]] = [json.loads(line) for line in ann_out.splitlines()]
     rooms = [m["room"] for m in messages if m["type"] == "tournament_paired"]
-    assert len(rooms) >= 2  # 36 s of 10-second races: paired again and again
+    assert len(rooms) >= 2  # 20 s of pairing for races of 10 s: paired again and again
     me = {m["room"]: m["player"] for m in messages if m["type"] == "joined" and "player" in m}
     for room in rooms:
         mine = [
