@@ -506,7 +506,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.soak", description=__doc__.split("\n\n")[0]
     )
-    parser.add_argument("--quick", action="store_true", help="20 seconds of 4 races at a time (CI)")
+    parser.add_argument("--quick", action="store_true", help="10 seconds of 4 races at a time (CI)")
     parser.add_argument("--minutes", type=float, default=5.0)
     parser.add_argument("--concurrency", type=int, default=10, help="races at a time")
     parser.add_argument("--room-size", type=int, default=2)
@@ -527,9 +527,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--loop", default="auto")
     args = parser.parse_args(argv)
     if args.quick:
-        args.minutes, args.concurrency, args.sample_s = 1 / 3, 4, 2.0
+        args.minutes, args.concurrency, args.sample_s = 1 / 6, 4, 1.0
         args.unload_after_s, args.archive_after_s, args.max_moves = 5.0, 2.0, 40
-        args.warmup_s = 8.0 if args.warmup_s is None else args.warmup_s
+        args.warmup_s = 4.0 if args.warmup_s is None else args.warmup_s
         args.min_races = max(args.min_races, 4)
     raise_nofile()
     from tests.support.server_process import ServerProcess

@@ -1,7 +1,8 @@
 """Tournament benchmark: load-generator clients in one tournament, then the same clients in
 quick races, on one server process and on ``--workers 2``.
 
-    python -m bench.tournament [--quick] [--clients N] [--seconds S] [--workers-list 1,2]
+    python -m bench.tournament [--quick] [--clients N] [--seconds S] [--quick-race-seconds Q]
+        [--workers-list 1,2]
 
 For each worker count: a real server (``python -m server``) on a private redis-server; N logged
 in clients (1,000; 40 with --quick; their accounts written to the store as registration writes
@@ -17,8 +18,8 @@ at the clients:
 - standings lag: from a client's ``finished`` to the first ``tournament_standings`` whose own
   row counts that race;
 - server CPU per race (the server and its workers, ``ProcessSampler``) over the tournament,
-  against the same clients playing the same way in quick races of 2 for as long, on the same
-  server right after.
+  against the same clients playing the same way in quick races of 2 for as long (or for
+  ``--quick-race-seconds``: a smoke run needs only a few), on the same server right after.
 
 Prints a table and writes bench/results/tournament.json.
 """
@@ -237,7 +238,8 @@ class Client:
 
 
 async def run_once(url: str, redis_url: str, prefix: str, clients: int, seconds: int,
-                   limit_ms: int, sampler: ProcessSampler) -> dict[str, Any]:  # fmt: skip
+                   limit_ms: int, sampler: ProcessSampler,
+                   quick_seconds: float | None = None) -> dict[str, Any]:  # fmt: skip
     accounts = await seed_accounts(redis_url, prefix, clients)
     rng = random.Random(45)
     tour, quick = Figures(), Figures()
@@ -274,7 +276,7 @@ async def run_once(url: str, redis_url: str, prefix: str, clients: int, seconds:
     tour_window = sampler.window()
     tour_seconds = time.monotonic() - began
     in_stream = await reading
-    # The same clients, the same play, in quick races of 2 for as long.
+    # The same clients, the same play, in quick races of 2 for as long (unless told).
     for p in players:
         p.figures, p.quick, p.room, p.ended_at = quick, True, None, None
         p.done.clear()
@@ -283,7 +285,8 @@ async def run_once(url: str, redis_url: str, prefix: str, clients: int, seconds:
         await p.send({"type": "quick", "variant": "swiss", "players": 2})
     sampler.mark()
     began = time.monotonic()
-    await asyncio.gather(*(p.run(began + tour_seconds) for p in players))
+    quick_for = tour_seconds if quick_seconds is None else quick_seconds
+    await asyncio.gather(*(p.run(began + quick_for) for p in players))
     quick_window = sampler.window()
     for p in players:
         for task in list(p.tasks):
@@ -311,6 +314,7 @@ async def run_once(url: str, redis_url: str, prefix: str, clients: int, seconds:
             "errors": tour.errors,
         },
         "quick": {
+            "seconds": round(quick_for, 1),
             "races": len(quick.rooms),
             "server_process": quick_window,
             "cpu_per_race_ms": quick_cpu,
@@ -350,6 +354,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a small run for CI")
     parser.add_argument("--clients", type=int)
     parser.add_argument("--seconds", type=int, help="the tournament's length")
+    parser.add_argument(
+        "--quick-race-seconds",
+        type=float,
+        help="how long the quick races compared run (default: as long as the tournament ran)",
+    )
     parser.add_argument("--workers-list", default=None, help="worker counts (1,2; quick: 1)")
     args = parser.parse_args(argv)
     clients = args.clients or (40 if args.quick else 1000)
@@ -375,7 +384,16 @@ def main(argv: list[str] | None = None) -> int:
             sampler = ProcessSampler(server.process.pid)
             try:
                 result = asyncio.run(
-                    run_once(server.url, redis.url, prefix, clients, seconds, limit_ms, sampler)
+                    run_once(
+                        server.url,
+                        redis.url,
+                        prefix,
+                        clients,
+                        seconds,
+                        limit_ms,
+                        sampler,
+                        args.quick_race_seconds,
+                    )
                 )
             finally:
                 sampler.stop()

@@ -31,7 +31,7 @@ as_root_apt_install() {
 }
 
 bootstrap_venv() {
-    local extras="${1:-}" spec="." stamp python
+    local extras="${1:-}" spec="." installed stamp python
     python="$(find_python)" || die "Python 3.11 or newer is required (apt-get install python3)"
     if [ ! -x "$VENV/bin/python" ]; then
         if ! "$python" -m venv "$VENV" >/dev/null 2>&1; then
@@ -44,7 +44,12 @@ bootstrap_venv() {
     fi
     [ -n "$extras" ] && spec=".[$extras]"
     # Reinstall only when pyproject.toml or the extras changed, so repeated runs start fast.
-    stamp="$VENV/.installed-$(cat "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)-${extras:-base}"
+    # The package alone is in every install of it with extras (scripts/serve after scripts/test).
+    installed="$VENV/.installed-$(cat "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)"
+    stamp="$installed-${extras:-base}"
+    if [ -z "$extras" ] && compgen -G "$installed-*" >/dev/null; then
+        return 0
+    fi
     if [ ! -f "$stamp" ]; then
         echo "Setting up $VENV (pip install -e '$spec') ..." >&2
         "$VENV/bin/python" -m pip install -q --upgrade pip >&2

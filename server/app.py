@@ -47,6 +47,22 @@ log = get_logger("server.app")
 _GC_THRESHOLDS = (700, 10, 1_000)  # see App.start
 
 
+def configured_archiver(
+    store: EventStore, archive: Archive, clock: Clock, config: Config, process: str
+) -> Archiver:
+    """The archiver at the configured delay and sweep interval; a race is rated before it
+    leaves the store."""
+    return Archiver(
+        store,
+        archive,
+        clock,
+        after_s=config.archive_after_s,
+        interval_s=config.archive_sweep_s,
+        hold_indexes=[PENDING_INDEX],
+        process=process,
+    )
+
+
 class App:
     """The server's parts wired in their one direction (connection → commands → store → hub →
     projection → delivery and the race clock), started and stopped in order behind the
@@ -86,14 +102,7 @@ class App:
         self.hub.listen(self.ratings.on_change)
         self.archiver: Archiver | None = None
         if archive is not None:
-            self.archiver = Archiver(
-                store,
-                archive,
-                clock,
-                after_s=config.archive_after_s,
-                hold_indexes=[PENDING_INDEX],  # a race is rated before it leaves the store
-                process=self.process,
-            )
+            self.archiver = configured_archiver(store, archive, clock, config, self.process)
             self.hub.listen(self.archiver.on_change)
         self.unloader = Unloader(
             self.hub,

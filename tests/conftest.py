@@ -18,6 +18,11 @@ from tests.support.redis_cluster import LocalRedisCluster
 from tests.support.redis_server import RedisServer
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+CHEAP_PASSWORDS = {
+    "ARENA_PASSWORD_TIME_COST": "1",
+    "ARENA_PASSWORD_MEMORY_KIB": "8192",
+    "ARENA_PASSWORD_PARALLELISM": "1",
+}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -26,6 +31,11 @@ def pytest_configure(config: pytest.Config) -> None:
     80x24 (``shutil.get_terminal_size`` reads them first). Children measure their terminal."""
     for name in ("COLUMNS", "LINES"):
         os.environ.pop(name, None)
+    # Every server a test starts hashes passwords at Argon2id's cheapest cost, as the
+    # in-process account tests do: a hash at the product's default (64 MiB, three passes) is a
+    # third of a second of CPU, and the suite registers and logs in hundreds of accounts.
+    for name, value in CHEAP_PASSWORDS.items():
+        os.environ.setdefault(name, value)
 
 
 E2E_FIXTURES = frozenset(

@@ -12,6 +12,8 @@ import asyncio
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
+from server.runtime.config import Config
+
 
 class Passwords:
     """Hash and verify passwords; ``hasher`` carries the parameters (argon2-cffi's defaults:
@@ -47,3 +49,14 @@ class Passwords:
                 return await asyncio.to_thread(self.hasher.verify, password_hash, password)
             except (VerifyMismatchError, VerificationError, InvalidHashError):
                 return False
+
+
+def passwords_of(config: Config) -> Passwords:
+    """The server's hasher: Argon2id at the configured cost (argon2-cffi's defaults unless an
+    operator, or a test suite, asks for another)."""
+    hasher = PasswordHasher(
+        time_cost=config.password_time_cost,
+        memory_cost=config.password_memory_kib,
+        parallelism=config.password_parallelism,
+    )
+    return Passwords(hasher, concurrency=config.hash_concurrency)

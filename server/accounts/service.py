@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from server.accounts.limits import AttemptLimiter
-from server.accounts.passwords import Passwords
+from server.accounts.passwords import Passwords, passwords_of
 from server.domain import accounts as a
 from server.domain.errors import NameTaken, NotLoggedIn
 from server.runtime.clock import Clock
@@ -43,9 +43,7 @@ class Accounts:
     ) -> None:
         self.store = store
         self.clock = clock
-        self.passwords = (
-            passwords if passwords is not None else Passwords(concurrency=config.hash_concurrency)
-        )
+        self.passwords = passwords if passwords is not None else passwords_of(config)
         window = config.auth_window_s
         self.per_name = AttemptLimiter(store, clock, "name", config.auth_attempts_per_name, window)
         self.per_address = AttemptLimiter(

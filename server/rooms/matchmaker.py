@@ -35,9 +35,6 @@ from shared.errors import ArenaError, ClientError
 
 log = get_logger("server.rooms.matchmaker")
 
-JOIN_WAIT_MS = 10_000
-"""A formed room whose members have not all sat down by then starts with those who have."""
-
 
 def placed_index(process: str) -> str:
     """Where the process that formed a room tells ``process`` to seat one of its members."""
@@ -76,6 +73,8 @@ class Matchmaker:
         self.commands = commands
         self.clock = clock
         self.config = config
+        # A formed room whose members have not all sat down by then starts with those who have.
+        self.join_wait_ms = int(config.seat_wait_s * 1000)
         self.process = process
         self.tick_s = tick_s
         self.status_every_ms = status_every_ms
@@ -223,7 +222,7 @@ class Matchmaker:
 
     async def _requeue_lost(self, key: QueueKey, queued: Mapping[str, QueueEntry]) -> None:
         """A ticket of ours whose entry left the queue is normally being placed (taken into a
-        group, its room told to us within milliseconds). One gone for ``JOIN_WAIT_MS`` with no
+        group, its room told to us within milliseconds). One gone for ``--seat-wait-s`` with no
         placement was lost: its room was never made (the store failed after the take), or a
         process that thought ours stopped dropped it. It is queued again, in its old place,
         so nobody waits forever in a queue that no longer holds them."""
@@ -235,7 +234,7 @@ class Matchmaker:
                 ticket.missing_since = None
             elif ticket.missing_since is None:
                 ticket.missing_since = now
-            elif now - ticket.missing_since >= JOIN_WAIT_MS:
+            elif now - ticket.missing_since >= self.join_wait_ms:
                 ticket.missing_since = None
                 await self.store.queue_join(key.name, ticket.member, ticket.rating, ticket.value)
                 log.warning("queue_entry_restored", queue=key.name, member=ticket.member)
@@ -265,7 +264,7 @@ class Matchmaker:
             process = msgpack.unpackb(entry.value)["p"]
             await self.store.index_put(placed_index(process), entry.member, now, room.id.encode())
         log.info("matched", queue=key.name, room=room.id, players=len(group), bots=bots)
-        self._spawn(self._start_late(room.id, now + JOIN_WAIT_MS))
+        self._spawn(self._start_late(room.id, now + self.join_wait_ms))
 
     async def deliver(self) -> None:
         """Seat the members of this process that a formed room is waiting for."""

@@ -25,7 +25,6 @@ from server.domain.tournament_decide import (
 from server.domain.tournament_events import RacePaired, TournamentEvent, TournamentFinished
 from server.domain.tournament_schedule import due, parse_schedule
 from server.rooms.commands import Commands
-from server.rooms.matchmaker import JOIN_WAIT_MS
 from server.rooms.tournament_book import Listed, TournamentBook
 from server.rooms.tournament_lease import TournamentLease
 from server.rooms.tournament_metrics import TournamentMetrics
@@ -75,6 +74,7 @@ class TournamentPairer:
         self.leases = TournamentLease(
             store, clock, self.process, int(config.tournament_lease_s * 1000), metrics
         )
+        self.join_wait_ms = int(config.seat_wait_s * 1000)
         self.background = Background()
         self._checked: dict[str, dict[str, int]] = {}  # per tournament: races looked at, when
         try:
@@ -216,11 +216,10 @@ class TournamentPairer:
             log.warning("tournament_race_not_made", tournament=tournament.id, code=exc.code)
             return None
 
-    @staticmethod
-    def _due_check(checked: dict[str, int], race: Race, limit_ms: int, now: int) -> bool:
+    def _due_check(self, checked: dict[str, int], race: Race, limit_ms: int, now: int) -> bool:
         """Whether a race's room is to be looked at now: once when its racers should all be
         seated, then once it is overdue, then every ``OVERDUE_MS``: never every tick."""
-        seated_by = race.at + JOIN_WAIT_MS
+        seated_by = race.at + self.join_wait_ms
         overdue = seated_by + limit_ms + OVERDUE_MS
         last = checked.get(race.room)
         due = seated_by if last is None else overdue if last < overdue else last + OVERDUE_MS

@@ -43,6 +43,7 @@ class Config:
     max_spectators_per_room: int = 5000
     retention_s: float | None = 86400.0
     archive_after_s: float = 300.0
+    archive_sweep_s: float = 5.0
     archive_url: str | None = None
     allow_custom_deck: bool = False
     shutdown_timeout_s: float = 5.0
@@ -68,6 +69,10 @@ class Config:
     auth_attempts_per_address: int = 30
     auth_window_s: float = 600.0
     hash_concurrency: int = 2
+    # Argon2id's cost per password hash: argon2-cffi's defaults (RFC 9106's low-memory profile).
+    password_time_cost: int = 3
+    password_memory_kib: int = 65536
+    password_parallelism: int = 4
     # Browsers' WebSocket upgrades must come from one of these origins ("scheme://host[:port]");
     # none given = the page's own origin only (the Host the request names). No Origin: allowed.
     allowed_origins: tuple[str, ...] = ()
@@ -84,6 +89,7 @@ class Config:
     bot_floor_ms: int = 400
     bot_think_scale: float = 1.0
     quick_bot_after_s: float = 20.0
+    seat_wait_s: float = 10.0
     # Challenges: how many one account may create per window (all processes together), and
     # how often each process looks for challenges whose window has closed, to settle them.
     challenges_per_account: int = 20
@@ -228,6 +234,14 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         "archive (--archive-url, else SQLite in --data-dir)",
     ),
     (
+        "--archive-sweep-s",
+        "archive_sweep_s",
+        float,
+        "ARENA_ARCHIVE_SWEEP_S",
+        "seconds between the archiver's sweeps for rooms due (a failed sweep waits twice as "
+        "long as the last, up to a minute)",
+    ),
+    (
         "--archive-url",
         "archive_url",
         str,
@@ -340,6 +354,14 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         "seconds a quick race waits for a person before it gives the player a bot; 0 = never",
     ),
     (
+        "--seat-wait-s",
+        "seat_wait_s",
+        float,
+        "ARENA_SEAT_WAIT_S",
+        "seconds the players a quick match or a tournament pairing put in a room have to sit "
+        "down (10); then it starts with those who did, if two or more, else it closes",
+    ),
+    (
         "--solver-max-nodes",
         "solver_max_nodes",
         int,
@@ -388,6 +410,28 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         int,
         "ARENA_HASH_CONCURRENCY",
         "password hashes (Argon2id, 64 MiB each) one process computes at once, off the loop",
+    ),
+    (
+        "--password-time-cost",
+        "password_time_cost",
+        int,
+        "ARENA_PASSWORD_TIME_COST",
+        "Argon2id passes over memory per password hash (3, RFC 9106's low-memory profile); "
+        "a login whose stored hash was made with other parameters is hashed again",
+    ),
+    (
+        "--password-memory-kib",
+        "password_memory_kib",
+        int,
+        "ARENA_PASSWORD_MEMORY_KIB",
+        "Argon2id memory per password hash in KiB (65536 = 64 MiB); at least 8 per lane",
+    ),
+    (
+        "--password-parallelism",
+        "password_parallelism",
+        int,
+        "ARENA_PASSWORD_PARALLELISM",
+        "Argon2id lanes (threads) per password hash (4)",
     ),
     (
         "--allowed-origins",
@@ -538,6 +582,8 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
     values["archive_url"] = values.get("archive_url") or None
     if values["archive_after_s"] < 0:
         raise SystemExit("solitaire-server: --archive-after-s is >= 0")
+    if values["archive_sweep_s"] <= 0:
+        raise SystemExit("solitaire-server: --archive-sweep-s is > 0")
     values["default_time_limit_s"] = parse_time_limits(str(values["default_time_limit_s"]))
     origins = str(values["allowed_origins"]).split(",")
     values["allowed_origins"] = tuple(o.strip().rstrip("/").lower() for o in origins if o.strip())
@@ -552,8 +598,18 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
         )
     if values["bot_floor_ms"] < 1 or values["bot_think_scale"] <= 0:
         raise SystemExit("solitaire-server: --bot-floor-ms is >= 1, --bot-think-scale > 0")
+    if values["seat_wait_s"] <= 0:
+        raise SystemExit("solitaire-server: --seat-wait-s is > 0")
     if values["quick_bot_after_s"] < 0:
         raise SystemExit("solitaire-server: --quick-bot-after-s is >= 0 (0: never a bot)")
+    if (
+        min(values["password_time_cost"], values["password_parallelism"]) < 1
+        or values["password_memory_kib"] < 8 * values["password_parallelism"]
+    ):
+        raise SystemExit(
+            "solitaire-server: --password-time-cost and --password-parallelism are >= 1,"
+            " --password-memory-kib at least 8 per lane"
+        )
     if values["gc_interval_ms"] < 0:
         raise SystemExit("solitaire-server: --gc-interval-ms is >= 0 (0: CPython's own trigger)")
     if values["workers"] < 1 or values["ack_after_replicas"] < 0:

@@ -21,7 +21,18 @@ def test_the_tournament_bench_runs_and_reports_every_figure(tmp_path: Path) -> N
     env["BENCH_RESULTS_DIR"] = str(tmp_path)
     env["BENCH_LOG_DIR"] = str(tmp_path)
     done = subprocess.run(
-        [sys.executable, "-m", "bench.tournament", "--quick", "--clients", "16", "--seconds", "15"],
+        [
+            sys.executable,
+            "-m",
+            "bench.tournament",
+            "--quick",
+            "--clients",
+            "16",
+            "--seconds",
+            "15",
+            "--quick-race-seconds",
+            "6",
+        ],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -37,7 +37,8 @@ def server(redis_server: RedisServer, prefix: str, tmp_path: Path) -> Iterator[S
     process = ServerProcess(
         redis_url=redis_server.url,
         log_path=tmp_path / "server.log",
-        extra_args=["--redis-prefix", prefix],
+        # Matched players sit down within milliseconds: a room waits 4 s for one who does not.
+        extra_args=["--redis-prefix", prefix, "--seat-wait-s", "4"],
     )
     process.start()
     yield process
@@ -128,7 +129,7 @@ def test_a_match_that_falls_through_searches_again_until_a_race(
         # A guest whose connection closes as the room is formed: queued, never seated.
         asyncio.run(queue_a_ghost(redis_server, prefix))
         ann.expect(words("the race starts when everyone is seated"), timeout=15)
-        # Ten seconds after the room was formed, ann is told why it closed and searches again.
+        # The seat wait after the room was formed, ann is told why it closed and searches again.
         ann.expect(words("sat down, or stayed, for the start. Searching again"), timeout=30)
         ann.expect(r"searching for a swiss race \(guests, unrated\): 1 waiting")
         # Bob is matched with her and quits in the countdown: his seat is freed at once, and

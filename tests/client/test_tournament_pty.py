@@ -55,6 +55,10 @@ def server(redis_server: RedisServer, tmp_path: Path, prefix: str) -> Iterator[S
             prefix,
             "--tournament-min-length-s",
             "10",
+            # A paired racer's client sits down by itself within a second; a rival who never
+            # does is left out after 5 s.
+            "--seat-wait-s",
+            "5",
         ],
     )
     process.start()
@@ -197,7 +201,7 @@ def test_two_players_race_again_and_again_then_pause_and_carry_on(
 def test_ctrl_c_in_a_race_keeps_the_seat_and_join_takes_it_back(
     server: ServerProcess, tmp_path: Path, children: list[pexpect.spawn]
 ) -> None:
-    ann_env, bob_env, code = two_players_and_a_tournament(server, tmp_path, children, 60)
+    ann_env, bob_env, code = two_players_and_a_tournament(server, tmp_path, children, RACE_S)
     ann = Term(run(server, ann_env, children, "tournament", "join", code), **SIZE)
     bob = Term(run(server, bob_env, children, "tournament", "join", code), **SIZE)
     for term in (ann, bob):
@@ -257,7 +261,7 @@ def test_scripted_racers_play_their_moves_in_every_race_until_the_podium(
     server: ServerProcess, tmp_path: Path, children: list[pexpect.spawn]
 ) -> None:
     ann_env, bob_env, code = two_players_and_a_tournament(
-        server, tmp_path, children, race_s=10, minutes=0.6
+        server, tmp_path, children, race_s=10, minutes=0.5
     )
     moves = tmp_path / "two-deals.moves"
     moves.write_text("# each race: two deals, then the script is over (resigned)\nd\nd\n")
@@ -270,7 +274,7 @@ def test_scripted_racers_play_their_moves_in_every_race_until_the_podium(
     # --json: every line one JSON object, the messages as `race join --json` prints them.
     messages: list[dict[str, Any]] = [json.loads(line) for line in ann_out.splitlines()]
     rooms = [m["room"] for m in messages if m["type"] == "tournament_paired"]
-    assert len(rooms) >= 2  # 36 s of 10-second races: paired again and again
+    assert len(rooms) >= 2  # 20 s of pairing for races of 10 s: paired again and again
     me = {m["room"]: m["player"] for m in messages if m["type"] == "joined" and "player" in m}
     for room in rooms:
         mine = [

@@ -56,7 +56,8 @@ async def test_two_workers_on_a_cluster_archive_each_room_once(
             for i in range(ROOMS)
         }
         args = [*FAST, "--redis-cluster", "--redis-prefix", prefix, "--workers", "2",
-                "--data-dir", str(tmp_path / "data"), "--archive-after-s", "0"]  # fmt: skip
+                "--data-dir", str(tmp_path / "data"), "--archive-after-s", "0",
+                "--archive-sweep-s", "0.5"]  # fmt: skip
         server = ServerProcess(redis_url=redis_cluster.all_url, log_path=log, extra_args=args)
         server.start()
         try:

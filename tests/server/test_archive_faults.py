@@ -45,7 +45,8 @@ async def test_a_partitioned_archive_loses_nothing_and_archives_once_back(
             log_path=tmp_path / "server.log",
             extra_args=[
                 "--redis-prefix", prefix, "--archive-url", archive_url,
-                "--archive-after-s", "0", "--metrics-port", str(metrics_port),
+                "--archive-after-s", "0", "--archive-sweep-s", "0.5",
+                "--metrics-port", str(metrics_port),
             ],
         )  # fmt: skip
         server.start()

@@ -40,7 +40,8 @@ async def test_a_server_killed_while_archiving_loses_no_race(
         }
         metrics_port = free_port()
         args = [*FAST, "--redis-prefix", prefix, "--data-dir", str(tmp_path / "data"),
-                "--archive-after-s", "0", "--metrics-port", str(metrics_port)]  # fmt: skip
+                "--archive-after-s", "0", "--archive-sweep-s", "0.5",
+                "--metrics-port", str(metrics_port)]  # fmt: skip
         server = ServerProcess(redis_url=redis_server.url, log_path=tmp_path / "a.log",
                                extra_args=args)  # fmt: skip
         server.start()

@@ -209,7 +209,7 @@ async def test_every_reader_sees_an_archived_room_as_it_saw_it_live(
         log_path=tmp_path / "archiving.log",
         extra_args=[
             *FAST, *store_args, *archive_args, "--archive-after-s", "0",
-            "--metrics-port", str(metrics_port),
+            "--archive-sweep-s", "0.5", "--metrics-port", str(metrics_port),
         ],
     )  # fmt: skip
     archiving.start()

@@ -24,7 +24,7 @@ from server.runtime.solver_pool import SolverPool
 from server.store import MemoryEventStore
 from tests.server.parts import Peer, join, open_app, until
 
-FAST = Config(bot_floor_ms=200, bot_think_scale=0.1)
+FAST = Config(bot_floor_ms=200, bot_think_scale=0.05)
 
 
 @pytest.fixture

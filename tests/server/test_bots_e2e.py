@@ -17,12 +17,13 @@ import pytest
 from shared import public_fold
 from tests.server.wsclient import Client
 from tests.support.redis_server import RedisServer
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import ServerProcess, start_all
 
 pytestmark = pytest.mark.e2e
 
 FLOOR_MS = 40
-BOTS = ["--bot-floor-ms", str(FLOOR_MS), "--bot-think-scale", "0.03", "--rate", "1000"]
+BOTS = ["--bot-floor-ms", str(FLOOR_MS), "--bot-think-scale", "0.01", "--rate", "1000"]
+SLOW_BOT = ["--bot-floor-ms", "150"]  # a bot whose game lasts long enough to be killed mid-way
 RACE_S = 120.0  # the longest a bot race may take here (bots at this pace take seconds)
 
 
@@ -190,11 +191,16 @@ async def test_a_bot_goes_on_on_another_process_after_a_kill(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
     prefix = f"t{uuid.uuid4().hex[:8]}:"
-    args = [*BOTS, "--redis-prefix", prefix, "--heartbeat-s", "1", "--bot-floor-ms", "150"]
-    one = ServerProcess(redis_url=redis_server.url, log_path=tmp_path / "one.log", extra_args=args)
+    args = [*BOTS, "--redis-prefix", prefix, "--heartbeat-s", "1"]
+    # The bot is slow where it starts, so that it is killed mid-game; the process that takes it
+    # over plays it out at the suite's floor, which every move is checked against.
+    one = ServerProcess(
+        redis_url=redis_server.url,
+        log_path=tmp_path / "one.log",
+        extra_args=[*args, *SLOW_BOT],
+    )
     two = ServerProcess(redis_url=redis_server.url, log_path=tmp_path / "two.log", extra_args=args)
-    one.start()
-    two.start()
+    start_all([one, two])
     try:
         ann, room, bot, moved = await race_with_a_slow_bot(one.url)
         token = ann.token
@@ -224,10 +230,11 @@ async def test_a_bot_goes_on_on_another_process_after_a_kill(
 
 
 async def test_a_bot_goes_on_after_the_embedded_server_restarts(tmp_path: Path) -> None:
+    args = [*BOTS, "--heartbeat-s", "1"]
     server = ServerProcess(
         data_dir=tmp_path / "data",
         log_path=tmp_path / "server.log",
-        extra_args=[*BOTS, "--heartbeat-s", "1", "--bot-floor-ms", "150"],
+        extra_args=[*args, *SLOW_BOT],
     )
     server.start()
     try:
@@ -235,6 +242,7 @@ async def test_a_bot_goes_on_after_the_embedded_server_restarts(tmp_path: Path) 
         token = ann.token
         server.kill()
         await ann.close()
+        server.extra_args = args  # restarted, it plays the bot out at the suite's floor
         server.start()
         await finish_and_check(server.url, room, bot, token, moved)
     finally:

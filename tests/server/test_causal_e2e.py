@@ -20,7 +20,7 @@ from tests.server.causal import violations
 from tests.server.wsclient import Client, greedy_moves
 from tests.support.redis_cluster import LocalRedisCluster
 from tests.support.redis_server import RedisServer
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import ServerProcess, start_all
 
 pytestmark = pytest.mark.e2e
 
@@ -41,8 +41,7 @@ def servers(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list[Ser
         ServerProcess(redis_url=url, log_path=tmp_path / f"{n}.log", extra_args=[*FAST, *extra])
         for n in ("one", "two")
     ]
-    for server in made:
-        server.start()
+    start_all(made)
     yield made
     for server in made:
         assert server.stop() == 0

@@ -15,7 +15,7 @@ from shared import apply_move, deal_deck, new_game, public_fold, public_view, re
 from tests.server.causal import violations
 from tests.server.wsclient import Client, assert_no_secrets, greedy_moves, winning_seed
 from tests.support.redis_cluster import LocalRedisCluster
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import ServerProcess, start_all
 
 FAST = ["--rate", "1000", "--burst", "1000"]
 
@@ -54,8 +54,7 @@ async def test_racers_on_one_process_spectators_on_another(
     prefix = f"c{uuid.uuid4().hex[:8]}:"
     one = cluster_server(redis_cluster, tmp_path / "one.log", prefix)
     two = cluster_server(redis_cluster, tmp_path / "two.log", prefix)
-    one.start()
-    two.start()
+    start_all([one, two])
     seed = "cluster-two-processes"
     deck = deal_deck("quadrennial", seed)
     moves = greedy_moves(new_game("quadrennial", deck=deck))[:30]
@@ -105,8 +104,7 @@ async def test_a_seat_resumed_on_another_process_supersedes_the_old_connection(
     prefix = f"c{uuid.uuid4().hex[:8]}:"
     one = cluster_server(redis_cluster, tmp_path / "one.log", prefix)
     two = cluster_server(redis_cluster, tmp_path / "two.log", prefix)
-    one.start()
-    two.start()
+    start_all([one, two])
     clients: list[Client] = []
     try:
         ann = await connected(one.url, "ann")

@@ -15,7 +15,7 @@ from server.app import App
 from server.domain.errors import AlreadyQueued, DailyPlayed, NotAllowed
 from server.domain.lifecycle import RoomStatus
 from server.domain.matchmaking import queue_key
-from server.rooms.matchmaker import JOIN_WAIT_MS, placed_index
+from server.rooms.matchmaker import placed_index
 from server.rooms.presence import PROCESSES_INDEX
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
@@ -23,6 +23,9 @@ from server.store import MemoryEventStore
 from tests.server.parts import Peer, join, open_app, until
 
 KEY = queue_key("swiss", 2, rated=True)
+
+JOIN_WAIT_MS = int(Config().seat_wait_s * 1000)
+"""How long a formed room waits for its members to sit down (the server's default)."""
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from shared import apply_move, deal_deck, new_game, public_fold, public_view
 from tests.server.causal import violations
 from tests.server.wsclient import Client, assert_no_secrets, greedy_moves, winning_seed
 from tests.support.redis_server import RedisServer
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import ServerProcess, start_all
 
 FAST = ["--rate", "1000", "--burst", "1000"]
 
@@ -36,8 +36,7 @@ async def test_a_player_on_one_process_a_spectator_on_the_other(
     prefix = f"t{uuid.uuid4().hex[:8]}:"
     one = server_on(redis_server, tmp_path / "one.log", prefix)
     two = server_on(redis_server, tmp_path / "two.log", prefix)
-    one.start()
-    two.start()
+    start_all([one, two])
     seed = "two-processes"
     deck = deal_deck("quadrennial", seed)
     moves = greedy_moves(new_game("quadrennial", deck=deck))[:30]
@@ -195,8 +194,7 @@ async def test_a_seat_resumed_on_another_process_is_followed_by_the_first(
     prefix = f"t{uuid.uuid4().hex[:8]}:"
     one = server_on(redis_server, tmp_path / "one.log", prefix)
     two = server_on(redis_server, tmp_path / "two.log", prefix)
-    one.start()
-    two.start()
+    start_all([one, two])
     seed = "stale-room"
     deck = deal_deck("quadrennial", seed)
     moves = greedy_moves(new_game("quadrennial", deck=deck))[:13]

@@ -9,7 +9,7 @@ from typing import Any
 
 from tests.server.wsclient import Client
 from tests.support.redis_server import RedisServer
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import ServerProcess, start_all
 
 
 async def ask(client: Client, msg: dict[str, Any], answer: str) -> dict[str, Any]:
@@ -26,8 +26,7 @@ async def test_the_racers_of_a_finished_race_race_again_in_one_new_room(
         ServerProcess(redis_url=redis_server.url, log_path=tmp_path / f"{n}.log", extra_args=prefix)
         for n in ("one", "two")
     )
-    one.start()
-    two.start()
+    start_all([one, two])
     clients: list[Client] = []
     try:
         ann = await Client(one.url, "ann").open()

@@ -72,6 +72,8 @@ class LocalRedisCluster:
             # A replica may always take over: the tests kill primaries on purpose.
             "--cluster-replica-validity-factor", "0",
             "--appendfsync", "everysec",
+            # A replica's first sync starts at once, not after Redis's 5 s wait for others.
+            "--repl-diskless-sync-delay", "0",
         ]  # fmt: skip
         return RedisServer(self.data_dir / f"node{index}", port=port, extra_args=args)
 

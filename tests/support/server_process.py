@@ -35,6 +35,7 @@ class ServerProcess:
         self.extra_args = list(extra_args or [])
         self.log_path = log_path
         self.process: subprocess.Popen[bytes] | None = None
+        self._launched = 0.0
         # The server's other files (with Redis, the archive of finished rooms) go to a directory
         # of the test's, never the user's, unless the test names one; kept across restarts.
         self._scratch = tempfile.mkdtemp(prefix="arena-data-")
@@ -57,13 +58,23 @@ class ServerProcess:
         return [*args, "--log-format", "json", *self.extra_args]
 
     def start(self, timeout: float = 15.0) -> None:
+        self.launch()
+        self.wait_healthy(timeout)
+
+    def launch(self) -> None:
+        """Start the process without waiting for it: several start side by side (``start_all``)."""
         env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
         env.setdefault("ARENA_DATA_DIR", str(self.data_dir or self._scratch))
         out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         self.process = subprocess.Popen(
             self.command(), stdout=out, stderr=subprocess.STDOUT, env=env
         )
-        deadline = time.monotonic() + timeout
+        self._launched = time.monotonic()
+
+    def wait_healthy(self, timeout: float = 15.0) -> None:
+        """Until /healthz answers, ``timeout`` seconds after the launch at most."""
+        assert self.process is not None, "launch() first"
+        deadline = self._launched + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(
@@ -113,3 +124,11 @@ class ServerProcess:
             self.process.kill()
             self.process.wait(timeout=10)
         self.process = None
+
+
+def start_all(servers: list[ServerProcess], timeout: float = 15.0) -> None:
+    """Start several servers at once (each imports and warms up on its own), then wait for all."""
+    for server in servers:
+        server.launch()
+    for server in servers:
+        server.wait_healthy(timeout)

@@ -3,6 +3,7 @@ chromedriver: nothing is downloaded, and the tests do not skip (scripts/test ins
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import NoAlertPresentException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 
 from tests.support.redis_server import RedisServer
@@ -54,10 +56,40 @@ def quit_browser(driver: webdriver.Chrome) -> None:
 
 
 @pytest.fixture
-def browser() -> Iterator[webdriver.Chrome]:
-    driver = chromium()
+def browser(session_browser: webdriver.Chrome) -> Iterator[webdriver.Chrome]:
+    """The worker's Chromium as a fresh one would be: one blank tab at the usual size, its
+    console read; after the test, what its page's origin stored is cleared (each test's server
+    has a port, so an origin, of its own). Starting a Chromium a test costs a second or more."""
+    driver = session_browser
+    fresh_tab(driver)
     yield driver
-    quit_browser(driver)
+    with contextlib.suppress(WebDriverException):
+        dismiss_dialog(driver)
+        origin = driver.execute_script("return location.origin")
+        if isinstance(origin, str) and origin.startswith("http"):
+            driver.execute_cdp_cmd(
+                "Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"}
+            )
+        driver.get("about:blank")
+
+
+def dismiss_dialog(driver: webdriver.Chrome) -> None:
+    """A confirm() a test left open would block every later command."""
+    with contextlib.suppress(NoAlertPresentException):
+        driver.switch_to.alert.dismiss()
+
+
+def fresh_tab(driver: webdriver.Chrome) -> None:
+    """``driver`` down to one blank tab of the usual size, its console read."""
+    dismiss_dialog(driver)
+    first, *others = driver.window_handles
+    for handle in others:
+        driver.switch_to.window(handle)
+        driver.close()
+    driver.switch_to.window(first)
+    driver.get("about:blank")
+    driver.set_window_size(1280, 900)
+    driver.get_log("browser")
 
 
 @pytest.fixture

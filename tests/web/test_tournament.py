@@ -94,9 +94,10 @@ def test_join_play_a_race_see_the_standings_move_and_the_podium(
     child.expect("Registered and logged in as termtom.")
     assert finish(child) == 0
     # A short tournament (the server allows one for tests): races of 15 s, paired until the
-    # last 15 s, then the races on are played out and the podium is final.
+    # last 15 s (the one race here is paired within seconds), then the races on are played out
+    # and the podium is final.
     child = terminal(arena, home, "termtom", terminals, "tournament", "create", NAME,
-                     "--minutes", "0.75", "--race-time", "15")  # fmt: skip
+                     "--minutes", "0.5", "--race-time", "15")  # fmt: skip
     child.expect(r"Tournament (\w+): ")
     code = child.match.group(1)
     assert finish(child) == 0
@@ -200,7 +201,7 @@ def test_a_visitor_watches_the_leaders_race_live(
         child.expect(f"Registered and logged in as {name}.")
         assert finish(child) == 0
     child = terminal(arena, homes["ann"], "ann", terminals, "tournament", "create", "TV Cup",
-                     "--minutes", "3", "--race-time", "60")  # fmt: skip
+                     "--minutes", "3", "--race-time", "30")  # fmt: skip
     child.expect(r"Tournament (\w+): ")
     code = child.match.group(1)
     assert finish(child) == 0
@@ -252,7 +253,8 @@ def test_a_reload_mid_race_takes_the_seat_back_in_the_tournament_page(
     page.get(f"{base}/tournaments")
     form = page.find_element(By.ID, "create-tournament")
     form.find_element(By.NAME, "title").send_keys("Reload Cup")
-    for name, value in (("minutes", "3"), ("race", "2")):
+    # Races of half a minute: the pairing waits 2 s (a race's limit / 15, at least 2 s).
+    for name, value in (("minutes", "3"), ("race", "0.5")):
         form.find_element(By.NAME, name).clear()
         form.find_element(By.NAME, name).send_keys(value)
     form.find_element(By.CSS_SELECTOR, "button[type='submit']").click()

@@ -22,7 +22,7 @@ from server.store import RedisEventStore
 from tests.server.accounts.rooms import room_events
 from tests.server.wsclient import Client
 from tests.support.redis_cluster import LocalRedisCluster
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import ServerProcess, start_all
 
 FAST = ["--rate", "1000", "--burst", "1000"]
 
@@ -44,8 +44,7 @@ async def processes(
     started = [server(cluster, tmp_path / f"{i}.log", prefix, *extra) for i in range(count)]
     clients: list[Client] = []
     try:
-        for process in started:
-            process.start()
+        start_all(started)
         yield started, clients
     finally:
         for client in clients:

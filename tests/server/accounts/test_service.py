@@ -10,12 +10,12 @@ from collections.abc import AsyncIterator
 import pytest
 from argon2 import PasswordHasher
 
-from server.accounts.passwords import Passwords
+from server.accounts.passwords import Passwords, passwords_of
 from server.accounts.service import Accounts
 from server.domain.accounts import account_stream, key_hash
 from server.domain.errors import BadCredentials, NameTaken, NotLoggedIn, RateLimited
 from server.runtime.clock import FakeClock
-from server.runtime.config import Config
+from server.runtime.config import Config, parse_config
 from server.store import MemoryEventStore
 from shared.protocol import BadField
 
@@ -75,6 +75,17 @@ async def test_login_rehashes_a_password_hashed_with_older_parameters(
     assert not stronger.check_needs_rehash(account.password_hash)
     await service.login("ann", "password one", address="a")  # no second rehash
     assert len(await store.read(account_stream("ann"))) == 5
+
+
+async def test_the_hash_cost_is_the_servers_option_and_argon2_cffis_defaults_by_default() -> None:
+    default = passwords_of(parse_config([], env={})).hasher
+    assert (default.time_cost, default.memory_cost, default.parallelism) == (3, 65536, 4)
+    args = ["--password-time-cost", "2", "--password-memory-kib", "16384"]
+    config = parse_config(args, env={"ARENA_PASSWORD_PARALLELISM": "2"})
+    passwords = passwords_of(config)
+    assert passwords.hasher.hash("password one").startswith("$argon2id$v=19$m=16384,t=2,p=2$")
+    with pytest.raises(SystemExit, match="at least 8 per lane"):
+        parse_config(["--password-memory-kib", "8", "--password-parallelism", "2"], env={})
 
 
 async def test_attempts_are_limited_per_name_and_per_address(store: MemoryEventStore) -> None:

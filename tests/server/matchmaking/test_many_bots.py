@@ -7,6 +7,7 @@ cleanly, leaving the queues empty."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import time
 import uuid
@@ -19,13 +20,13 @@ import pytest
 
 from server.accounts.ratings import leaderboard_index
 from server.domain.events import PlayerJoined, RoomCreated, decode
-from server.domain.matchmaking import allowed_gap, queue_key
+from server.domain.matchmaking import GAP_EVERY_MS, allowed_gap, queue_key
 from server.domain.model import room_stream
 from server.store import EventStore, RedisEventStore
 from tests.server.wsclient import Client
 from tests.support.redis_cluster import LocalRedisCluster
 from tests.support.redis_server import RedisServer
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import ServerProcess, start_all
 
 pytestmark = pytest.mark.e2e  # every test here starts a process
 
@@ -94,6 +95,11 @@ async def plant_rating(store: EventStore, name: str, rating: int) -> None:
     await store.index_put(leaderboard_index("swiss"), name.casefold(), -rating, msgpack.packb(row))
 
 
+def settled(bot: Bot) -> bool:
+    """Out of the queue: left it, closed its connection, or matched."""
+    return bot.closed or bot.left or any(m["type"] == "matched" for m in bot.client.messages)
+
+
 async def run_bots(urls: list[str], store: EventStore) -> None:
     rng = random.Random(25)
     names = [f"bot{i:02d}" for i in range(BOTS)]
@@ -129,8 +135,15 @@ async def run_bots(urls: list[str], store: EventStore) -> None:
             await bot.client.close()
 
     await asyncio.gather(*(queue(b) for b in bots))
-    await asyncio.sleep(12)
-    # Whoever still waits leaves, cleanly.
+    # Until everyone still queued has been matched, or has waited past the range's second
+    # widening; whoever still waits then leaves, cleanly.
+    widened = max(b.sent for b in bots) + 2 * GAP_EVERY_MS / 1000 + 0.5
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(max(0.0, widened - time.monotonic())):
+            for bot in bots:
+                while not settled(bot):
+                    bot.client.arrived.clear()
+                    await bot.client.arrived.wait()
     for bot in bots:
         if bot.closed or bot.left:
             continue
@@ -217,8 +230,7 @@ async def test_forty_bots_on_two_processes(
         redis: RedisServer = request.getfixturevalue("redis_server")
         procs = _servers(redis.url, prefix, tmp_path)
         store = RedisEventStore(redis.url, prefix=prefix)
-    for proc in procs:
-        proc.start()
+    start_all(procs)
     try:
         await run_bots([p.url for p in procs], store)
     finally:

@@ -13,7 +13,7 @@ import pytest
 from server.store import RedisEventStore
 from tests.server.wsclient import Client
 from tests.support.redis_server import RedisServer
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import ServerProcess, start_all
 
 FAST = ["--rate", "1000", "--burst", "1000", "--heartbeat-s", "1"]
 
@@ -29,8 +29,7 @@ def servers(redis_server: RedisServer, tmp_path: Path) -> Iterator[tuple[ServerP
         )
         for i in range(2)
     )
-    for proc in procs:
-        proc.start()
+    start_all(procs)
     yield procs
     for proc in procs:
         proc.stop()

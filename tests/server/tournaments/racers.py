@@ -175,11 +175,13 @@ class Racer:
             if msg["type"] == "tournament":
                 if msg["tournament"]["status"] == "finished":
                     self.final_state = msg["tournament"]
-                    # the final standings come with it
+                    # the final standings come with it (or came before it)
                     with contextlib.suppress(TimeoutError):
                         async with asyncio.timeout(5):
-                            while not (self.last_standings or {}).get("final"):
+                            while True:
                                 self.keep(client)
+                                if (self.last_standings or {}).get("final"):
+                                    break
                                 client.arrived.clear()
                                 await client.arrived.wait()
                     return

@@ -25,7 +25,7 @@ from server.store import RedisEventStore
 from tests.server.tournaments.racers import Racer, ask, connect, register
 from tests.support.redis_cluster import LocalRedisCluster
 from tests.support.redis_server import RedisServer
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import ServerProcess, start_all
 
 TOURNAMENT_ARGS = [
     "--rate",
@@ -207,8 +207,7 @@ async def forty_racers_on_two_processes_one_killed(
     archive_dir.mkdir()
     args = [*TOURNAMENT_ARGS, "--data-dir", str(archive_dir), *extra]
     servers = [ServerProcess(redis_url=url, log_path=log, extra_args=args) for log in logs]
-    for server in servers:
-        server.start()
+    start_all(servers)
     try:
         kill = killing_the_lease_holder(servers, logs, store)
         urls = [s.url for s in servers]
