@@ -187,6 +187,7 @@ class Soak:
         self.numbers = itertools.count(1)
         self.ended: deque[tuple[str, int]] = deque(maxlen=200)  # (room, racers) finished
         self.stopping = False
+        self.draining: set[asyncio.Task[None]] = set()  # spectators reading, held till done
 
     async def run(self, slot: int) -> None:
         rng = random.Random(slot)
@@ -294,14 +295,18 @@ class Soak:
         await send(ws, {"type": p.JOIN, "room": room, "role": "spectator"})
         await expect(inbox, p.JOINED)
         self.counts.spectators += 1
-        asyncio.get_running_loop().create_task(self.drain(ws))
+        task = asyncio.get_running_loop().create_task(self.drain(ws))
+        self.draining.add(task)
+        task.add_done_callback(self.draining.discard)
         return ws
 
     @staticmethod
     async def drain(ws: ClientConnection) -> None:
+        """A spectator reads every frame it is sent and keeps none: a viewer who stops reading
+        would be dropped as a slow reader, which is not what the soak measures."""
         with contextlib.suppress(ConnectionClosed):
-            async for _ in ws:
-                pass
+            async for _frame in ws:
+                continue
 
     async def late_view(self, room: str, racers: int) -> None:
         """A viewer of a race that ended a while ago: every game, then the results."""
