@@ -287,13 +287,18 @@ class Soak:
             raise RuntimeError(f"a resent move was answered {answer}, not its ack at {version}")
         self.counts.resent_acks_matched += 1
 
-    async def spectate(self, room: str) -> ClientConnection:
-        ws = await connect(p.room_url(self.url, room), compression=None, max_size=None)
+    async def view(self, ws: ClientConnection, room: str, name: str) -> Inbox:
+        """Hello, then join ``room`` as a spectator: the inbox after ``joined``."""
         inbox = Inbox(ws)
-        await send(ws, {"type": p.HELLO, "protocol": 1, "name": "fan"})
+        await send(ws, {"type": p.HELLO, "protocol": 1, "name": name})
         await expect(inbox, p.WELCOME)
         await send(ws, {"type": p.JOIN, "room": room, "role": "spectator"})
         await expect(inbox, p.JOINED)
+        return inbox
+
+    async def spectate(self, room: str) -> ClientConnection:
+        ws = await connect(p.room_url(self.url, room), compression=None, max_size=None)
+        await self.view(ws, room, "fan")
         self.counts.spectators += 1
         task = asyncio.get_running_loop().create_task(self.drain(ws))
         self.draining.add(task)
@@ -312,11 +317,7 @@ class Soak:
         """A viewer of a race that ended a while ago: every game, then the results."""
         ws = await connect(p.room_url(self.url, room), compression=None, max_size=None)
         try:
-            inbox = Inbox(ws)
-            await send(ws, {"type": p.HELLO, "protocol": 1, "name": "late"})
-            await expect(inbox, p.WELCOME)
-            await send(ws, {"type": p.JOIN, "room": room, "role": "spectator"})
-            await expect(inbox, p.JOINED)
+            inbox = await self.view(ws, room, "late")
             self.counts.late_views += 1
             games = 0
             async with asyncio.timeout(ANSWER_TIMEOUT):

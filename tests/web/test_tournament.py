@@ -78,21 +78,35 @@ def click(page: webdriver.Chrome, act: str) -> None:
     page.find_element(By.CSS_SELECTOR, f"button[data-act='{act}']").click()
 
 
+def two_players(
+    page: webdriver.Chrome,
+    arena: ServerProcess,
+    tmp_path: Path,
+    terminals: list,
+    web: tuple[str, str],
+    term: tuple[str, str],
+) -> Path:
+    """An account registered on the home page and another from a terminal (each a name and
+    whose secret it is); the terminal player's home."""
+    page.get(f"http://127.0.0.1:{arena.port}/")
+    register = page.find_element(By.ID, "register")
+    register.find_element(By.NAME, "name").send_keys(web[0])
+    register.find_element(By.NAME, "password").send_keys(f"{web[1]}'s long secret", Keys.ENTER)
+    wait_text(page, "#account-status", f"Logged in as {web[0]}.")
+    home = tmp_path / term[1]
+    child = terminal(arena, home, term[0], terminals, "register", term[0], "--password-stdin")
+    type_line(child, f"{term[1]}'s long secret")
+    child.expect(f"Registered and logged in as {term[0]}.")
+    assert finish(child) == 0
+    return home
+
+
 def test_join_play_a_race_see_the_standings_move_and_the_podium(
     browser: webdriver.Chrome, arena: ServerProcess, tmp_path: Path, terminals: list
 ) -> None:
     page = browser
     base = f"http://127.0.0.1:{arena.port}"
-    page.get(f"{base}/")
-    register = page.find_element(By.ID, "register")
-    register.find_element(By.NAME, "name").send_keys("webtia")
-    register.find_element(By.NAME, "password").send_keys("tia's long secret", Keys.ENTER)
-    wait_text(page, "#account-status", "Logged in as webtia.")
-    home = tmp_path / "tom"
-    child = terminal(arena, home, "termtom", terminals, "register", "termtom", "--password-stdin")
-    type_line(child, "tom's long secret")
-    child.expect("Registered and logged in as termtom.")
-    assert finish(child) == 0
+    home = two_players(page, arena, tmp_path, terminals, ("webtia", "tia"), ("termtom", "tom"))
     # A short tournament (the server allows one for tests): races of 15 s, paired until the
     # last 15 s (the one race here is paired within seconds), then the races on are played out
     # and the podium is final.
@@ -239,16 +253,7 @@ def test_a_reload_mid_race_takes_the_seat_back_in_the_tournament_page(
 ) -> None:
     page = browser
     base = f"http://127.0.0.1:{arena.port}"
-    page.get(f"{base}/")
-    register = page.find_element(By.ID, "register")
-    register.find_element(By.NAME, "name").send_keys("webuma")
-    register.find_element(By.NAME, "password").send_keys("uma's long secret", Keys.ENTER)
-    wait_text(page, "#account-status", "Logged in as webuma.")
-    home = tmp_path / "vic"
-    child = terminal(arena, home, "vic", terminals, "register", "vic", "--password-stdin")
-    type_line(child, "vic's long secret")
-    child.expect("Registered and logged in as vic.")
-    assert finish(child) == 0
+    home = two_players(page, arena, tmp_path, terminals, ("webuma", "uma"), ("vic", "vic"))
     # Created from the list page's form, which opens the new tournament's page.
     page.get(f"{base}/tournaments")
     form = page.find_element(By.ID, "create-tournament")
