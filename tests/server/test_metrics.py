@@ -91,13 +91,14 @@ async def test_each_worker_is_scraped_on_its_own_metrics_port(
     server.start()
     try:
         for port in (base, base + 1):
+            found = {}
             for _ in range(100):
                 try:
                     found = await asyncio.to_thread(scrape, port)
                     break
                 except OSError:
                     await asyncio.sleep(0.1)
-            assert ("arena_connections", ()) in found
+            assert ("arena_connections", ()) in found, f"worker on :{port} never answered"
     finally:
         assert server.stop() == 0
 
