@@ -19,11 +19,16 @@ def decide_claim(
     """The claim ``me`` should append now, or None: another holds an unexpired lease, or my
     own has more than half of it left."""
     claim = {"holder": me, "until": now + lease_ms}
-    if last is None or int(last["until"]) <= now:
+    if last is None or ran_out(last, now):
         return claim
     if last["holder"] == me and int(last["until"]) - now < lease_ms // 2:
         return claim
     return None
+
+
+def ran_out(last: Mapping[str, Any] | None, now: int) -> bool:
+    """Whether the last claim gives the lease to nobody now (there is none, or it expired)."""
+    return last is None or int(last["until"]) <= now
 
 
 def holds(last: Mapping[str, Any] | None, me: str, now: int) -> bool:

@@ -1,6 +1,7 @@
 """Which process runs a tournament for now: its lease stream ``{<id>}:lease`` of claims
 (server/domain/lease.py decides them), claimed, renewed and, once the tournament is archived,
-deleted, so that an archived tournament leaves no key in the store.
+deleted by its holder (or, should the holder die first, by any process once it ran out), so
+that an archived tournament leaves no key in the store.
 
 Correctness never rests on the lease (every decision is appended at the tournament's version):
 it only keeps two processes from doing the same work.
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from server.domain.lease import decide_claim, holds
+from server.domain.lease import decide_claim, holds, ran_out
 from server.rooms.tournament_metrics import TournamentMetrics
 from server.runtime.clock import Clock
 from server.runtime.logging import get_logger
@@ -68,6 +69,20 @@ class TournamentLease:
             return
         if await self.store.delete_at({stream: version}):
             log.info("tournament_lease_released", tournament=tournament)
+
+    async def sweep(self, tournament: str) -> bool:
+        """An archived tournament's lease that its holder did not delete (it died between
+        archiving and releasing), deleted once it ran out; whether none is left."""
+        stream = lease_stream(tournament)
+        version = await self.store.last_version(stream)
+        if not version:
+            return True
+        if not ran_out(await self._last(stream, version), self.clock.now_ms()):
+            return False  # its holder may be releasing it now
+        if not await self.store.delete_at({stream: version}):
+            return False  # claimed meanwhile: looked at again
+        log.info("tournament_lease_swept", tournament=tournament)
+        return True
 
     async def _last(self, stream: str, version: int) -> dict[str, object] | None:
         """The stream's last claim (None for an empty stream)."""

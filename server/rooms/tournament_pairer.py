@@ -43,6 +43,7 @@ BATCH = 64  # races of a round recorded (and started) together
 AT_ONCE = 64  # rooms made (or racers told) side by side in a round: a share of the store's pool
 ROUNDS_A_TICK = 3  # a round that made races is followed by another at once, so many a tick
 OVERDUE_MS = 5_000  # a race this late past its clock is looked at by the loop itself
+SWEEP_WINDOW_MS = 24 * 3_600_000  # archived tournaments whose leftover lease is looked for
 
 
 class TournamentPairer:
@@ -77,6 +78,7 @@ class TournamentPairer:
         self.join_wait_ms = int(config.seat_wait_s * 1000)
         self.background = Background()
         self._checked: dict[str, dict[str, int]] = {}  # per tournament: races looked at, when
+        self._swept: set[str] = set()  # archived tournaments whose lease is known gone
         try:
             self.schedule = parse_schedule(config.tournament_schedule)
         except ValueError as exc:
@@ -97,6 +99,7 @@ class TournamentPairer:
         now = self.clock.now_ms()
         listed_all = await self.book.listed()
         await self.announce({t.id for t in listed_all}, now)
+        await self.sweep_leases(listed_all, now)
         for listed in listed_all:
             if listed.starts_at > now or (listed.finished and not self._archiving(listed)):
                 continue
@@ -106,6 +109,16 @@ class TournamentPairer:
                 await self.finished(await self.book.get(listed.id))
             else:
                 await self.run_once(listed.id)
+
+    async def sweep_leases(self, listed_all: Sequence[Listed], now: int) -> None:
+        """The leases of tournaments archived in the last day that their holder did not delete
+        (it died in between), gone once they ran out: each looked at until none is left, then
+        no more by this process."""
+        recent = {t.id for t in listed_all if t.archived and t.ends_at > now - SWEEP_WINDOW_MS}
+        self._swept &= recent
+        for tournament_id in sorted(recent - self._swept):
+            if await self.leases.sweep(tournament_id):
+                self._swept.add(tournament_id)
 
     def _archiving(self, listed: Listed) -> bool:
         """Whether a finished tournament still waits for the archive."""

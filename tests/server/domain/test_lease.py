@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.domain.lease import decide_claim, holds
+from server.domain.lease import decide_claim, holds, ran_out
 
 LEASE = 5_000
 
@@ -32,3 +32,6 @@ def test_claims(last: dict[str, object] | None, me: str, now: int, claims: bool)
 def test_an_expired_lease_is_held_by_nobody() -> None:
     assert not holds({"holder": "a", "until": 10}, "a", 10)
     assert not holds(None, "a", 0)
+    assert ran_out({"holder": "a", "until": 10}, 10)
+    assert ran_out(None, 0)
+    assert not ran_out({"holder": "a", "until": 10}, 9)

@@ -26,7 +26,7 @@ from server.domain.tournament_events import TournamentCreated, encode, tournamen
 from server.rooms.presence import Presence
 from server.rooms.tournament_archive import TournamentArchive, TournamentNotFinal
 from server.rooms.tournament_book import TournamentBook
-from server.rooms.tournament_lease import lease_stream
+from server.rooms.tournament_lease import TournamentLease, lease_stream
 from server.rooms.tournament_metrics import TournamentMetrics
 from server.rooms.tournament_pairer import TournamentPairer
 from server.rooms.tournament_presence import TournamentPresence
@@ -255,6 +255,33 @@ async def test_a_lease_taken_over_meanwhile_is_kept_for_its_holder_who_releases_
     await two.pairer.tick()
     assert await keys_naming(backend, ID) == []
     assert [t.archived for t in await two.book.listed()] == [True]
+
+
+async def test_a_lease_its_holder_died_before_deleting_is_swept_once_it_ran_out(
+    backend: EventStore, archive: SqliteArchive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = FakeClock()
+    one, two = Process(backend, archive, clock, "p1"), Process(backend, archive, clock, "p2")
+    await one.book.create(created(clock.now_ms()))
+    clock.advance(31 * MIN)
+
+    async def died(_lease: TournamentLease, _tournament: str) -> None:
+        return None  # killed after marking it archived, before deleting its lease
+
+    monkeypatch.setattr(TournamentLease, "release", died)
+    await one.pairer.tick()
+    monkeypatch.undo()
+    assert [t.archived for t in await one.book.listed()] == [True]
+    assert await backend.read(lease_stream(ID))  # all that is left of it
+    assert await backend.read(tournament_stream(ID)) == []
+    await two.pairer.tick()  # p1's claim has not run out: it may still be deleting it
+    assert await backend.read(lease_stream(ID))
+    clock.advance(6_000)
+    await two.pairer.tick()
+    assert await keys_naming(backend, ID) == []
+    assert two.registry.get_sample_value("tournament_leases_taken_total") == 0
+    await two.pairer.tick()  # looked at no more
+    assert ID in two.pairer._swept
 
 
 _ACCOUNTS = ["ann", "bob", "cy", "dee"]
