@@ -71,6 +71,7 @@ class TournamentFeed:
         self.place_s = place_s
         self.by_tournament: dict[str, dict[Follower, Following]] = {}
         self.by_follower: dict[Follower, Following] = {}
+        self.by_session: dict[str, Follower] = {}  # whom a placement names
         self._pushed: dict[str, tuple[int, dict[str, Any]]] = {}  # version, state sent
         self._pushed_at: dict[str, int] = {}  # when each tournament was last pushed
         self._push_due: set[str] = set()  # tournaments with a push waiting for the throttle
@@ -83,6 +84,7 @@ class TournamentFeed:
         self.background.every(self.push_s, self.push, self._failed)
         self.background.every(self.push_s, self.note_presence, self._failed)
         self.background.every(self.place_s, self.place, self._failed)
+        self.presence.local = self.place_one
 
     async def aclose(self) -> None:
         await self.background.aclose()
@@ -112,6 +114,7 @@ class TournamentFeed:
         since = old.since if old is not None else self.clock.now_ms()
         following = Following(follower, account, tournament_id, page, since)
         self.by_follower[follower] = following
+        self.by_session[follower.session] = follower
         self.by_tournament.setdefault(tournament_id, {})[follower] = following
         view = {"type": p.TOURNAMENT, "tournament": state(tournament, self.clock.now_ms())}
         if request is not None:
@@ -126,6 +129,8 @@ class TournamentFeed:
         following = self.by_follower.pop(follower, None)
         if following is None:
             return None
+        if self.by_session.get(follower.session) is follower:
+            del self.by_session[follower.session]
         followers = self.by_tournament.get(following.tournament, {})
         followers.pop(follower, None)
         if not followers:
@@ -250,11 +255,14 @@ class TournamentFeed:
         placements = await self.presence.placements()
         if not placements:
             return
-        sessions = {f.session: f for f in self.by_follower}
         for placement in placements:
-            follower = sessions.get(placement.session)
-            if follower is not None:
-                self.background.spawn(self.seat(follower, placement))
+            self.place_one(placement)
+
+    def place_one(self, placement: Placement) -> None:
+        """Seat a paired racer of this process (told by the pairer itself when it runs here)."""
+        follower = self.by_session.get(placement.session)
+        if follower is not None:  # None: the connection has closed since
+            self.background.spawn(self.seat(follower, placement))
 
     async def seat(self, follower: Follower, placement: Placement) -> None:
         """``tournament_paired``, out of a room whose race is over, into the race's seat."""

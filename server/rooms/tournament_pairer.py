@@ -11,6 +11,7 @@ every process that folds it (``on_change``) and, should they all have died, by t
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Mapping, Sequence
 
@@ -85,7 +86,10 @@ class TournamentPairer:
             raise SystemExit(f"solitaire-server: --tournament-schedule: {exc}") from None
 
     def start(self) -> None:
-        self.background.every(self.tick_s, self.tick, self._failed)
+        # Racers scored here are free: their next round need not wait for the next tick.
+        woken = asyncio.Event()
+        self.scorer.listeners.append(lambda _tournament: woken.set())
+        self.background.every(self.tick_s, self.tick, self._failed, wake=woken)
 
     async def aclose(self) -> None:
         await self.background.aclose()

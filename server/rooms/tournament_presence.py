@@ -6,11 +6,13 @@ since when, and whether the connection is busy in another race), written when th
 renewed every 10 s; an entry removed (the connection unfollowed or closed), older than
 ``STALE_MS`` (a removal lost), or of a process that stopped beating is absent. The process that
 pairs a race tells each racer's process through its ``tplaced.<process>`` index, as the quick
-race's matchmaker does; that process seats the racer on their own connection.
+race's matchmaker does (or, for its own racers, directly); that process seats the racer on their
+own connection.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import msgpack
@@ -64,6 +66,8 @@ class TournamentPresence:
         self.config = config
         self.presence = presence
         self.process = presence.process
+        # Seats a racer of this very process at once (the feed's), without the store's trip.
+        self.local: Callable[[Placement], None] | None = None
 
     async def note(
         self, tournament: str, account: str, session: str, since: int, busy: bool
@@ -93,6 +97,11 @@ class TournamentPresence:
         return out
 
     async def place(self, here: Here, placement: Placement) -> None:
+        """Tell the racer's process to seat them: this one at once, another through its
+        ``tplaced`` index, which it reads a few times a second."""
+        if here.process == self.process and self.local is not None:
+            self.local(placement)
+            return
         value = msgpack.packb(
             {
                 "t": placement.tournament,

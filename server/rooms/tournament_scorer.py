@@ -71,6 +71,8 @@ class TournamentScorer:
         self.pending: dict[str, dict[str, list[dict[str, Any]]]] = {}
         self._draining: set[str] = set()
         self.background = Background()
+        # Told the id of a tournament whose races this process just scored (its racers free).
+        self.listeners: list[Callable[[str], None]] = []
 
     async def aclose(self) -> None:
         await self.background.aclose()
@@ -106,6 +108,9 @@ class TournamentScorer:
         try:
             while self.pending.get(tournament):
                 events = await self.book.run(tournament, scores(self.pending.pop(tournament)))
-                self.metrics.races_scored.inc(sum(isinstance(e, RaceScored) for e in events))
+                scored = sum(isinstance(e, RaceScored) for e in events)
+                self.metrics.races_scored.inc(scored)
+                for listener in self.listeners if scored else ():
+                    listener(tournament)
         finally:
             self._draining.discard(tournament)

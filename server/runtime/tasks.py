@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any, TypeVar
@@ -41,17 +42,29 @@ class Background:
         seconds: float,
         work: Callable[[], Awaitable[None]],
         failed: Callable[[ArenaError], None],
+        *,
+        wake: asyncio.Event | None = None,
+        settle_s: float = 0.05,
     ) -> asyncio.Task[Any]:
         """Run ``work`` every ``seconds``; a round that fails (the store down, say) is told to
-        ``failed`` and the next one comes all the same."""
+        ``failed`` and the next one comes all the same. ``wake`` set brings the next round
+        forward, ``settle_s`` after it was set (so that a burst of reasons makes one round),
+        and at once after a round it was set during."""
 
         async def loop() -> None:
             while True:
+                if wake is not None:
+                    wake.clear()
                 try:
                     await work()
                 except ArenaError as exc:
                     failed(exc)
-                await asyncio.sleep(seconds)
+                if wake is None:
+                    await asyncio.sleep(seconds)
+                    continue
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), seconds)
+                    await asyncio.sleep(settle_s)
 
         return self.spawn(loop())
 
