@@ -182,7 +182,13 @@ class TournamentRun:
             session.say(f"Paired: race {self.races} in room {room}.")
             self.app.log(f"race {self.races} in room {room} against {', '.join(others)}")
             if not await client.wait_for(lambda: client.state.me is not None, 15.0):
-                raise ClientError(f"the server did not seat you in room {room}")
+                # Seated too late (the race went on without us, or closed): the tournament
+                # frees us once that race is scored, and pairs us again.
+                client.forget_room()
+                session.say(f"Not seated in race room {room}: waiting to be paired again.")
+                self.app.log(f"not seated in race room {room}")
+                self.waiting_since = self.conn.server_now()
+                return Outcome.END
         number = f" {self.races}" if self.races else ""  # unknown for a seat taken back
         session.title = f"Solitaire Arena - {self.follow.name} - race{number} - room {room}"
         self.keep_seat()

@@ -26,7 +26,7 @@ import pytest
 from server.domain.tournament_decide import decide_join
 from server.rooms.presence import PROCESSES_INDEX
 from server.rooms.tournament_book import TournamentBook
-from server.rooms.tournament_presence import present_index
+from server.rooms.tournament_presence import placed_index, present_index
 from server.runtime.clock import SystemClock
 from server.store import RedisEventStore
 from tests.client.pty_driver import ROOT, Term, finish, spawn, type_line, words
@@ -320,6 +320,44 @@ def test_a_rival_who_never_sits_down_closes_the_race_and_the_player_is_paired_ag
     ann.type("quit")
     ann.wait(words(f"Paused in tournament {code}"))
     assert finish(ann.child) == 0
+
+
+def test_a_pairing_whose_seat_never_comes_sends_the_player_back_to_waiting(
+    server: ServerProcess,
+    redis_server: RedisServer,
+    prefix: str,
+    tmp_path: Path,
+    children: list[pexpect.spawn],
+) -> None:
+    ann_env, _, code = two_players_and_a_tournament(server, tmp_path, children, RACE_S)
+    ann = Term(run(server, ann_env, children, "tournament", "join", code), **SIZE)
+    ann.wait(r"Waiting to be paired for", timeout=WAIT_S)
+    # Her process is told to seat her in a race room that is gone by then (seated too late
+    # under load, the race having closed): `tournament_paired`, then no seat.
+    asyncio.run(place_in_a_gone_room(redis_server, prefix, code, "ann"))
+    ann.wait(words("it starts when everyone is seated"), timeout=WAIT_S)
+    screen = ann.wait(words("Not seated in race room gone1234"), timeout=WAIT_S)
+    assert "waiting to be paired again" in " ".join(screen.split())
+    ann.wait(r"Waiting to be paired for", timeout=WAIT_S)
+    assert ann.child.isalive()  # still in the tournament, not thrown out with an error
+    ann.type("quit")
+    ann.wait(words(f"Paused in tournament {code}"))
+    assert finish(ann.child) == 0
+
+
+async def place_in_a_gone_room(
+    redis: RedisServer, prefix: str, tournament: str, account: str
+) -> None:
+    store = RedisEventStore(redis.url, prefix=prefix)
+    try:
+        present = await store.index_get(present_index(tournament), account)
+        assert present is not None  # she follows it: present on the server's process
+        here = msgpack.unpackb(present.value)
+        value = {"t": tournament, "r": "gone1234", "n": 1, "ps": [account, "bob"]}
+        now = SystemClock().now_ms()
+        await store.index_put(placed_index(here["p"]), here["s"], now, msgpack.packb(value))
+    finally:
+        await store.aclose()
 
 
 async def join_a_ghost(redis: RedisServer, prefix: str, tournament: str, account: str) -> None:
