@@ -48,8 +48,8 @@ class Background:
     ) -> asyncio.Task[Any]:
         """Run ``work`` every ``seconds``; a round that fails (the store down, say) is told to
         ``failed`` and the next one comes all the same. ``wake`` set brings the next round
-        forward, ``settle_s`` after it was set (so that a burst of reasons makes one round),
-        and at once after a round it was set during."""
+        forward to ``settle_s`` after it (so that a burst of reasons makes one round); set
+        during a round, to ``settle_s`` after that round."""
 
         async def loop() -> None:
             while True:
