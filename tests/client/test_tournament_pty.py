@@ -339,10 +339,17 @@ def test_a_race_that_never_starts_for_the_player_sends_them_back_to_waiting(
 async def place_in_a_gone_room(
     redis: RedisServer, prefix: str, tournament: str, account: str
 ) -> None:
+    """Tell the process ``account`` follows the tournament on to seat them in a room that
+    does not exist (as one closed before a late seat comes)."""
     store = RedisEventStore(redis.url, prefix=prefix)
     try:
-        present = await store.index_get(present_index(tournament), account)
-        assert present is not None  # she follows it: present on the server's process
+        present = None
+        for _ in range(100):  # present once the server noted the follow
+            present = await store.index_get(present_index(tournament), account)
+            if present is not None:
+                break
+            await asyncio.sleep(0.1)
+        assert present is not None
         here = msgpack.unpackb(present.value)
         value = {"t": tournament, "r": "gone1234", "n": 1, "ps": [account, "bob"]}
         now = SystemClock().now_ms()

@@ -6,6 +6,7 @@ tournament's name is only ever text."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.client.pty_driver import finish, type_line, words
+from tests.client.test_tournament_pty import place_in_a_gone_room
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
 from tests.web.conftest import FAST, severe_console_messages
@@ -39,6 +41,11 @@ return [...document.querySelectorAll('#tournament-tv:not([hidden]) table.ranking
 """
 
 
+def prefix_of(tmp_path: Path) -> str:
+    """The arena's key prefix in its Redis."""
+    return f"webt{tmp_path.name[-10:]}:"
+
+
 @pytest.fixture
 def arena(redis_server: RedisServer, tmp_path: Path) -> Iterator[ServerProcess]:
     server = ServerProcess(
@@ -47,7 +54,7 @@ def arena(redis_server: RedisServer, tmp_path: Path) -> Iterator[ServerProcess]:
         extra_args=[
             *FAST,
             "--redis-prefix",
-            f"webt{tmp_path.name[-10:]}:",
+            prefix_of(tmp_path),
             "--tournament-min-length-s",
             "10",
         ],
@@ -292,4 +299,31 @@ def test_a_reload_mid_race_takes_the_seat_back_in_the_tournament_page(
     WebDriverWait(page, 30).until(
         lambda d: sorted(len(r[2]) for r in d.execute_script(STANDINGS)) == [1, 1]
     )
+    assert severe_console_messages(page) == []
+
+
+def test_a_race_whose_seat_never_comes_closes_and_the_page_waits_again(
+    browser: webdriver.Chrome,
+    arena: ServerProcess,
+    redis_server: RedisServer,
+    tmp_path: Path,
+    terminals: list,
+) -> None:
+    """Paired, then seated too late (the race went on or closed): the race panel closes and
+    the page says it waits for the next pairing, still in the tournament."""
+    page = browser
+    two_players(page, arena, tmp_path, terminals, ("webwes", "wes"), ("xan", "xan"))
+    page.get(f"http://127.0.0.1:{arena.port}/tournaments")
+    form = page.find_element(By.ID, "create-tournament")
+    form.find_element(By.NAME, "title").send_keys("Late Cup")
+    form.find_element(By.CSS_SELECTOR, "button[type='submit']").click()
+    WebDriverWait(page, 20).until(lambda d: re.search(r"/tournament/\w+$", d.current_url))
+    code = page.current_url.rsplit("/", 1)[1]
+    click(page, "join")
+    wait_text(page, "#tournament-lead", "You are in")
+    asyncio.run(place_in_a_gone_room(redis_server, prefix_of(tmp_path), code, "webwes"))
+    lead = wait_text(page, "#tournament-lead", "Not seated in race room gone1234")
+    assert lead.endswith("waiting to be paired again.")
+    assert not page.find_element(By.ID, "my-race").is_displayed()
+    assert page.find_elements(By.CSS_SELECTOR, "button[data-act='withdraw']")  # still in
     assert severe_console_messages(page) == []

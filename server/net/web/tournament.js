@@ -210,6 +210,10 @@ window.Tournament = (() => {
             this.refused(msg);
             return;
           }
+          if (!msg.ref && this.race && this.raceRoom && !this.race.me) {
+            this.notSeated(); // paired, then seated too late: the race went on or closed
+            return;
+          }
           break;
         default:
           break;
@@ -283,17 +287,27 @@ window.Tournament = (() => {
       this.drawRaceButtons();
     }
 
+    notSeated() {
+      const room = this.raceRoom;
+      this.closeRace();
+      this.setLead(`Not seated in race room ${room}: waiting to be paired again.`);
+    }
+
+    closeRace() {
+      if (this.race && this.race.roomView) this.race.roomView.close();
+      this.race = null;
+      this.raceRoom = null;
+      this.berserkRoom = null;
+      this.raceRoot.hidden = true;
+      this.racePlay.replaceChildren();
+    }
+
     raceOver() {
       const room = this.raceRoom;
       Keep().setSeat(null);
       this.closeTimer = setTimeout(() => {
         if (this.raceRoom !== room) return; // the next race opened meanwhile
-        this.race.roomView && this.race.roomView.close();
-        this.race = null;
-        this.raceRoom = null;
-        this.berserkRoom = null;
-        this.raceRoot.hidden = true;
-        this.racePlay.replaceChildren();
+        this.closeRace();
         // No `leave`: the server takes a follower out of a finished race when it pairs them,
         // and a late `leave` could land in the next race.
         document.getElementById("standings").scrollIntoView({ block: "start" });
