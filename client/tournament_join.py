@@ -184,11 +184,9 @@ class TournamentRun:
             if not await client.wait_for(lambda: client.state.me is not None, 15.0):
                 # Seated too late (the race went on without us, or closed): the tournament
                 # frees us once that race is scored, and pairs us again.
-                client.forget_room()
                 session.say(f"Not seated in race room {room}: waiting to be paired again.")
                 self.app.log(f"not seated in race room {room}")
-                self.waiting_since = self.conn.server_now()
-                return Outcome.END
+                return self.wait_again()
         number = f" {self.races}" if self.races else ""  # unknown for a seat taken back
         session.title = f"Solitaire Arena - {self.follow.name} - race{number} - room {room}"
         self.keep_seat()
@@ -207,20 +205,22 @@ class TournamentRun:
                 raise
             # A rival who never sat down: nobody scores, and the tournament pairs again.
             self.store.forget(self.args.server, room, self.args.name)
-            client.forget_room()
             session.say(f"Race room {room} closed: {UNFILLED_TEXT}. Waiting to be paired again.")
             self.app.log(f"race room {room} closed before its start")
-            self.waiting_since = self.conn.server_now()
-            return Outcome.END
+            return self.wait_again()
         if client.view.finished.is_set() or (client.my_view is not None and client.my_view.over):
             self.store.forget(self.args.server, room, self.args.name)
         if client.view.finished.is_set():
             log_ranking(self.app, client)
-            client.forget_room()
-            self.waiting_since = self.conn.server_now()
-            return Outcome.END
+            return self.wait_again()
         # Not over: Ctrl-C or `quit` (QUIT), or a script's input ran out mid-race (NEW).
         return Outcome.QUIT if outcome is Outcome.QUIT else Outcome.NEW
+
+    def wait_again(self) -> Outcome:
+        """Out of the race's room, back to the standings and the wait for the next pairing."""
+        self.client.forget_room()
+        self.waiting_since = self.conn.server_now()
+        return Outcome.END
 
     async def race_command(self, command: Command) -> bool | Outcome:
         if command.kind is not Kind.MOVE or command.text.lower() != "berserk":

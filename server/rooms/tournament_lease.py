@@ -9,6 +9,7 @@ it only keeps two processes from doing the same work.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from server.domain.lease import decide_claim, holds, ran_out
@@ -62,26 +63,33 @@ class TournamentLease:
         """An archived tournament's lease stream deleted, the last of its keys, at the version
         of this process's own claim: a claim appended since (this one ran out meanwhile) is
         kept for its holder, which archives the tournament again and releases it then."""
-        stream = lease_stream(tournament)
-        version = await self.store.last_version(stream)
-        last = await self._last(stream, version)
-        if last is None or last["holder"] != self.process:
-            return
-        if await self.store.delete_at({stream: version}):
-            log.info("tournament_lease_released", tournament=tournament)
+        await self._delete(
+            tournament,
+            lambda last: last is not None and last["holder"] == self.process,
+            "tournament_lease_released",
+        )
 
     async def sweep(self, tournament: str) -> bool:
         """An archived tournament's lease that its holder did not delete (it died between
         archiving and releasing), deleted once it ran out; whether none is left."""
+        return await self._delete(
+            tournament, lambda last: ran_out(last, self.clock.now_ms()), "tournament_lease_swept"
+        )
+
+    async def _delete(
+        self, tournament: str, may: Callable[[dict[str, object] | None], bool], said: str
+    ) -> bool:
+        """The lease stream deleted at the version read, if its last claim ``may`` be (a claim
+        appended meanwhile keeps it); whether none is left."""
         stream = lease_stream(tournament)
         version = await self.store.last_version(stream)
         if not version:
             return True
-        if not ran_out(await self._last(stream, version), self.clock.now_ms()):
-            return False  # its holder may be releasing it now
+        if not may(await self._last(stream, version)):
+            return False
         if not await self.store.delete_at({stream: version}):
-            return False  # claimed meanwhile: looked at again
-        log.info("tournament_lease_swept", tournament=tournament)
+            return False
+        log.info(said, tournament=tournament)
         return True
 
     async def _last(self, stream: str, version: int) -> dict[str, object] | None:

@@ -110,7 +110,8 @@ class TournamentScorer:
                 events = await self.book.run(tournament, scores(self.pending.pop(tournament)))
                 scored = sum(isinstance(e, RaceScored) for e in events)
                 self.metrics.races_scored.inc(scored)
-                for listener in self.listeners if scored else ():
-                    listener(tournament)
+                if scored:
+                    for listener in self.listeners:
+                        listener(tournament)
         finally:
             self._draining.discard(tournament)

@@ -31,10 +31,9 @@ def free_port_run(count: int) -> int:
     port base + i), all below the kernel's ephemeral range: a port beside one the kernel handed
     out is the very kind it gives the next outgoing connection (to Redis, say), and a server
     that then cannot bind it dies at start-up."""
-    rng = random.Random()
     top = _ephemeral_low() - count
     for _ in range(200):
-        base = rng.randrange(LOWEST_RUN_PORT, top)
+        base = random.randrange(LOWEST_RUN_PORT, top)
         held = []
         try:
             for port in range(base, base + count):
