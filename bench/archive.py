@@ -9,7 +9,7 @@
    ``postgres`` user on a free port): a private redis-server's ``used_memory`` is read, N
    finished races (the pool's, each under a room id of its own) are written to it as the
    server writes them, with their ``archive-due`` entries, and ``used_memory`` read again;
-   then the archiver (``server.rooms.archiver``) sweeps until none waits, timed (races
+   then the archiver (``server.race.services.archiver``) sweeps until none waits, timed (races
    archived per second: read, write, read back and check, delete), and ``used_memory`` read a
    third time, once Redis's cron had a few seconds to shrink its tables (the goal: back within
    5 % of before the races).
@@ -49,12 +49,12 @@ from server.app import App
 from server.archive import Archive, SqliteArchive
 from server.archive.games import encode_game
 from server.archive.postgres import PostgresArchive
-from server.domain.fold import fold_stored
-from server.domain.lifecycle import RoomStatus
-from server.domain.model import Room, game_stream, room_stream
-from server.rooms.archiver import ARCHIVE_DUE_INDEX, Archiver
-from server.rooms.directory import ROOMS_INDEX, SEATS_INDEX
-from server.rooms.room_reader import read_room
+from server.race.domain.fold import fold_stored
+from server.race.domain.lifecycle import RoomStatus
+from server.race.domain.model import Room, game_stream, room_stream
+from server.race.services.archiver import ARCHIVE_DUE_INDEX, Archiver
+from server.race.services.directory import ROOMS_INDEX, SEATS_INDEX
+from server.race.services.reader import read_room
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
 from server.runtime.logging import configure_logging

@@ -3,7 +3,7 @@
     python -m bench.bots [--deals N] [--workers N] [--quick] [--write-docs]
 
 Each level plays deals 1..N of each variant with the same policy the server runs
-(server.domain.bot.play_out: the same choices, think times summed on a simulated clock, the
+(server.bots.domain.player.play_out: the same choices, think times summed on a simulated clock, the
 solver in process). Per variant and level it prints the win rate with its Wilson 95 % interval,
 the mean time to a win and to the end of any game (think times only: what a racer would see),
 cards on the foundations, moves and slips, and the policy's and the solver's CPU per move.
@@ -35,8 +35,8 @@ from typing import Any
 from bench.common import machine, write_json
 from bench.solver import wilson
 from server.app import App
-from server.domain.bot import LEVELS, Pace, play_out
-from server.domain.model import Room
+from server.bots.domain.player import LEVELS, Pace, play_out
+from server.race.domain.model import Room
 from server.runtime.clock import SystemClock
 from server.runtime.config import Config
 from server.runtime.logging import configure_logging

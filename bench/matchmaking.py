@@ -32,7 +32,7 @@ from typing import Any
 
 from bench.common import PrivateRedis, machine, quantiles_ms, table, versions, write_json
 from server.app import App
-from server.domain.matchmaking import queue_key
+from server.matchmaking.domain.queues import queue_key
 from server.runtime.clock import SystemClock
 from server.runtime.config import Config
 from server.store import RedisEventStore

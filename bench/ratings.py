@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import PrivateRedis, machine, quantiles_ms, table, versions, write_json
-from server.accounts.ratings import Ratings
-from server.domain.ratings import RaceRated, RatingTable, encode, ratings_stream
+from server.accounts.domain.ratings import RaceRated, RatingTable, encode, ratings_stream
+from server.accounts.services.ratings import Ratings
 from server.runtime.clock import SystemClock
 from server.store import RedisEventStore
 

@@ -48,7 +48,7 @@ from bench.common import (
     write_json,
 )
 from server.app import App
-from server.domain.model import Room
+from server.race.domain.model import Room
 from server.runtime.clock import SystemClock
 from server.runtime.config import Config
 from server.runtime.logging import configure_logging

@@ -56,13 +56,13 @@ from bench.common import (
     versions,
     write_json,
 )
-from server.accounts.service import KEY_INDEX
-from server.domain import accounts as a
-from server.domain.model import room_stream
-from server.domain.pairing import wait_ms
-from server.domain.tournament_events import tournament_stream
+from server.accounts.domain import accounts as a
+from server.accounts.services.accounts import KEY_INDEX
+from server.race.domain.model import room_stream
 from server.runtime.loops import loop_factory
 from server.store import RedisEventStore
+from server.tournaments.domain.events import tournament_stream
+from server.tournaments.domain.pairing import wait_ms
 from shared.protocol import encode_unchecked
 from shared.views import PublicView, public_fold_event, public_legal_moves
 

@@ -34,11 +34,11 @@ async def _run(args: Any, output: Any, script: list[str] | None) -> int:
 
         return await account_command(args, output)
     if args.command == "tournament" and args.tournament_command == "join":
-        from client.tournament_join import join_tournament
+        from client.tournament.join import join_tournament
 
         return await join_tournament(args, output, script)
     if args.command == "tournament":
-        from client.tournament import tournament_command
+        from client.tournament.follow import tournament_command
 
         return await tournament_command(args, output)
     if args.command == "daily":

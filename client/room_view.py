@@ -60,7 +60,7 @@ class RoomView(BoardFocus):
         self._ask_watch = ask_watch  # a fresh snapshot of one game (or of the watched ones)
         self._in_lobby = in_lobby
         # `queued` and `matched` of a quick race go to whoever waits for them (client/quick.py),
-        # a tournament's messages to the mode that follows it (client/tournament_join.py).
+        # a tournament's messages to the mode that follows it (client/tournament/join.py).
         self.on_queue: Callable[[dict[str, Any]], None] = lambda msg: None
         self.on_tournament: Callable[[dict[str, Any]], None] = lambda msg: None  # the same
         self.lobby_hint = ""

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from server.accounts.ratings import Ratings
+from server.accounts.services.ratings import Ratings
 from server.app import App
 from server.archive import Archive, open_archive
 from server.endpoint import AddressInUse

@@ -10,31 +10,37 @@ import secrets
 import structlog
 from websockets.asyncio.server import Server, ServerConnection
 
-from server.accounts.limits import AttemptLimiter
-from server.accounts.logins import Logins
-from server.accounts.ratings import PENDING_INDEX, Ratings
-from server.accounts.service import Accounts
+from server.accounts.feature import AccountsFeature
+from server.accounts.services.accounts import Accounts
+from server.accounts.services.limits import AttemptLimiter
+from server.accounts.services.logins import Logins
+from server.accounts.services.ratings import PENDING_INDEX, Ratings
 from server.archive import Archive
-from server.domain.challenges import Challenge
-from server.domain.challenges import decide_rating as challenge_rating
-from server.domain.lifecycle import RoomStatus
-from server.domain.placement import home_worker
+from server.bots.services.runner import BotRunner
+from server.challenges.domain.challenge import Challenge
+from server.challenges.domain.challenge import decide_rating as challenge_rating
+from server.challenges.feature import ChallengesFeature
+from server.challenges.services.archive import ChallengeArchive
+from server.challenges.services.challenges import Challenges
+from server.challenges.services.sweep import ChallengeSweep
+from server.daily.feature import DailyFeature
+from server.daily.services.challenge import DailyChallenge
 from server.endpoint import Endpoint
+from server.kernel.placement import home_worker
+from server.matchmaking.feature import MatchmakingFeature
+from server.matchmaking.services.matchmaker import Matchmaker
 from server.net.connection import Connection, Outbox
-from server.net.delivery import Delivery
-from server.net.export import GameExport
-from server.net.tournaments import Tournaments
-from server.rooms.archiver import Archiver
-from server.rooms.bots import BotRunner
-from server.rooms.challenge_archive import ChallengeArchive
-from server.rooms.challenge_sweep import ChallengeSweep
-from server.rooms.challenges import Challenges
-from server.rooms.commands import Commands
-from server.rooms.daily_challenge import DailyChallenge
-from server.rooms.hub import Hub, load_many
-from server.rooms.matchmaker import Matchmaker
-from server.rooms.race_clock import RaceClock
-from server.rooms.unloading import Unloader
+from server.net.router import Router
+from server.race.domain.lifecycle import RoomStatus
+from server.race.feature import RaceFeature
+from server.race.services.archiver import Archiver
+from server.race.services.clock import RaceClock
+from server.race.services.commands import Commands
+from server.race.services.hub import Hub, load_many
+from server.race.services.unloading import Unloader
+from server.race.wire.delivery import Delivery
+from server.race.wire.export import GameExport
+from server.race.wire.requests import Race
 from server.runtime.clock import Clock
 from server.runtime.config import Config
 from server.runtime.gc_timer import YoungCollector
@@ -42,6 +48,7 @@ from server.runtime.logging import get_logger
 from server.runtime.metrics import Metrics, process_figures
 from server.runtime.solver_pool import SolverPool
 from server.store import EventStore, StoreError
+from server.tournaments.feature import Tournaments
 
 log = get_logger("server.app")
 _GC_THRESHOLDS = (700, 10, 1_000)  # see App.start
@@ -73,7 +80,9 @@ class App:
     ) -> None:
         self.config = config
         self.store = store
-        self.archive = archive  # finished rooms leave the store for it (server/rooms/archiver)
+        self.archive = (
+            archive  # finished rooms leave the store for it (server/race/services/archiver.py)
+        )
         self.clock = clock
         self.outbox = Outbox()
         self.process = secrets.token_hex(4)  # this process, in presence events and heartbeats
@@ -129,11 +138,14 @@ class App:
         )
         self.hub.listen(self.challenge_sweep.on_change)
         self.matchmaker = Matchmaker(store, self.commands, clock, config, process=self.process)
+        self.race = Race(
+            self.commands, self.delivery, self.metrics, check_view=self.challenges.check_view
+        )
         self.tournaments = Tournaments(
             store,
             clock,
             config,
-            self.commands,
+            self.race,
             registry=self.metrics.registry,
             seated=self.matchmaker.seated,
             rating_of=self.ratings.rating_of,
@@ -141,7 +153,8 @@ class App:
         self.bots = BotRunner(self.commands, clock, config, self.solver)
         self.hub.listen(self.bots.on_change)
         self.connections: set[Connection] = set()
-        self.export = GameExport(self.commands, clock, self.challenges)
+        self.export = GameExport(self.commands, clock, self.challenges.check_view)
+        self.router = assembled(self)
         self.metrics.watch(self.live_figures)
         self.endpoint = Endpoint(
             config, store, self.metrics, self.handler, pages={"/export/": self.export.respond}
@@ -177,20 +190,12 @@ class App:
         structlog.contextvars.clear_contextvars()
         connection = Connection(
             ws,
-            commands=self.commands,
-            delivery=self.delivery,
+            router=self.router,
             clock=self.clock,
             config=self.config,
             outbox=self.outbox,
             connection_id=f"{self.process}.{next(self._connections)}",
             metrics=self.metrics,
-            accounts=self.accounts,
-            ratings=self.ratings,
-            matchmaker=self.matchmaker,
-            daily=self.daily,
-            challenges=self.challenges,
-            logins=self.logins,
-            tournaments=self.tournaments,
         )
         self.connections.add(connection)
         try:
@@ -306,3 +311,27 @@ class App:
         await self.endpoint.close()
         await self.close_parts()
         log.info("stopped")
+
+
+def assembled(app: App) -> Router:
+    """The features a connection routes its requests to, in the order their parts greet
+    a hello (a key's account before a resumed seat's name) and let go of a connection
+    (out of the queue and the tournaments, the login, then the seat marked away)."""
+    return Router(
+        (
+            MatchmakingFeature(app.race, app.matchmaker, app.ratings.rating_of),
+            app.tournaments,
+            AccountsFeature(
+                app.accounts,
+                app.ratings,
+                app.commands,
+                logins=app.logins,
+                streaks=app.daily.streaks,
+                tournaments=app.tournaments.played,
+                challenges=app.challenges.finished,
+            ),
+            RaceFeature(app.race),
+            DailyFeature(app.race, app.daily),
+            ChallengesFeature(app.race, app.challenges, app.accounts),
+        )
+    )

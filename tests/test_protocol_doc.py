@@ -8,7 +8,7 @@ from pathlib import Path
 
 import server.app
 import server.net.connection
-import server.net.delivery
+import server.race.wire.delivery
 from server.net.connection import _VISIBLE_SERVER_CODES
 from server.runtime.clock import FakeClock
 from server.runtime.config import build_parser
@@ -72,7 +72,7 @@ def test_the_close_codes_are_the_protocols() -> None:
         if name.startswith("CLOSE_") and isinstance(value, int)
     }
     assert documented == constants == set(p.CLOSE_CODES)
-    for module in (server.net.connection, server.net.delivery):
+    for module in (server.net.connection, server.race.wire.delivery):
         for name, value in vars(module).items():
             if name.startswith("CLOSE_"):
                 assert value is getattr(p, name), f"{module.__name__}.{name}"

@@ -18,26 +18,14 @@ import msgpack
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
-from server.accounts.logins import Logins
-from server.accounts.ratings import Ratings
-from server.accounts.service import Accounts
-from server.domain.accounts import Account
-from server.domain.errors import (
+from server.kernel.errors import (
     AlreadyHello,
     HelloRequired,
     RateLimited,
     UnsupportedProtocol,
 )
-from server.domain.model import game_stream
-from server.domain.names import DEFAULT_NAME, clean_name
-from server.net.account_requests import AccountRequests
-from server.net.audience import Role
-from server.net.challenge_requests import ChallengeRequests
-from server.net.daily_requests import DailyRequests
-from server.net.delivery import Delivery
-from server.net.queue_requests import QueueRequests
-from server.net.room_requests import Handler, room_requests
-from server.net.tournaments import Tournaments
+from server.kernel.names import DEFAULT_NAME, clean_name
+from server.net.router import Handler, Identity, Part, Router
 from server.net.ws_adapter import (
     forget_handshake,
     framed,
@@ -45,10 +33,6 @@ from server.net.ws_adapter import (
     settled_plain,
     write_pending,
 )
-from server.rooms.challenges import Challenges
-from server.rooms.commands import Commands
-from server.rooms.daily_challenge import DailyChallenge
-from server.rooms.matchmaker import Matchmaker
 from server.runtime.clock import Clock
 from server.runtime.config import Config
 from server.runtime.logging import bind, get_logger
@@ -219,26 +203,16 @@ class Connection:
         self,
         ws: ServerConnection,
         *,
-        commands: Commands,
-        delivery: Delivery,
+        router: Router,
         clock: Clock,
         config: Config,
         outbox: Outbox,
         connection_id: str,
         metrics: Metrics,
-        accounts: Accounts,
-        ratings: Ratings,
-        matchmaker: Matchmaker,
-        daily: DailyChallenge,
-        challenges: Challenges,
-        logins: Logins | None = None,
-        tournaments: Tournaments,
     ) -> None:
         self.metrics = metrics
         self.ws = ws
         self.connection_id = connection_id
-        self.commands = commands
-        self.delivery = delivery
         self.clock = clock
         self.config = config
         self.outbox = outbox
@@ -248,29 +222,14 @@ class Connection:
         self.session = ""
         self.token = ""
         self.name = "player"
+        self.identity: Identity | None = None  # the accounts' part, once attached
         self.bucket = TokenBucket(config.rate, config.burst)
         self.strikes = 0
         self.closing = False
         self.close_task: asyncio.Future[None] | None = None
-        self._daily = daily
         remote = ws.remote_address
-        address = str(remote[0]) if isinstance(remote, tuple) and remote else "unknown"
-        self.login = AccountRequests(
-            accounts,
-            ratings,
-            commands,
-            self.reply,
-            address,
-            on_account=self._logged_in,
-            streaks=daily.streaks,
-            logins=logins,
-            challenges=challenges.finished,
-        )
-        self.queue = QueueRequests(
-            self, matchmaker, ratings.rating_of, lambda: self.login.account_id
-        )
-        self.tournaments = tournaments.attach(self, {}, self.login)  # handlers: ``_handlers``
-        self.challenges, self._accounts = challenges, accounts
+        self.address = str(remote[0]) if isinstance(remote, tuple) and remote else "unknown"
+        self.parts: tuple[Part, ...] = router.attach(self)
 
     # ---- sending -----------------------------------------------------------------------------
 
@@ -331,22 +290,10 @@ class Connection:
             _unlink(self)
 
     async def _gone(self) -> None:
-        """The connection ended: a seat it held is marked away (the grace starts), for all to
-        see; a seat resumed elsewhere meanwhile is left as it is."""
-        await self.queue.gone()
-        await self.tournaments.gone()  # never raises
-        await self.login.release()
-        room = None
-        found = self.delivery.member(self)
-        self.delivery.detach(self)
-        if found is None:
-            return
-        room, member = found
-        if member.role == Role.PLAYER and member.player is not None:
-            try:
-                await self.commands.away(room, member.player, self.connection_id)
-            except ArenaError as exc:  # the store may be down: the heartbeat's takeover covers it
-                log.warning("away_not_recorded", room=room.id, player=member.player, code=exc.code)
+        """The connection ended: each feature lets go of what it held for it (a seat is
+        marked away and its grace starts, for all to see)."""
+        for part in self.parts:
+            await part.gone()
 
     async def handle(self, frame: bytes | str) -> None:
         msg: dict[str, Any] | None = None
@@ -408,12 +355,12 @@ class Connection:
     @property
     def account(self) -> str | None:
         """The account this connection is logged in as (its name), None for a guest."""
-        return self.login.account.name if self.login.account is not None else None
+        return self.identity.account_name if self.identity is not None else None
 
-    def _logged_in(self, account: Account | None) -> None:
-        """A logged-in connection is seated under its account's name."""
-        if account is not None:
-            self.name = account.name
+    @property
+    def account_id(self) -> str | None:
+        """The id of the account this connection is logged in as, None for a guest."""
+        return self.identity.account_id if self.identity is not None else None
 
     async def on_ping(self, msg: dict[str, Any]) -> None:
         self.reply(msg, {"type": p.PONG, "at": self.clock.now_ms()})
@@ -426,17 +373,8 @@ class Connection:
                 f"this server speaks protocol {p.PROTOCOL_VERSION}, not {msg['protocol']}"
             )
         self.name = clean_name(msg.get("name", DEFAULT_NAME))
-        if "key" in msg:
-            await self.login.authenticate(msg["key"])
-        room = None
-        player = None
-        if "resume" in msg:
-            seat = await self.commands.resume(msg["resume"])
-            if seat is not None:
-                room, player = seat
-                self.token = msg["resume"]
-                self.session = player
-                self.name = room.seats[player].name
+        for part in self.parts:  # a key logs in; a resume token takes its seat back
+            await part.greet(msg)
         if not self.session:
             self.session = "p" + secrets.token_hex(6)
             self.token = secrets.token_urlsafe(24)
@@ -446,19 +384,18 @@ class Connection:
             "protocol": p.PROTOCOL_VERSION,
             "session": self.session,
             "token": self.token,
-            "resumed": room is not None,
-            "room": room.id if room is not None else None,
+            "resumed": False,
+            "room": None,
             "server": SERVER_NAME,
             "limits": self.config.limits(),
-            "account": self.login.account.name if self.login.account is not None else None,
+            "account": self.account,
         }
+        for part in self.parts:
+            part.welcome(welcome)
         self.reply(msg, welcome)
-        if room is not None and player is not None:
-            bind(room=room.id, game=game_stream(room.id, player))
-            self.delivery.attach(room, self, Role.PLAYER, player=player)
-            await self.commands.present(room, player, self.connection_id)
-            log.info("resumed", room=room.id)
-        else:
+        for part in self.parts:
+            await part.greeted()
+        if not welcome["resumed"]:
             log.info("hello", name=self.name)
 
 
@@ -473,22 +410,20 @@ def _handler(c: Connection, kind: str) -> Handler:
 
 def _handlers(c: Connection) -> dict[str, Handler]:
     """The request handlers of a connection, by message type (a few KiB of bound methods)."""
-    handlers: dict[str, Handler] = {p.PING: c.on_ping, **room_requests(c)}
-    handlers.update(c.login.handlers())
-    handlers.update(c.queue.handlers())
-    handlers.update(DailyRequests(c, c._daily, lambda: c.login.account_id).handlers())
-    handlers.update(ChallengeRequests(c, c._accounts, c.login).handlers())
-    handlers.update(c.tournaments.handlers())
+    handlers: dict[str, Handler] = {p.PING: c.on_ping}
+    for part in c.parts:
+        handlers.update(part.handlers())
     return handlers
 
 
 def _unlink(c: Connection) -> None:
     """Drop the parts of an ended connection that refer back to it (its handlers' bound
-    methods, the request parts' callbacks and closures): it is then freed at once by reference
+    methods, the features' parts and their closures): it is then freed at once by reference
     counting, with its socket and websockets' buffers, not by the collector's next full pass,
     which a busy server makes minutes apart (server/runtime/gc_timer.py)."""
     c.__dict__.pop("handlers", None)
-    del c.login, c.queue, c.tournaments
+    c.parts = ()
+    c.identity = None
 
 
 def _ref(msg: dict[str, Any] | None) -> Any:

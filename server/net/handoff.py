@@ -4,7 +4,7 @@ The kernel spreads a port's connections over the workers at random (SO_REUSEPORT
 racers and spectators would land on every worker, and each worker would fold, check and encode
 every move of the room (with two workers, about a fifth more CPU a move). Here each worker
 accepts on the shared port itself, peeks at the request line without reading it
-(``MSG_PEEK``), and when it names a room homed on another worker (``server.domain.placement``)
+(``MSG_PEEK``), and when it names a room homed on another worker (``server.kernel.placement``)
 passes the socket to that worker over a Unix datagram socket (``SCM_RIGHTS``); the receiver
 serves it as if it had accepted it, the request still unread. A connection that names no room,
 or whose request does not come in time, or that cannot be passed (the receiver's queue full) is
@@ -25,7 +25,7 @@ from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 
-from server.domain.placement import home_worker
+from server.kernel.placement import home_worker
 from server.net.ws_adapter import ReleasingConnection, connection_factory
 from server.runtime.logging import get_logger
 from shared.protocol import room_hint

@@ -10,7 +10,7 @@ loaded server, one ``send`` a frame a quarter). That appends to the Sans-I/O pro
 websockets no longer has them, and the outbox then takes the public path (``send_binary``).
 A lost connection also ends its protocol's parser generator (``ReleasingConnection``), which
 otherwise keeps the protocol in a cycle; without a ``parser`` it does nothing, and
-tests/server/test_connection.py fails when a protocol is no longer freed at once.
+tests/server/net/test_connection.py fails when a protocol is no longer freed at once.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bench.bots import docs_table
-from server.domain.bot import LEVELS
+from server.bots.domain.player import LEVELS
 from shared.variants import VARIANTS
 
 pytestmark = pytest.mark.e2e  # it starts a process

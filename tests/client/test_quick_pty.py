@@ -16,8 +16,8 @@ import msgpack
 import pexpect
 import pytest
 
-from server.domain.matchmaking import queue_key
-from server.rooms.presence import PROCESSES_INDEX
+from server.matchmaking.domain.queues import queue_key
+from server.race.services.presence import PROCESSES_INDEX
 from server.store import RedisEventStore
 from tests.client.pty_driver import finish, spawn, type_line, words
 from tests.support.redis_server import RedisServer

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from server.domain.daily import day_end_ms
+from server.kernel.days import day_end_ms
 from tests.client.pty_driver import ROOT
 from tests.server.daily.test_daily_e2e import ask, connect, register
 from tests.server.wsclient import Client

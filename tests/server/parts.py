@@ -9,9 +9,9 @@ from typing import Any
 import msgpack
 
 from server.app import App
-from server.domain.lifecycle import RoomStatus
-from server.domain.model import Room
-from server.net.audience import Member, Role
+from server.race.domain.lifecycle import RoomStatus
+from server.race.domain.model import Room
+from server.race.wire.audience import Member, Role
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
 from server.store import EventStore

@@ -16,8 +16,8 @@ import pytest
 
 from bench.archive import fill, own_seats, play_pool, room_id
 from server.archive import SqliteArchive
-from server.rooms.archiver import ARCHIVE_CLAIMS_INDEX, ARCHIVE_DUE_INDEX
-from server.rooms.room_reader import read_room
+from server.race.services.archiver import ARCHIVE_CLAIMS_INDEX, ARCHIVE_DUE_INDEX
+from server.race.services.reader import read_room
 from server.store import RedisEventStore
 from tests.support.redis_cluster import LocalRedisCluster
 from tests.support.server_process import ServerProcess

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from bench.archive import fill, own_seats, play_pool, room_id
 from server.archive import SqliteArchive
-from server.rooms.archiver import ARCHIVE_DUE_INDEX
-from server.rooms.room_reader import read_room
+from server.race.services.archiver import ARCHIVE_DUE_INDEX
+from server.race.services.reader import read_room
 from server.store import RedisEventStore
 from tests.server.test_archive_readers import FAST, metric
 from tests.support.ports import free_port

@@ -9,17 +9,17 @@ from collections.abc import Sequence
 
 import pytest
 
-from server.domain.events import RaceFinished
-from server.domain.fold import Change, RoomChanged, fold_stored, waits_for
-from server.domain.model import Room, game_stream
-from server.rooms.causal_fold import fold_in_order
+from server.race.domain.events import RaceFinished
+from server.race.domain.fold import Change, RoomChanged, fold_stored, waits_for
+from server.race.domain.model import Room, game_stream
+from server.race.services.causal_fold import fold_in_order
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
 from server.store import MemoryEventStore, Wakeup
 from shared import legal_moves
 from tests.server.causal import violations
 from tests.server.parts import Peer, join, open_app, racing, until
-from tests.server.test_hub import Stores, stores  # noqa: F401  (the fixture)
+from tests.server.race.services.test_hub import Stores, stores  # noqa: F401  (the fixture)
 
 RESIGNED = "resigned"
 SLOW_CATCH_UP = Config(catch_up_s=3600)  # no periodic catch-up: the hold alone must do it
@@ -108,7 +108,7 @@ async def test_a_racer_watching_under_a_delay_is_told_the_end_after_the_watched_
 
 def test_an_end_written_without_its_causes_waits_for_nothing() -> None:
     """An end stored before it named its causes (``games`` absent) folds as it always did."""
-    from server.domain.events import decode, encode
+    from server.race.domain.events import decode, encode
 
     end = encode(RaceFinished(1, "all_done", ()))
     del end["games"]

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from structlog.testing import capture_logs
 
-from server.rooms.directory import ROOMS_INDEX
+from server.race.services.directory import ROOMS_INDEX
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
 from server.store import IndexEntry, MemoryEventStore, StoreUnavailable, Wakeup

@@ -22,7 +22,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from server.domain.placement import home_worker
+from server.kernel.placement import home_worker
 from shared import deal_deck, public_fold
 from tests.server.wsclient import Client, assert_no_secrets, winning_seed
 from tests.support.ports import free_port_run

@@ -19,7 +19,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.client.pty_driver import finish, type_line, words
-from tests.client.test_tournament_pty import place_in_a_gone_room
+from tests.client.tournament.test_pty import place_in_a_gone_room
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
 from tests.web.conftest import FAST, severe_console_messages

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from server.domain.events import (
+from server.race.domain.events import (
     CountdownStarted,
     PlayerJoined,
     RaceFinished,
@@ -13,8 +13,8 @@ from server.domain.events import (
     RoomEvent,
     encode,
 )
-from server.domain.fold import fold_room_event
-from server.domain.model import Room
+from server.race.domain.fold import fold_room_event
+from server.race.domain.model import Room
 
 
 def room_events(

@@ -14,10 +14,10 @@ from typing import Any
 import msgpack
 from redis.asyncio.cluster import RedisCluster
 
-from server.accounts.ratings import PENDING_INDEX, leaderboard_index
-from server.domain.events import encode
-from server.domain.model import room_stream
-from server.domain.ratings import ratings_stream
+from server.accounts.domain.ratings import ratings_stream
+from server.accounts.services.ratings import PENDING_INDEX, leaderboard_index
+from server.race.domain.events import encode
+from server.race.domain.model import room_stream
 from server.store import RedisEventStore
 from tests.server.accounts.rooms import room_events
 from tests.server.wsclient import Client

@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from server.accounts.logins import Logins
-from server.accounts.service import Accounts
-from server.domain.accounts import key_hash
+from server.accounts.domain.accounts import key_hash
+from server.accounts.services.accounts import Accounts
+from server.accounts.services.logins import Logins
 from server.runtime.clock import FakeClock
 from server.store import MemoryEventStore
 from tests.server.accounts.test_service import accounts

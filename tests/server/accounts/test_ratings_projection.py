@@ -6,10 +6,10 @@ import random
 
 import msgpack
 
-from server.accounts.ratings import BUILT_INDEX, PENDING_INDEX, Ratings, leaderboard_index
-from server.domain.events import encode
-from server.domain.model import room_stream
-from server.domain.ratings import MODEL, decide_rating, display, ratings_stream
+from server.accounts.domain.ratings import MODEL, decide_rating, display, ratings_stream
+from server.accounts.services.ratings import BUILT_INDEX, PENDING_INDEX, Ratings, leaderboard_index
+from server.race.domain.events import encode
+from server.race.domain.model import room_stream
 from server.runtime.clock import FakeClock
 from server.store import MemoryEventStore
 from tests.server.accounts.rooms import finished_room, room_events

@@ -10,10 +10,10 @@ from collections.abc import AsyncIterator
 import pytest
 from argon2 import PasswordHasher
 
-from server.accounts.passwords import Passwords, passwords_of
-from server.accounts.service import Accounts
-from server.domain.accounts import account_stream, key_hash
-from server.domain.errors import BadCredentials, NameTaken, NotLoggedIn, RateLimited
+from server.accounts.domain.accounts import account_stream, key_hash
+from server.accounts.services.accounts import Accounts
+from server.accounts.services.passwords import Passwords, passwords_of
+from server.kernel.errors import BadCredentials, NameTaken, NotLoggedIn, RateLimited
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config, parse_config
 from server.store import MemoryEventStore

@@ -13,12 +13,12 @@ import pytest
 from server.app import App
 from server.archive import Archive, SqliteArchive
 from server.archive.postgres import PostgresArchive
-from server.domain.model import Room
-from server.rooms.archiver import fingerprint
+from server.race.domain.model import Room
+from server.race.services.archiver import fingerprint
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
 from server.store import MemoryEventStore
-from tests.server.test_archiver import AFTER_S, finished_race, marked
+from tests.server.race.services.test_archiver import AFTER_S, finished_race, marked
 from tests.support.postgres_server import PostgresServer
 
 

@@ -11,9 +11,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from server.app import App
-from server.domain import challenges as c
-from server.domain.errors import ChallengeFull, ChallengePlayed, NotAllowed
-from server.rooms.daily_challenge import ORPHAN_AFTER_MS
+from server.challenges.domain import challenge as c
+from server.daily.services.challenge import ORPHAN_AFTER_MS
+from server.kernel.errors import ChallengeFull, ChallengePlayed, NotAllowed
 from server.runtime.clock import FakeClock
 from server.store import MemoryEventStore, StoreError
 from tests.server.parts import Peer, join, open_app, until

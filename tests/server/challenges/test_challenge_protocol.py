@@ -20,7 +20,7 @@ import pytest
 
 from server.app import App
 from server.archive.sqlite import SqliteArchive
-from server.domain.challenges import OPEN_INDEX, challenge_stream
+from server.challenges.domain.challenge import OPEN_INDEX, challenge_stream
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
 from server.store import MemoryEventStore

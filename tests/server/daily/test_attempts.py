@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from server.app import App
-from server.domain import daily as d
-from server.domain.errors import DailyPlayed, NotAllowed
-from server.rooms.daily_challenge import ORPHAN_AFTER_MS
+from server.daily.domain import days as d
+from server.daily.services.challenge import ORPHAN_AFTER_MS
+from server.kernel.errors import DailyPlayed, NotAllowed
 from server.runtime.clock import FakeClock
 from server.store import MemoryEventStore
 from tests.server.parts import Peer, join, open_app

@@ -16,7 +16,7 @@ from typing import Any
 import msgpack
 import pytest
 
-from server.domain.daily import day_end_ms
+from server.kernel.days import day_end_ms
 from shared import deal_deck
 from shared.protocol import commitment_ok
 from tests.server.wsclient import Client

@@ -18,10 +18,10 @@ from typing import Any
 import msgpack
 import pytest
 
-from server.accounts.ratings import leaderboard_index
-from server.domain.events import PlayerJoined, RoomCreated, decode
-from server.domain.matchmaking import GAP_EVERY_MS, allowed_gap, queue_key
-from server.domain.model import room_stream
+from server.accounts.services.ratings import leaderboard_index
+from server.matchmaking.domain.queues import GAP_EVERY_MS, allowed_gap, queue_key
+from server.race.domain.events import PlayerJoined, RoomCreated, decode
+from server.race.domain.model import room_stream
 from server.store import EventStore, RedisEventStore
 from tests.server.wsclient import Client
 from tests.support.redis_cluster import LocalRedisCluster

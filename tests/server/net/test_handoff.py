@@ -18,7 +18,7 @@ def test_the_target_is_read_from_a_get_request_line_only() -> None:
 async def test_a_connection_naming_another_workers_room_is_passed_to_it_unread() -> None:
     """Two Handoffs in one process stand for two workers: worker 0 accepts a connection that
     names a room homed on worker 1; worker 1 gets the socket with the request still unread."""
-    from server.domain.placement import home_worker
+    from server.kernel.placement import home_worker
 
     room = next(f"r{i}" for i in range(100) if home_worker(f"r{i}", 2) == 1)
     pairs = [socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM) for _ in range(2)]

@@ -1,0 +1,177 @@
+"""Accounts: their events (one home), the account as folded from its stream, and the decisions.
+
+An account is a stream of its own, named after its case-folded name, so claiming a name is
+appending ``account_created`` at expected version 0: atomic on any store and on a Redis
+Cluster (one stream, one slot). Passwords are kept as Argon2id hashes and account keys as
+SHA-256 hashes; neither the password nor a key is ever in an event. Decisions are pure: the
+shell hashes and verifies (off the event loop) and passes the results in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+from server.kernel.errors import BadCredentials, NameTaken, NotLoggedIn
+from server.kernel.names import DEFAULT_NAME, bot_level_of_name, clean_name, fold_name
+from server.kernel.schema import Schema
+from shared.protocol import BadField
+
+ACCOUNT_EVENT_VERSION = 1
+MIN_PASSWORD = 8
+MAX_PASSWORD = 128  # characters; Argon2 takes any length, but a megabyte of it costs us
+KEY_BYTES = 32  # 256 bits from `secrets`
+
+
+@dataclass(frozen=True, slots=True)
+class AccountEvent:
+    TYPE: ClassVar[str]
+    at: int
+
+
+@dataclass(frozen=True, slots=True)
+class AccountCreated(AccountEvent):
+    """The name claimed: ``name`` as shown, ``password_hash`` an Argon2id PHC string."""
+
+    TYPE: ClassVar[str] = "account_created"
+    name: str
+    password_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class KeyIssued(AccountEvent):
+    """A login: ``key_hash`` is the SHA-256 (hex) of the account key, never the key."""
+
+    TYPE: ClassVar[str] = "key_issued"
+    key_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRevoked(AccountEvent):
+    TYPE: ClassVar[str] = "key_revoked"
+    key_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class PasswordChanged(AccountEvent):
+    """A new hash of the password: a rehash with today's parameters, or a new password."""
+
+    TYPE: ClassVar[str] = "password_changed"
+    password_hash: str
+
+
+SCHEMA: Schema[AccountEvent] = Schema(
+    "account",
+    ACCOUNT_EVENT_VERSION,
+    (AccountCreated, KeyIssued, KeyRevoked, PasswordChanged),
+)
+encode = SCHEMA.encode
+decode = SCHEMA.decode
+
+
+def account_stream(folded: str) -> str:
+    """One stream per account, its hash tag the folded name: the claim is one slot's append."""
+    return f"{{acct:{folded}}}:account"
+
+
+def key_hash(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Account:
+    """An account as folded from its stream."""
+
+    id: str  # the folded name
+    name: str
+    password_hash: str
+    keys: frozenset[str] = field(default_factory=frozenset)
+    version: int = 0
+
+
+def fold_account(events: Iterable[Mapping[str, Any]]) -> Account | None:
+    """The account its stream's events make; None for an empty stream."""
+    account: Account | None = None
+    for version, data in enumerate(events, 1):
+        event = decode(data)
+        if isinstance(event, AccountCreated):
+            account = Account(fold_name(event.name), event.name, event.password_hash)
+        elif account is None:
+            continue
+        elif isinstance(event, KeyIssued):
+            account = replace(account, keys=account.keys | {event.key_hash})
+        elif isinstance(event, KeyRevoked):
+            account = replace(account, keys=account.keys - {event.key_hash})
+        elif isinstance(event, PasswordChanged):
+            account = replace(account, password_hash=event.password_hash)
+        account = replace(account, version=version)
+    return account
+
+
+def check_name(raw: str) -> tuple[str, str]:
+    """The name an account gets for ``raw`` (cleaned as display names are) and its folded
+    form; bad_field when nothing printable is left."""
+    name = clean_name(raw)
+    if name == DEFAULT_NAME and fold_name(raw.strip()) != DEFAULT_NAME:
+        raise BadField("field 'name' has nothing printable", field="name")
+    if bot_level_of_name(name) is not None:
+        raise BadField("field 'name' looks like a bot's: '(bot N)' is theirs", field="name")
+    return name, fold_name(name)
+
+
+def check_password(password: str, field: str = "password") -> None:
+    if not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
+        raise BadField(
+            f"field {field!r} must be {MIN_PASSWORD}..{MAX_PASSWORD} characters", field=field
+        )
+
+
+def decide_register(
+    existing: Account | None, name: str, *, password_hash: str, key_hash: str, now: int
+) -> list[AccountEvent]:
+    """A new account with its first key; name_taken if the stream already holds one."""
+    if existing is not None:
+        raise NameTaken(f"the name {name!r} is taken")
+    return [AccountCreated(now, name, password_hash), KeyIssued(now, key_hash)]
+
+
+def decide_login(
+    account: Account | None,
+    *,
+    verified: bool,
+    key_hash: str,
+    rehashed: str | None,
+    now: int,
+) -> list[AccountEvent]:
+    """A new key for a verified password (and the hash with today's parameters, if it was
+    made with others); the same bad_credentials for an unknown name and a wrong password."""
+    if account is None or not verified:
+        raise BadCredentials("unknown name or wrong password")
+    events: list[AccountEvent] = []
+    if rehashed is not None:
+        events.append(PasswordChanged(now, rehashed))
+    events.append(KeyIssued(now, key_hash))
+    return events
+
+
+def decide_logout(account: Account | None, *, key_hash: str, now: int) -> list[AccountEvent]:
+    """Revoke the key; nothing if it is not (or no longer) the account's."""
+    if account is None or key_hash not in account.keys:
+        return []
+    return [KeyRevoked(now, key_hash)]
+
+
+def decide_change_password(
+    account: Account | None, *, verified: bool, key_hash: str, password_hash: str, now: int
+) -> list[AccountEvent]:
+    """The new password's hash, and every key but the one asking revoked: whoever held the old
+    password (or a key it gave) is logged out everywhere else. bad_credentials for a wrong
+    current password, not_logged_in when the asking key is no longer live."""
+    if account is None or key_hash not in account.keys:
+        raise NotLoggedIn("this connection is not logged in")
+    if not verified:
+        raise BadCredentials("the current password is wrong")
+    others = sorted(account.keys - {key_hash})
+    return [PasswordChanged(now, password_hash), *(KeyRevoked(now, k) for k in others)]

@@ -1,0 +1,238 @@
+"""Ratings' I/O: record a finished rated race once, keep the projection and its leaderboard
+index, rebuild them from the log.
+
+``record`` is idempotent and may be called by anyone who saw a race finish (every process's hub
+listener, the pending sweep after a restart, a racer asking for the change): it folds the
+variant's ratings stream, and appends the race's ``race_rated`` at the version it folded unless
+the race is already there; a conflict folds again and looks again. So a race is rated exactly
+once however many processes saw it finish, and whatever was killed in between.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+from typing import Any
+
+import msgpack
+
+from server.accounts.domain.ratings import (
+    NEW_RATING,
+    VARIANTS,
+    Change,
+    RaceRated,
+    RatingTable,
+    decide_rating,
+    encode,
+    ratings_stream,
+)
+from server.race.domain.events import RaceFinished, RaceStarted
+from server.race.domain.fold import Change as RoomChange
+from server.race.domain.fold import RoomChanged, fold_stored
+from server.race.domain.model import Room, room_stream
+from server.runtime.clock import Clock
+from server.runtime.logging import get_logger
+from server.store import EventStore, IndexEntry
+from shared.errors import ArenaError, ServerError, WrongExpectedVersion
+
+log = get_logger("server.accounts.services.ratings")
+
+PENDING_INDEX = "ratings-pending"  # rated rooms racing or finished, not yet recorded
+BUILT_INDEX = "ratings-built"
+_PAGE = 2_000  # variant -> the ratings version the leaderboard index holds
+
+
+def leaderboard_index(variant: str) -> str:
+    return f"leaderboard:{variant}"
+
+
+def unpack_row(entry: IndexEntry) -> dict[str, Any]:
+    row: dict[str, Any] = msgpack.unpackb(entry.value)
+    return row
+
+
+class Ratings:
+    """The ratings projection of this process, per variant, and the writes that keep the
+    leaderboard index in step with the log."""
+
+    def __init__(self, store: EventStore, clock: Clock, *, sweep_s: float = 30.0) -> None:
+        self.store = store
+        self.sweep_s = sweep_s
+        self.clock = clock
+        self.tables = {v: RatingTable(v) for v in VARIANTS}
+        self._locks = {v: asyncio.Lock() for v in VARIANTS}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # ---- the projection ------------------------------------------------------------------------
+
+    async def catch_up(self, variant: str) -> RatingTable:
+        """Fold what the variant's ratings stream holds beyond this process's table."""
+        table = self.tables[variant]
+        async with self._locks[variant]:
+            await self._fold(table)
+        return table
+
+    async def _fold(self, table: RatingTable) -> None:
+        """Read and fold the stream beyond ``table``, a page at a time (one read of 100,000
+        events outlasted the store's socket timeout)."""
+        stream = ratings_stream(table.variant)
+        while True:
+            page = await self.store.read(stream, after=table.version, limit=_PAGE)
+            for event in page:
+                table.apply(event.version, event.data)
+            if len(page) < _PAGE:
+                return
+
+    async def record(self, room: Room) -> tuple[Change, ...] | None:
+        """Rate the room's finished race once; its changes (None: the race is not rated)."""
+        event = decide_rating(room)
+        if event is None:
+            return None
+        return await self.record_rated(event)
+
+    async def record_rated(self, event: RaceRated) -> tuple[Change, ...]:
+        """Append ``event`` once (keyed by its room: a race's, or a challenge's code); the
+        changes it made."""
+        room_id = event.room
+        for _ in range(50):
+            table = await self.catch_up(event.variant)
+            done = table.races.get(room_id)
+            if done is not None:
+                await self.store.index_remove(PENDING_INDEX, room_id)
+                return done
+            try:
+                await self.store.append(
+                    ratings_stream(event.variant), [encode(event)], expected_version=table.version
+                )
+            except WrongExpectedVersion:
+                continue
+            table = await self.catch_up(event.variant)
+            changes = table.races[room_id]
+            await self.write_rows(event.variant, [c.account for c in changes])
+            await self.store.index_remove(PENDING_INDEX, room_id)
+            log.info("race_rated", room=room_id, variant=event.variant, racers=len(changes))
+            return changes
+        raise ServerError("the ratings are changing too fast; try again")
+
+    async def write_rows(self, variant: str, accounts: Sequence[str]) -> None:
+        """Put the accounts' leaderboard rows as folded; again while the stream moved on, so a
+        slower writer's older rows never stay over a newer one's."""
+        table = self.tables[variant]
+        while True:
+            version = table.version
+            index = leaderboard_index(variant)
+            for account in accounts:
+                standing = table.players[account]
+                row = msgpack.packb(standing.row(account))
+                await self.store.index_put(index, account, -standing.rating, row)
+            if await self.store.last_version(ratings_stream(variant)) == version:
+                break
+            table = await self.catch_up(variant)
+        entry = await self.store.index_get(BUILT_INDEX, variant)
+        if entry is None or entry.score < version:
+            await self.store.index_put(BUILT_INDEX, variant, version)
+
+    async def rebuild(self, variants: Sequence[str] = VARIANTS) -> dict[str, int]:
+        """Fold each variant's log from the start and rewrite its leaderboard index; returns
+        the races folded per variant."""
+        folded = {}
+        for variant in variants:
+            table = RatingTable(variant)
+            await self._fold(table)
+            self.tables[variant] = table
+            index = leaderboard_index(variant)
+            for entry in await self.store.index_range(index):
+                if entry.member not in table.players:
+                    await self.store.index_remove(index, entry.member)
+            await self.write_rows(variant, list(table.players))
+            await self.store.index_put(BUILT_INDEX, variant, table.version)
+            folded[variant] = table.version
+        return folded
+
+    async def start(self) -> None:
+        """Rebuild a missing projection, fold the log, and rate what a killed process left."""
+        for variant in VARIANTS:
+            built = await self.store.index_get(BUILT_INDEX, variant)
+            last = await self.store.last_version(ratings_stream(variant))
+            if built is None and last > 0:
+                log.info("ratings_rebuild", variant=variant, races=last)
+                await self.rebuild([variant])
+            else:
+                await self.catch_up(variant)
+        await self.sweep()
+        self._spawn(self._every_so_often)
+
+    async def _every_so_often(self) -> None:
+        """Sweep now and then: a process killed after a finish that nobody else folded."""
+        while True:
+            await asyncio.sleep(self.sweep_s)
+            try:
+                await self.sweep()
+            except ArenaError as exc:  # the store's errors are ArenaErrors (StoreError)
+                log.warning("ratings_sweep_failed", error=str(exc))
+
+    async def sweep(self) -> None:
+        """Rate every pending room whose race has finished (its process may have died first).
+        Only the room stream is read and folded, here: a pending room still racing is not
+        loaded into this process's hub (with its wake-ups) just to be looked at."""
+        for entry in await self.store.index_range(PENDING_INDEX):
+            events = await self.store.read(room_stream(entry.member))
+            room = Room(entry.member)
+            fold_stored(room, events)
+            if room.finished is None and events:
+                continue
+            if events:
+                await self.record(room)  # rated now (or before), or never: too few accounts
+            # Done with either way; a room with no events has expired with the retention.
+            await self.store.index_remove(PENDING_INDEX, entry.member)
+
+    # ---- what the hub tells ----------------------------------------------------------------------
+
+    def on_change(self, room: Room, changes: Sequence[RoomChange]) -> None:
+        """A rated room's race started: it is pending; it finished: rate it (every process that
+        folds the finish tries; the append is once)."""
+        if not room.rated:
+            return
+        for change in changes:
+            if not isinstance(change, RoomChanged) or change.refused:
+                continue
+            if isinstance(change.event, RaceStarted):
+                accounts = sum(1 for s in room.seats.values() if s.account is not None)
+                if accounts >= 2:
+                    put = self.store.index_put
+                    self._spawn(partial(put, PENDING_INDEX, room.id, change.event.at))
+            elif isinstance(change.event, RaceFinished):
+                self._spawn(lambda: self.record(room))
+
+    def _spawn(self, work: Callable[[], Awaitable[Any]]) -> None:
+        task = asyncio.get_running_loop().create_task(self._logged(work))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    @staticmethod
+    async def _logged(work: Callable[[], Awaitable[Any]]) -> None:
+        try:
+            await work()
+        except ArenaError as exc:  # the store down: the next sweep rates it
+            log.warning("rating_deferred", error=str(exc))
+
+    async def aclose(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    # ---- queries ---------------------------------------------------------------------------------
+
+    async def rating_of(self, account: str, variant: str) -> int:
+        """An account's rating in ``variant`` as the leaderboard has it; a new player's if it
+        has none yet (matchmaking queues by it)."""
+        entry = await self.store.index_get(leaderboard_index(variant), account)
+        if entry is None:
+            return NEW_RATING
+        return int(unpack_row(entry)["rating"])
+
+    async def leaderboard(self, variant: str) -> list[dict[str, Any]]:
+        """Every row of the leaderboard index, best first, with its rank."""
+        entries = await self.store.index_range(leaderboard_index(variant))
+        return [{"rank": i, **unpack_row(e)} for i, e in enumerate(entries, 1)]

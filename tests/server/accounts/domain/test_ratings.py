@@ -1,0 +1,65 @@
+"""The ratings fold, with plain values: the direction of every update, and the shown rating."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from server.accounts.domain.ratings import (
+    DISPLAY_BASE,
+    MODEL,
+    PROVISIONAL_GAMES,
+    RaceRated,
+    RatingTable,
+    display,
+    encode,
+)
+
+ACCOUNTS = [f"a{i}" for i in range(6)]
+races = st.lists(
+    st.lists(st.sampled_from(ACCOUNTS), min_size=2, max_size=5, unique=True),
+    min_size=1,
+    max_size=25,
+)
+
+
+def race(number: int, order: list[str]) -> dict[str, object]:
+    racers = tuple(
+        {"account": a, "name": a.upper(), "place": p, "won": p == 1, "time_ms": 1000 * p}
+        for p, a in enumerate(order, 1)
+    )
+    return encode(RaceRated(number, f"r{number}", "swiss", racers))
+
+
+@settings(max_examples=60, deadline=None)
+@given(races)
+def test_the_first_gains_the_last_loses_and_a_repeat_changes_nothing(
+    history: list[list[str]],
+) -> None:
+    table = RatingTable("swiss")
+    for number, order in enumerate(history, 1):
+        before = {a: (s.mu, s.sigma) for a, s in table.players.items()}
+        changes = table.apply(number, race(number, order))
+        first, last = table.players[order[0]], table.players[order[-1]]
+        assert first.mu > before.get(order[0], (MODEL.mu, 0))[0]
+        assert last.mu < before.get(order[-1], (MODEL.mu, 0))[0]
+        assert [c.account for c in changes] == order
+        assert changes[0].after - changes[0].before >= changes[-1].after - changes[-1].before
+    games = {a: sum(a in order for order in history) for a in ACCOUNTS}
+    assert {a: s.games for a, s in table.players.items()} == {a: n for a, n in games.items() if n}
+    # The same race again (a second append would be a bug; the fold still counts it once).
+    again = table.apply(len(history) + 1, race(1, history[0]))
+    assert again == table.races["r1"]
+    assert sum(s.games for s in table.players.values()) == sum(games.values())
+
+
+def test_the_shown_rating_and_provisional_marks() -> None:
+    assert display(MODEL.mu, MODEL.sigma) == DISPLAY_BASE
+    table = RatingTable("swiss")
+    for number in range(1, PROVISIONAL_GAMES + 1):
+        table.apply(number, race(number, ["a0", "a1"]))
+        assert table.players["a0"].provisional is (number < PROVISIONAL_GAMES)
+    assert table.players["a0"].wins == PROVISIONAL_GAMES
+    assert table.players["a0"].best_ms == 1000
+    assert table.players["a1"].best_ms is None
+    assert table.players["a0"].rating > DISPLAY_BASE > table.players["a1"].rating

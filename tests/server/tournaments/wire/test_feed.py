@@ -1,0 +1,89 @@
+"""The tournament feed's throttle: a change this process made reaches the followers at once,
+never more than one standings frame a second a tournament, and the last change always
+arrives (a change made while a push is under way is pushed after it)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from typing import Any
+
+import msgpack
+
+from server.race.services.presence import Presence
+from server.race.wire.requests import Race
+from server.runtime.clock import SystemClock
+from server.runtime.config import Config
+from server.store import MemoryEventStore
+from server.tournaments.domain.decide import decide_join
+from server.tournaments.services.book import TournamentBook
+from server.tournaments.services.presence import TournamentPresence
+from server.tournaments.wire.feed import TournamentFeed
+from tests.server.tournaments.services.test_book import created
+
+PUSH_S = 0.3
+
+
+class NoRoom:
+    def member(self, follower: object) -> None:
+        return None
+
+
+class Follower:
+    """A connection as the feed sees it: what it was sent, and when."""
+
+    def __init__(self, session: str) -> None:
+        self.session = session
+        self.frames: list[tuple[float, dict[str, Any]]] = []
+
+    def send(self, frame: bytes | dict[str, Any]) -> None:
+        msg = msgpack.unpackb(frame) if isinstance(frame, bytes) else frame
+        self.frames.append((time.monotonic(), msg))
+
+    def reply(self, request: dict[str, Any], msg: dict[str, Any]) -> None:
+        self.send(msg)
+
+    def standings(self) -> list[tuple[float, dict[str, Any]]]:
+        return [(at, m) for at, m in self.frames if m["type"] == "tournament_standings"]
+
+
+async def seated(room: str) -> None:
+    return None
+
+
+# The feed reads only where a follower is seated (nowhere here): no commands, no metrics.
+NO_RACE = Race(commands=None, delivery=NoRoom(), metrics=None)  # type: ignore[arg-type]
+
+
+async def test_changes_made_here_are_pushed_at_once_at_most_once_a_second() -> None:
+    store, clock = MemoryEventStore(), SystemClock()
+    book = TournamentBook(store, clock)
+    presence = TournamentPresence(store, clock, Config(), Presence(store, clock, "p1"))
+    # The periodic look is not started: every push below comes from the changes themselves.
+    feed = TournamentFeed(book, presence, clock, NO_RACE, seated=seated, push_s=PUSH_S)
+    book.listeners.append(feed.changed)
+    tournament = await book.create(created(clock.now_ms()))
+    follower = Follower("s1")
+    await feed.follow(follower, tournament.id, account="ann")  # type: ignore[arg-type]
+    assert len(follower.standings()) == 1  # the page at once, on following
+    players = [f"p{i}" for i in range(12)]
+    began = time.monotonic()
+    for name in players:  # a change every 50 ms, for 600 ms
+        await book.run(tournament.id, lambda t, now, n=name: decide_join(t, n, n, 1500, now))
+        await asyncio.sleep(0.05)
+    final = (await book.get(tournament.id)).version
+    changing_s = time.monotonic() - began
+    for _ in range(100):
+        if follower.standings()[-1][1]["version"] == final:
+            break
+        await asyncio.sleep(0.05)
+    frames = follower.standings()
+    assert frames[-1][1]["version"] == final  # the last change arrived
+    assert frames[-1][1]["players"] == len(players)
+    pushed = [at for at, _ in frames[1:]]
+    # Throttled, not a frame a change: at most one a PUSH_S while the changes came, and one
+    # after them.
+    assert 2 <= len(pushed) <= min(len(players), changing_s // PUSH_S + 2)
+    assert all(b - a >= PUSH_S * 0.99 for a, b in itertools.pairwise(pushed))
+    await feed.aclose()
