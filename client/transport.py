@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
 from client.inflight import InFlight
 from shared.errors import ArenaError, ProtocolError, ServerError
@@ -65,6 +65,19 @@ class Backoff:
         """Seconds to wait before attempt ``attempt`` (1-based), between half and all of it."""
         ceiling = min(self.cap, self.base * self.factor ** max(0, attempt - 1))
         return ceiling * (0.5 + 0.5 * rand())
+
+
+def busy_wait(error: InvalidStatus, rand: Callable[[], float] = random.random) -> float | None:
+    """Seconds to wait before coming back to a server that answered 503 busy: its Retry-After
+    (1 s without one) and up to half again at random, so a herd comes back spread out; None for
+    any other refusal."""
+    if error.response.status_code != 503:
+        return None
+    try:
+        after = max(0.1, float(error.response.headers.get("Retry-After", "1")))
+    except ValueError:
+        after = 1.0
+    return after * (1.0 + 0.5 * rand())
 
 
 Connector = Callable[[str], Awaitable[ClientConnection]]
@@ -181,6 +194,12 @@ class Transport(abc.ABC):
             try:
                 ws = await self._connector(self._target)
             except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as e:
+                wait = busy_wait(e) if isinstance(e, InvalidStatus) else None
+                if wait is not None:  # an answer, not a failure: come back after Retry-After
+                    attempt -= 1
+                    self._set_state(State.RECONNECTING, f"server busy, retrying in {wait:.1f}s")
+                    await asyncio.sleep(wait)
+                    continue
                 if not self.welcome and attempt >= self._first_attempts:
                     self._failure = ConnectionLost(f"cannot reach the server at {self.url}: {e}")
                     self._fail_all(self._failure)

@@ -157,7 +157,12 @@ class App:
         self.router = assembled(self)
         self.metrics.watch(self.live_figures)
         self.endpoint = Endpoint(
-            config, store, self.metrics, self.handler, pages={"/export/": self.export.respond}
+            config,
+            store,
+            self.metrics,
+            self.handler,
+            pages={"/export/": self.export.respond},
+            held=lambda: len(self.connections),
         )
         self.server: Server | None = None
         self.warmed = asyncio.Event()  # every live room of the directory is loaded

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import json
+import random
 from collections.abc import Awaitable, Callable, Mapping
 from http import HTTPStatus
 from typing import Any
@@ -44,8 +45,10 @@ class Endpoint:
         handler: Handler,
         *,
         pages: Mapping[str, Page] | None = None,
+        held: Callable[[], int] = lambda: 0,
     ) -> None:
         self.config = config
+        self.held = held  # the WebSocket connections this process holds now
         self.pages = dict(pages or {})
         self.store = store
         self.metrics = metrics
@@ -59,12 +62,23 @@ class Endpoint:
         self, connection: ServerConnection, request: Request
     ) -> Response | None:
         """GET /metrics and /healthz, the pages under a prefix of ``pages`` (an export), else
-        the web viewer's static pages and the Origin check."""
+        the web viewer's static pages and the Origin check; an upgrade past
+        ``--max-connections`` is answered 503 busy."""
+        if self.held() >= self.config.max_connections and _upgrade(request):
+            return self._busy(connection)
         response = await self.process_metrics_request(connection, request)
         for prefix, page in self.pages.items():
             if response is None and request.path.startswith(prefix):
                 response = await page(connection, request)
         return response if response is not None else self.web.respond(connection, request)
+
+    def _busy(self, connection: ServerConnection) -> Response:
+        """503 with Retry-After, 1 to 3 s drawn at random so a herd comes back spread out: an
+        answer the clients act on (they come back then, with jitter), never a silent close."""
+        self.metrics.busy.inc()
+        response = connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, "busy: come back later\n")
+        response.headers["Retry-After"] = str(random.randint(1, 3))
+        return response
 
     async def process_metrics_request(
         self, connection: ServerConnection, request: Request
@@ -107,6 +121,8 @@ class Endpoint:
                 # connections.
                 reuse_port=self.config.workers > 1,
                 ssl=tls_context(self.config.tls_cert, self.config.tls_key),
+                # asyncio's default of 100 overflowed under a storm of reconnections.
+                backlog=self.config.listen_backlog,
             )
         if self.config.metrics_port:
             self.metrics_server = await self._listen(
@@ -120,7 +136,12 @@ class Endpoint:
     @property
     def _ws_options(self) -> dict[str, Any]:
         """The options of the WebSocket endpoint (``serve``'s, and a handed-off socket's)."""
-        return {"max_size": self.config.max_frame_bytes, "compression": None, "close_timeout": 2}
+        return {
+            "max_size": self.config.max_frame_bytes,
+            "compression": None,
+            "close_timeout": 2,
+            "open_timeout": self.config.open_timeout_s,
+        }
 
     @property
     def routes_rooms(self) -> bool:
@@ -140,6 +161,8 @@ class Endpoint:
                 worker_index=config.worker_index,
                 max_size=config.max_frame_bytes,
                 close_timeout=self._ws_options["close_timeout"],
+                open_timeout=config.open_timeout_s,
+                backlog=config.listen_backlog,
                 process_request=self.process_request,
             )
         except OSError as error:
@@ -178,3 +201,8 @@ class Endpoint:
                 await asyncio.wait_for(self.server.wait_closed(), self.config.shutdown_timeout_s)
             except TimeoutError:
                 log.warning("shutdown_timeout")
+
+
+def _upgrade(request: Request) -> bool:
+    """Whether the request asks for a WebSocket (a page or /healthz is never busy)."""
+    return request.headers.get("Upgrade", "").lower() == "websocket"

@@ -193,6 +193,8 @@ async def listen_routed(
     worker_index: int,
     max_size: int | None,
     close_timeout: float | None,
+    open_timeout: float | None = 10.0,
+    backlog: int = 1024,
     **options: Any,
 ) -> tuple[Server, Handoff]:
     """A worker's endpoint on the shared port, accepting through a ``Handoff``; every
@@ -200,7 +202,7 @@ async def listen_routed(
     unless its server is serving, so it serves a private, unnamed Unix socket nobody connects
     to (abstract namespace: no file to clean up). Raises OSError when the port is taken."""
     family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-    listener = socket.create_server((host, port), family=family, reuse_port=True, backlog=1024)
+    listener = socket.create_server((host, port), family=family, reuse_port=True, backlog=backlog)
     private = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     private.bind(f"\0solitaire-{os.getpid()}-{secrets.token_hex(8)}")
     private.listen()
@@ -209,6 +211,7 @@ async def listen_routed(
         sock=private,
         max_size=max_size,
         close_timeout=close_timeout,
+        open_timeout=open_timeout,
         compression=None,
         create_connection=ReleasingConnection,
         **options,

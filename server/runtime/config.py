@@ -41,6 +41,12 @@ class Config:
     max_rooms: int = 1000
     max_players_per_room: int = 8
     max_spectators_per_room: int = 5000
+    # A storm of connections (every client back after a deploy): the kernel's queue of
+    # connections not yet accepted, how long a handshake may take under the herd, and the
+    # connections this process holds before it answers new ones 503 busy with Retry-After.
+    listen_backlog: int = 4096
+    open_timeout_s: float = 30.0
+    max_connections: int = 20000
     retention_s: float | None = 86400.0
     archive_after_s: float = 300.0
     archive_sweep_s: float = 5.0
@@ -208,6 +214,29 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         int,
         "ARENA_MAX_PLAYERS",
         "largest room capacity",
+    ),
+    (
+        "--listen-backlog",
+        "listen_backlog",
+        int,
+        "ARENA_LISTEN_BACKLOG",
+        "connections the kernel queues before this process accepts them (the kernel caps it "
+        "at net.core.somaxconn): a storm of clients reconnecting at once waits there",
+    ),
+    (
+        "--open-timeout-s",
+        "open_timeout_s",
+        float,
+        "ARENA_OPEN_TIMEOUT_S",
+        "seconds a connection may take to finish its opening handshake under a storm",
+    ),
+    (
+        "--max-connections",
+        "max_connections",
+        int,
+        "ARENA_MAX_CONNECTIONS",
+        "WebSocket connections this process holds; past it a new one is answered HTTP 503 with "
+        "Retry-After (busy), and comes back",
     ),
     (
         "--max-spectators-per-room",

@@ -115,6 +115,11 @@ class Metrics:
             "Connections closed with 4009 because they did not read their frames fast enough.",
             registry=self.registry,
         )
+        self.busy = Counter(
+            "arena_connections_busy",
+            "WebSocket upgrades answered 503 busy (Retry-After): --max-connections were held.",
+            registry=self.registry,
+        )
         self.errors = Counter(
             "arena_errors",
             "error frames sent, by code.",

@@ -72,7 +72,9 @@
           return;
         }
         linkState.textContent = `disconnected (${e.code}); reconnecting…`;
-        setTimeout(() => this.open(), this.retry);
+        // Full jitter: a page among thousands reconnecting at once (a deploy, a busy server
+        // answering 503) comes back at a time of its own.
+        setTimeout(() => this.open(), this.retry * (0.5 + Math.random()));
         this.retry = Math.min(this.retry * 2, 10000);
       };
     }
