@@ -157,6 +157,7 @@ class App:
             clock,
             self.accounts,
             self.ratings,
+            self.commands,
             moderators=moderators_of(config.moderators),
             limiter=AttemptLimiter(store, clock, "report", config.reports_per_hour, 3600.0),
         )

@@ -16,6 +16,7 @@ from server.accounts.services.limits import AttemptLimiter
 from server.accounts.services.ratings import Ratings
 from server.kernel.errors import NoSuchAccount, NotModerator
 from server.kernel.names import clean_name, fold_name
+from server.race.services.commands import Commands
 from server.referee.domain import referee as r
 from server.referee.domain.events import (
     LOG_STREAM,
@@ -46,6 +47,7 @@ class RefereeService:
         clock: Clock,
         accounts: Accounts,
         ratings: Ratings,
+        commands: Commands,
         *,
         moderators: frozenset[str],
         limiter: AttemptLimiter,
@@ -54,6 +56,7 @@ class RefereeService:
         self.clock = clock
         self.accounts = accounts
         self.ratings = ratings
+        self.commands = commands  # a closed account's seat in a live race is given up
         self.moderators = moderators
         self.limiter = limiter
 
@@ -164,7 +167,16 @@ async def _unmark(service: RefereeService, account: str) -> None:
 
 
 async def _close(service: RefereeService, account: str) -> None:
+    """No login from now on, and a seat the account holds in a race not over is given up: a
+    racer's game is resigned, a lobby's seat freed."""
     await service.accounts.close(account)
+    room_id = await service.commands.racing(account)
+    if room_id is None:
+        return
+    room = await service.commands.room(room_id)
+    for player, seat in list(room.seats.items()):
+        if seat.account is not None and fold_name(seat.account) == account:
+            await service.commands.leave(room, player)
 
 
 async def _reopen(service: RefereeService, account: str) -> None:

@@ -170,9 +170,18 @@ async def test_a_mark_takes_the_races_out_of_every_rating_and_unmark_gives_them_
 async def test_a_closed_account_is_logged_out_everywhere_until_reopened(served: Served) -> None:
     s = served
     bob, mia = await s.account("bob"), await s.account("Mia")
+    made = await s.ask(
+        bob, {"type": "create_room", "variant": "swiss", "capacity": 1, "countdown_ms": 0}, "room"
+    )
+    room = made["room"]["id"]
+    assert (await s.ask(bob, {"type": "join", "room": room}, "joined"))["type"] == "joined"
+    await bob.send({"type": "start"})
+    await bob.expect("started")
     close = {"type": "mod_action", "action": "close", "name": "bob", "reason": "an insult"}
     assert (await s.ask(mia, close, "mod_done"))["action"] == "close"
     await bob.expect("logged_out")
+    finished = await bob.expect("finished")  # the race is given up: the seat is not held
+    assert [r["status"] for r in finished["ranking"]] == ["resigned"]
     login = {"type": "login", "name": "bob", "password": "pw " * 4}
     guest = await s.connect("guest")
     assert codes(await s.ask(guest, login, "account")) == ["account_closed"]
