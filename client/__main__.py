@@ -33,6 +33,10 @@ async def _run(args: Any, output: Any, script: list[str] | None) -> int:
         from client.accounts import account_command
 
         return await account_command(args, output)
+    if args.command in ("report", "mod"):
+        from client.referee import referee_command
+
+        return await referee_command(args, output)
     if args.command == "tournament" and args.tournament_command == "join":
         from client.tournament.join import join_tournament
 

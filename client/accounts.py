@@ -97,6 +97,13 @@ async def _open(args: Any, key: str | None) -> Connection:
     return conn
 
 
+async def open_logged_in(args: Any) -> Connection:
+    """A connection with the saved key (none saved: a guest's, and the server answers
+    not_logged_in where an account is needed)."""
+    saved = key_store().load(args.server)
+    return await _open(args, saved["key"] if saved is not None else None)
+
+
 def _duration(ms: int | None) -> str:
     if ms is None:
         return "-"
@@ -137,6 +144,8 @@ def leaderboard_lines(answer: Mapping[str, Any], *, color: bool) -> list[str]:
 
 def profile_lines(card: Mapping[str, Any]) -> list[str]:
     lines = [f"Profile: {card['name']}"]
+    if card.get("marked"):
+        lines.append("  fair-play mark: out of the leaderboards, its races count for nobody")
     if not card["ratings"]:
         lines.append("  no rated races yet")
     for r in card["ratings"]:

@@ -399,6 +399,43 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     profile.add_argument(
         "player", metavar="NAME", nargs="?", default=None, help="whose (default: yours)"
     )
+    report = sub.add_parser(
+        "report",
+        parents=[common],
+        help="report a player to the moderators",
+        description="Tell the moderators that a player broke a rule: cheating, a name that "
+        "breaks the rules, abuse, or something else. You must be logged in; one open report "
+        "per player and reason.",
+    )
+    report.add_argument("player", metavar="NAME", help="the account you report")
+    report.add_argument(
+        "--reason", required=True, choices=("cheat", "name", "abuse", "other"), help="why"
+    )
+    report.add_argument("--race", metavar="CODE", default=None, help="the race it happened in")
+    report.add_argument("--note", metavar="TEXT", default="", help="what you saw (500 chars)")
+    mod = sub.add_parser(
+        "mod",
+        parents=[common],
+        help="moderate: the queue, the log, an account; mark, close and undo",
+        description="For the accounts the server names with --moderators. 'mark' takes the "
+        "account's rated races out of every rating and the account out of the leaderboards; "
+        "'close' ends its logins and refuses new ones; 'unmark' and 'reopen' undo them. Every "
+        "action needs --reason and is kept in the moderators' log (docs/operations.md).",
+    )
+    mod_sub = mod.add_subparsers(dest="mod_command", required=True, metavar="ACTION")
+    mod_sub.add_parser("queue", parents=[common], help="reports waiting for a moderator")
+    mod_sub.add_parser("log", parents=[common], help="the moderators' actions, newest first")
+    shown = mod_sub.add_parser("show", parents=[common], help="an account's reports and actions")
+    shown.add_argument("player", metavar="NAME")
+    for action, text in (
+        ("mark", "fair-play mark: out of every rating and leaderboard"),
+        ("unmark", "take a fair-play mark back"),
+        ("close", "close an account: no login"),
+        ("reopen", "open a closed account again"),
+    ):
+        acting = mod_sub.add_parser(action, parents=[common], help=text)
+        acting.add_argument("player", metavar="NAME")
+        acting.add_argument("--reason", required=True, metavar="TEXT", help="why, for the log")
     rules = sub.add_parser(
         "rules",
         help="how to play Swiss and Quadrennial",

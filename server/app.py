@@ -41,6 +41,8 @@ from server.race.services.unloading import Unloader
 from server.race.wire.delivery import Delivery
 from server.race.wire.export import GameExport
 from server.race.wire.requests import Race
+from server.referee.feature import RefereeFeature
+from server.referee.services.referee import RefereeService, moderators_of
 from server.runtime.clock import Clock
 from server.runtime.config import Config
 from server.runtime.gc_timer import YoungCollector
@@ -149,6 +151,15 @@ class App:
             registry=self.metrics.registry,
             seated=self.matchmaker.seated,
             rating_of=self.ratings.rating_of,
+        )
+        self.referee = RefereeService(
+            store,
+            clock,
+            self.accounts,
+            self.ratings,
+            self.commands,
+            moderators=moderators_of(config.moderators),
+            limiter=AttemptLimiter(store, clock, "report", config.reports_per_hour, 3600.0),
         )
         self.bots = BotRunner(self.commands, clock, config, self.solver)
         self.hub.listen(self.bots.on_change)
@@ -338,5 +349,6 @@ def assembled(app: App) -> Router:
             RaceFeature(app.race),
             DailyFeature(app.race, app.daily),
             ChallengesFeature(app.race, app.challenges, app.accounts),
+            RefereeFeature(app.referee),
         )
     )

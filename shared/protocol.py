@@ -58,6 +58,14 @@ CHALLENGE_CREATE = "challenge_create"
 CHALLENGE_PLAY = "challenge_play"
 CHALLENGE_SHOW = "challenge_show"
 CHALLENGES = "challenges"
+# The referee (docs/protocol.md, "Reports and moderation").
+REPORT = "report"
+MOD_QUEUE = "mod_queue"
+MOD_LOG = "mod_log"
+MOD_SHOW = "mod_show"
+MOD_ACTION = "mod_action"
+REPORT_REASONS = ("cheat", "name", "abuse", "other")
+MOD_ACTIONS = ("mark", "unmark", "close", "reopen")
 
 # Server → client message types.
 WELCOME = "welcome"
@@ -105,6 +113,12 @@ BERSERKED = "berserked"
 CHALLENGE = "challenge"
 CHALLENGE_STARTED = "challenge_started"
 CHALLENGE_LIST = "challenge_list"
+# The referee (docs/protocol.md, "Reports and moderation").
+REPORT_FILED = "report_filed"
+MOD_QUEUE_ROWS = "mod_queue_rows"
+MOD_LOG_ROWS = "mod_log_rows"
+MOD_ACCOUNT = "mod_account"
+MOD_DONE = "mod_done"
 
 # Why a `closed` room closed (its `closed_reason`): a lobby nobody stayed in, or a room formed
 # for a quick race that fewer than two of its players sat down, or stayed, in.
@@ -385,6 +399,20 @@ CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
     CHALLENGE_PLAY: (_f("challenge", "str", max_len=MAX_ID_LEN),),
     CHALLENGE_SHOW: (_f("challenge", "str", max_len=MAX_ID_LEN),),
     CHALLENGES: (),
+    REPORT: (
+        _f("name", "str", max_len=MAX_NAME_LEN),
+        _f("reason", "str", choices=REPORT_REASONS),
+        _opt("race", "str", max_len=MAX_ID_LEN),
+        _opt("note", "str", max_len=500, allow_empty=True),
+    ),
+    MOD_QUEUE: (),
+    MOD_LOG: (_opt("last", "int", min=1, max=1000),),
+    MOD_SHOW: (_f("name", "str", max_len=MAX_NAME_LEN),),
+    MOD_ACTION: (
+        _f("action", "str", choices=MOD_ACTIONS),
+        _f("name", "str", max_len=MAX_NAME_LEN),
+        _f("reason", "str", max_len=500),
+    ),
 }
 
 SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
@@ -464,6 +492,7 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
         _opt("tournaments", "map"),
         _opt("bot", "int", min=BOT_MIN_LEVEL, max=BOT_MAX_LEVEL),
         _opt("challenges", "list", items="map"),
+        _opt("marked", "bool"),
     ),
     RATING_CHANGES: (
         _f("room", "str"),
@@ -556,6 +585,25 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("closes_at", "int"),
     ),
     CHALLENGE_LIST: (_f("challenges", "list", items="map"),),
+    REPORT_FILED: (_f("name", "str"), _f("reason", "str", choices=REPORT_REASONS)),
+    MOD_QUEUE_ROWS: (_f("rows", "list", items="map"),),
+    MOD_LOG_ROWS: (_f("rows", "list", items="map"),),
+    MOD_ACCOUNT: (
+        _f("account", "str"),
+        _f("name", "str"),
+        _f("marked", "bool"),
+        _f("closed", "bool"),
+        _f("reports", "list", items="map"),
+        _f("actions", "list", items="map"),
+    ),
+    MOD_DONE: (
+        _f("at", "int"),
+        _f("moderator", "str"),
+        _f("action", "str", choices=MOD_ACTIONS),
+        _f("account", "str"),
+        _f("name", "str"),
+        _f("why", "str"),
+    ),
     ERROR: (
         _f("code", "str"),
         _f("reason", "str"),

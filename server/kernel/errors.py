@@ -190,3 +190,25 @@ class NotInvited(ClientError):
     """An attempt at a challenge made for others: only its creator and those invited play it."""
 
     code = "not_invited"
+
+
+class NotModerator(ClientError):
+    """A moderator's request from an account that holds no moderator role."""
+
+    code = "not_moderator"
+
+
+class AlreadyReported(ClientError):
+    """The same reporter's report of the same account for the same reason, while it is open."""
+
+    code = "already_reported"
+
+
+class SelfReport(ClientError):
+    code = "self_report"
+
+
+class AccountClosed(ClientError):
+    """A login to an account a moderator closed."""
+
+    code = "account_closed"

@@ -101,6 +101,10 @@ class Config:
     challenges_per_account: int = 20
     challenge_window_s: float = 3600.0
     challenge_sweep_s: float = 30.0
+    # The referee (docs/operations.md, "Moderation"): the accounts holding the moderator role,
+    # and how many reports one account may file an hour (all processes together).
+    moderators: str = ""
+    reports_per_hour: int = 10
 
     def time_limit_ms(self, variant: str, asked_ms: int | None) -> int:
         """The time limit a new room gets: the variant's default when it asks for none; 0 (no
@@ -480,6 +484,22 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         "(or leave TLS to a reverse proxy, docs/operations.md)",
     ),
     ("--tls-key", "tls_key", str, "ARENA_TLS_KEY", "PEM private key of --tls-cert"),
+    (
+        "--moderators",
+        "moderators",
+        str,
+        "ARENA_MODERATORS",
+        "accounts holding the moderator role, NAME[,NAME...] (docs/operations.md, "
+        '"Moderation"); empty = none',
+    ),
+    (
+        "--reports-per-hour",
+        "reports_per_hour",
+        int,
+        "ARENA_REPORTS_PER_HOUR",
+        "reports one account may file an hour, on all server processes together, before "
+        "rate_limited",
+    ),
     (
         "--tournament-schedule",
         "tournament_schedule",

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from server.kernel.errors import BadCredentials, NameTaken, NotLoggedIn
+from server.kernel.errors import AccountClosed as AccountClosedError
+from server.kernel.errors import BadCredentials, NameTaken, NoSuchAccount, NotLoggedIn
 from server.kernel.names import DEFAULT_NAME, bot_level_of_name, clean_name, fold_name
 from server.kernel.schema import Schema
 from shared.protocol import BadField
@@ -62,10 +63,22 @@ class PasswordChanged(AccountEvent):
     password_hash: str
 
 
+@dataclass(frozen=True, slots=True)
+class AccountClosed(AccountEvent):
+    """Closed by a moderator: no login until it is reopened (its keys are revoked with it)."""
+
+    TYPE: ClassVar[str] = "account_closed"
+
+
+@dataclass(frozen=True, slots=True)
+class AccountReopened(AccountEvent):
+    TYPE: ClassVar[str] = "account_reopened"
+
+
 SCHEMA: Schema[AccountEvent] = Schema(
     "account",
     ACCOUNT_EVENT_VERSION,
-    (AccountCreated, KeyIssued, KeyRevoked, PasswordChanged),
+    (AccountCreated, KeyIssued, KeyRevoked, PasswordChanged, AccountClosed, AccountReopened),
 )
 encode = SCHEMA.encode
 decode = SCHEMA.decode
@@ -89,6 +102,7 @@ class Account:
     password_hash: str
     keys: frozenset[str] = field(default_factory=frozenset)
     version: int = 0
+    closed: bool = False
 
 
 def fold_account(events: Iterable[Mapping[str, Any]]) -> Account | None:
@@ -106,6 +120,8 @@ def fold_account(events: Iterable[Mapping[str, Any]]) -> Account | None:
             account = replace(account, keys=account.keys - {event.key_hash})
         elif isinstance(event, PasswordChanged):
             account = replace(account, password_hash=event.password_hash)
+        elif isinstance(event, AccountClosed | AccountReopened):
+            account = replace(account, closed=isinstance(event, AccountClosed))
         account = replace(account, version=version)
     return account
 
@@ -149,6 +165,8 @@ def decide_login(
     made with others); the same bad_credentials for an unknown name and a wrong password."""
     if account is None or not verified:
         raise BadCredentials("unknown name or wrong password")
+    if account.closed:
+        raise AccountClosedError(f"the account {account.name!r} is closed by a moderator")
     events: list[AccountEvent] = []
     if rehashed is not None:
         events.append(PasswordChanged(now, rehashed))
@@ -175,3 +193,20 @@ def decide_change_password(
         raise BadCredentials("the current password is wrong")
     others = sorted(account.keys - {key_hash})
     return [PasswordChanged(now, password_hash), *(KeyRevoked(now, k) for k in others)]
+
+
+def decide_close(account: Account | None, *, now: int) -> list[AccountEvent]:
+    """Closed, every live key revoked (each login ends, on every process); nothing for an
+    account already closed."""
+    if account is None:
+        raise NoSuchAccount("no such account")
+    if account.closed:
+        return []
+    return [AccountClosed(now), *(KeyRevoked(now, k) for k in sorted(account.keys))]
+
+
+def decide_reopen(account: Account | None, *, now: int) -> list[AccountEvent]:
+    """Open again (a new login issues a key); nothing for an account that is open."""
+    if account is None:
+        raise NoSuchAccount("no such account")
+    return [AccountReopened(now)] if account.closed else []

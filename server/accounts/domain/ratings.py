@@ -44,8 +44,32 @@ class RaceRated:
     racers: tuple[dict[str, Any], ...]
 
 
-SCHEMA: Schema[RaceRated] = Schema(
-    "rating", RATING_EVENT_VERSION, (RaceRated,), sequences=("racers",)
+@dataclass(frozen=True, slots=True)
+class FairPlayMarked:
+    """A moderator's fair-play mark: the account's rated races count for nobody, as if they had
+    been unrated, from the start of the log (its own rating and every rival's)."""
+
+    TYPE: ClassVar[str] = "fair_play_marked"
+    at: int
+    account: str
+
+
+@dataclass(frozen=True, slots=True)
+class FairPlayUnmarked:
+    """The mark taken back: the account's races count again, exactly as before the mark."""
+
+    TYPE: ClassVar[str] = "fair_play_unmarked"
+    at: int
+    account: str
+
+
+RatingEvent = RaceRated | FairPlayMarked | FairPlayUnmarked
+
+SCHEMA: Schema[RatingEvent] = Schema(
+    "rating",
+    RATING_EVENT_VERSION,
+    (RaceRated, FairPlayMarked, FairPlayUnmarked),
+    sequences=("racers",),
 )
 encode = SCHEMA.encode
 decode = SCHEMA.decode
@@ -151,12 +175,16 @@ class Standing:
 
 @dataclass
 class RatingTable:
-    """A variant's ratings as folded from its stream up to ``version``."""
+    """A variant's ratings as folded from its stream up to ``version``. The races are kept in
+    their order, so a fair-play mark (or its removal) folds them again without (or with) the
+    marked accounts' races: everyone's ratings as if those races had never been rated."""
 
     variant: str
     version: int = 0
     players: dict[str, Standing] = field(default_factory=dict)
     races: dict[str, tuple[Change, ...]] = field(default_factory=dict)
+    marked: set[str] = field(default_factory=set)
+    log: list[RaceRated] = field(default_factory=list)
 
     def apply(self, version: int, data: dict[str, Any]) -> tuple[Change, ...]:
         """Fold the event at ``version`` (the next one); a race already rated changes nothing
@@ -165,8 +193,31 @@ class RatingTable:
             raise ValueError(f"ratings {self.variant}: version {version} after {self.version}")
         self.version = version
         event = decode(data)
+        if isinstance(event, FairPlayMarked | FairPlayUnmarked):
+            before = set(self.marked)
+            if isinstance(event, FairPlayMarked):
+                self.marked.add(event.account)
+            else:
+                self.marked.discard(event.account)
+            if self.marked != before:
+                self._refold()
+            return ()
         if event.room in self.races:
             return self.races[event.room]
+        self.log.append(event)
+        return self._rate(event)
+
+    def _refold(self) -> None:
+        """Every kept race folded again from nothing, the marked accounts' races left out."""
+        self.players = {}
+        self.races = {}
+        for event in self.log:
+            self._rate(event)
+
+    def _rate(self, event: RaceRated) -> tuple[Change, ...]:
+        if any(r["account"] in self.marked for r in event.racers):
+            self.races[event.room] = ()  # rated, and counting for nobody while the mark holds
+            return ()
         standings = [
             self.players.setdefault(r["account"], Standing(r["name"])) for r in event.racers
         ]

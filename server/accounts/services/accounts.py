@@ -167,6 +167,27 @@ class Accounts:
         log.info("account_password_changed", account=account.id, revoked=len(revoked))
         return len(revoked)
 
+    async def close(self, folded: str) -> bool:
+        """A moderator closes the account: no login, every live key revoked; False if it was
+        closed already."""
+        now = self.clock.now_ms()
+
+        async def decide(account: a.Account | None) -> list[a.AccountEvent]:
+            return a.decide_close(account, now=now)
+
+        _, events = await self._decided(folded, decide)
+        return bool(events)
+
+    async def reopen(self, folded: str) -> bool:
+        """The account may log in again; False if it was open."""
+        now = self.clock.now_ms()
+
+        async def decide(account: a.Account | None) -> list[a.AccountEvent]:
+            return a.decide_reopen(account, now=now)
+
+        _, events = await self._decided(folded, decide)
+        return bool(events)
+
     async def _verify(self, account: a.Account | None, password: str) -> tuple[bool, str | None]:
         """``Passwords.verify`` against the account's hash; no account takes as long, and fails."""
         return await self.passwords.verify(

@@ -21,6 +21,8 @@ from server.accounts.domain.ratings import (
     NEW_RATING,
     VARIANTS,
     Change,
+    FairPlayMarked,
+    FairPlayUnmarked,
     RaceRated,
     RatingTable,
     decide_rating,
@@ -123,7 +125,10 @@ class Ratings:
             version = table.version
             index = leaderboard_index(variant)
             for account in accounts:
-                standing = table.players[account]
+                standing = table.players.get(account)
+                if standing is None:  # a mark folded in meanwhile left this account out
+                    await self.store.index_remove(index, account)
+                    continue
                 row = msgpack.packb(standing.row(account))
                 await self.store.index_put(index, account, -standing.rating, row)
             if await self.store.last_version(ratings_stream(variant)) == version:
@@ -141,14 +146,47 @@ class Ratings:
             table = RatingTable(variant)
             await self._fold(table)
             self.tables[variant] = table
-            index = leaderboard_index(variant)
-            for entry in await self.store.index_range(index):
-                if entry.member not in table.players:
-                    await self.store.index_remove(index, entry.member)
-            await self.write_rows(variant, list(table.players))
-            await self.store.index_put(BUILT_INDEX, variant, table.version)
+            await self._rewrite_index(table)
             folded[variant] = table.version
         return folded
+
+    async def _rewrite_index(self, table: RatingTable) -> None:
+        """The variant's leaderboard index made to hold exactly the table's rows."""
+        index = leaderboard_index(table.variant)
+        for entry in await self.store.index_range(index):
+            if entry.member not in table.players:
+                await self.store.index_remove(index, entry.member)
+        await self.write_rows(table.variant, list(table.players))
+        await self.store.index_put(BUILT_INDEX, table.variant, table.version)
+
+    async def mark(self, account: str, *, marked: bool = True) -> None:
+        """A fair-play mark (or, ``marked`` False, its removal) in every variant's log, and the
+        leaderboards rewritten from the ratings folded again: every process folds the same
+        mark at the same place in the log, so every process has the same ratings."""
+        now = self.clock.now_ms()
+        event = FairPlayMarked(now, account) if marked else FairPlayUnmarked(now, account)
+        for variant in VARIANTS:
+            for _ in range(50):
+                table = await self.catch_up(variant)
+                if (account in table.marked) == marked:
+                    break
+                try:
+                    await self.store.append(
+                        ratings_stream(variant), [encode(event)], expected_version=table.version
+                    )
+                except WrongExpectedVersion:
+                    continue
+                table = await self.catch_up(variant)
+                break
+            else:
+                raise ServerError("the ratings are changing too fast; try again")
+            await self._rewrite_index(table)
+        log.info("fair_play_marked" if marked else "fair_play_unmarked", account=account)
+
+    async def is_marked(self, account: str) -> bool:
+        """Whether a fair-play mark holds on the account (as this process has folded it)."""
+        table = await self.catch_up(VARIANTS[0])
+        return account in table.marked
 
     async def start(self) -> None:
         """Rebuild a missing projection, fold the log, and rate what a killed process left."""

@@ -207,6 +207,8 @@ class AccountRequests(Part):
             card["tournaments"] = {"played": len(played), "podiums": podiums}
         if self.challenges is not None:
             card["challenges"] = await self.challenges(account.id)
+        if await self.ratings.is_marked(account.id):
+            card["marked"] = True  # a moderator's fair-play mark: out of the leaderboards
         self.reply(msg, card)
 
     async def on_race_ratings(self, msg: dict[str, Any]) -> None:

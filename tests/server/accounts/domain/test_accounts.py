@@ -7,7 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from server.accounts.domain.accounts import (
+    AccountClosed,
     AccountCreated,
+    AccountReopened,
     KeyIssued,
     KeyRevoked,
     PasswordChanged,
@@ -15,14 +17,17 @@ from server.accounts.domain.accounts import (
     check_name,
     check_password,
     decide_change_password,
+    decide_close,
     decide_login,
     decide_logout,
     decide_register,
+    decide_reopen,
     decode,
     encode,
     fold_account,
 )
-from server.kernel.errors import BadCredentials, NameTaken, NotLoggedIn
+from server.kernel.errors import AccountClosed as AccountClosedError
+from server.kernel.errors import BadCredentials, NameTaken, NoSuchAccount, NotLoggedIn
 from server.kernel.names import fold_name
 from shared.errors import CorruptEvent
 from shared.protocol import BadField
@@ -130,3 +135,36 @@ def test_events_round_trip_and_unknown_versions_are_corrupt(kind: str) -> None:
     assert decode(encode(event)) == event
     with pytest.raises(CorruptEvent):
         decode({**encode(event), "v": 99})
+
+
+def test_closing_revokes_every_key_and_refuses_logins_until_reopened() -> None:
+    log = [AccountCreated(1, "ann", "h"), KeyIssued(1, "k1"), KeyIssued(2, "k2")]
+    account = fold_account([encode(e) for e in log])
+    closing = decide_close(account, now=3)
+    assert closing == [AccountClosed(3), KeyRevoked(3, "k1"), KeyRevoked(3, "k2")]
+    log += closing
+    closed = fold_account([encode(e) for e in log])
+    assert closed is not None
+    assert closed.closed
+    assert closed.keys == frozenset()
+    assert decide_close(closed, now=4) == []
+    with pytest.raises(AccountClosedError):
+        decide_login(closed, verified=True, key_hash="k3", rehashed=None, now=4)
+    with pytest.raises(BadCredentials):  # a wrong password says nothing of the closing
+        decide_login(closed, verified=False, key_hash="k3", rehashed=None, now=4)
+    log += decide_reopen(closed, now=5)
+    reopened = fold_account([encode(e) for e in log])
+    assert reopened is not None
+    assert not reopened.closed
+    assert decide_reopen(reopened, now=6) == []
+    assert decide_login(reopened, verified=True, key_hash="k3", rehashed=None, now=6)[-1] == (
+        KeyIssued(6, "k3")
+    )
+    assert log[-1] == AccountReopened(5)
+
+
+def test_closing_or_reopening_no_account_is_no_such_account() -> None:
+    with pytest.raises(NoSuchAccount):
+        decide_close(None, now=1)
+    with pytest.raises(NoSuchAccount):
+        decide_reopen(None, now=1)

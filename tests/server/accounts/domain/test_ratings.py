@@ -9,6 +9,8 @@ from server.accounts.domain.ratings import (
     DISPLAY_BASE,
     MODEL,
     PROVISIONAL_GAMES,
+    FairPlayMarked,
+    FairPlayUnmarked,
     RaceRated,
     RatingTable,
     display,
@@ -63,3 +65,40 @@ def test_the_shown_rating_and_provisional_marks() -> None:
     assert table.players["a0"].best_ms == 1000
     assert table.players["a1"].best_ms is None
     assert table.players["a0"].rating > DISPLAY_BASE > table.players["a1"].rating
+
+
+def _standings(table: RatingTable) -> dict[str, tuple[float, float, int, int]]:
+    return {a: (s.mu, s.sigma, s.games, s.wins) for a, s in table.players.items()}
+
+
+@settings(max_examples=60, deadline=None)
+@given(races, st.sampled_from(ACCOUNTS), st.integers(min_value=0, max_value=25))
+def test_a_mark_is_as_if_the_accounts_races_were_never_rated_and_unmark_restores(
+    history: list[list[str]], cheat: str, marked_after: int
+) -> None:
+    """Everyone's ratings with a mark folded anywhere in the log equal a fold of the log
+    without the marked account's races; the unmark gives back the fold without any mark."""
+    marked_after = min(marked_after, len(history))
+    table = RatingTable("swiss")
+    version = 0
+    for number, order in enumerate(history, 1):
+        if number == marked_after + 1:
+            version += 1
+            table.apply(version, encode(FairPlayMarked(0, cheat)))
+        version += 1
+        table.apply(version, race(number, order))
+    if marked_after == len(history):
+        version += 1
+        table.apply(version, encode(FairPlayMarked(0, cheat)))
+    clean = RatingTable("swiss")
+    kept = [(n, o) for n, o in enumerate(history, 1) if cheat not in o]
+    for v, (number, order) in enumerate(kept, 1):
+        clean.apply(v, race(number, order))
+    assert _standings(table) == _standings(clean)
+    assert cheat not in table.players
+    version += 1
+    table.apply(version, encode(FairPlayUnmarked(1, cheat)))
+    plain = RatingTable("swiss")
+    for number, order in enumerate(history, 1):
+        plain.apply(number, race(number, order))
+    assert _standings(table) == _standings(plain)

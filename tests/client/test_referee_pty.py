@@ -1,0 +1,88 @@
+"""Reports and moderation through real pseudo-terminals at 80x24, against a real server on a
+real Redis that names a moderator: a player reports another, the moderator reads the queue,
+closes the account, sees it in the log, and the closed player can no longer log in."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from tests.client.pty_driver import finish, spawn, type_line, words
+from tests.support.redis_server import RedisServer
+from tests.support.server_process import ServerProcess
+
+SIZE = {"columns": 80, "rows": 24}
+
+
+@pytest.fixture
+def refereed(redis_server: RedisServer, tmp_path: Path) -> Iterator[ServerProcess]:
+    process = ServerProcess(
+        redis_url=redis_server.url,
+        log_path=tmp_path / "server.log",
+        extra_args=["--redis-prefix", f"t{uuid.uuid4().hex[:8]}:", "--moderators", "Mia"],
+    )
+    process.start()
+    yield process
+    process.stop()
+
+
+def user(tmp_path: Path, name: str) -> dict[str, str]:
+    home = tmp_path / name
+    home.mkdir()
+    return {"XDG_STATE_HOME": str(home), "SOLITAIRE_NAME": name}
+
+
+def run(server: ServerProcess, env: dict[str, str], *args: str) -> pexpect.spawn:
+    return spawn(*args, "--server", server.url, "--no-color", env_extra=env, **SIZE)
+
+
+def register(server: ServerProcess, env: dict[str, str], name: str) -> None:
+    child = run(server, env, "register", name, "--password-stdin")
+    type_line(child, f"{name}'s long secret")
+    child.expect(f"Registered and logged in as {name}.")
+    assert finish(child) == 0
+
+
+def test_report_queue_close_and_log_in_the_terminal(
+    refereed: ServerProcess, tmp_path: Path
+) -> None:
+    ann, bob, mia = (user(tmp_path, n) for n in ("ann", "bob", "mia"))
+    for env, name in ((ann, "ann"), (bob, "bob"), (mia, "Mia")):
+        register(refereed, env, name)
+
+    child = run(refereed, ann, "report", "bob", "--reason", "name", "--note", "an insult")
+    child.expect(words("Reported bob (name): a moderator will look."))
+    assert finish(child) == 0
+    child = run(refereed, ann, "report", "ann", "--reason", "cheat")
+    child.expect("you cannot report yourself")
+    assert finish(child) == 2
+
+    child = run(refereed, bob, "mod", "queue")
+    child.expect("only a moderator may do that")
+    assert finish(child) == 2
+    child = run(refereed, mia, "mod", "queue")
+    child.expect(r"bob\s+1 report: 1 name")
+    child.expect("an insult")
+    assert finish(child) == 0
+
+    child = run(refereed, mia, "mod", "close", "bob", "--reason", "a name that insults")
+    child.expect(words("mia close bob: a name that insults"))
+    assert finish(child) == 0
+    child = run(refereed, mia, "mod", "queue")
+    child.expect("Nothing waits for a moderator.")
+    assert finish(child) == 0
+    child = run(refereed, mia, "mod", "log")
+    child.expect(words("mia close bob: a name that insults"))
+    assert finish(child) == 0
+
+    child = run(refereed, bob, "whoami")  # the saved key was revoked with the closing
+    child.expect(words("Not logged in (the server no longer knows your key): log in."))
+    assert finish(child) == 0
+    child = run(refereed, bob, "login", "bob", "--password-stdin")
+    type_line(child, "bob's long secret")
+    child.expect("is closed by a moderator")
+    assert finish(child) == 2
