@@ -72,6 +72,21 @@ def configured_archiver(
     )
 
 
+def configured_referee(app: App) -> RefereeService:
+    """Reports and moderators' actions over the app's accounts, ratings and rooms; the
+    moderators and the report limit from the config."""
+    config, store, clock = app.config, app.store, app.clock
+    return RefereeService(
+        store,
+        clock,
+        app.accounts,
+        app.ratings,
+        app.commands,
+        moderators=moderators_of(config.moderators),
+        limiter=AttemptLimiter(store, clock, "report", config.reports_per_hour, 3600.0),
+    )
+
+
 class App:
     """The server's parts wired in their one direction (connection → commands → store → hub →
     projection → delivery and the race clock), started and stopped in order behind the
@@ -152,15 +167,7 @@ class App:
             seated=self.matchmaker.seated,
             rating_of=self.ratings.rating_of,
         )
-        self.referee = RefereeService(
-            store,
-            clock,
-            self.accounts,
-            self.ratings,
-            self.commands,
-            moderators=moderators_of(config.moderators),
-            limiter=AttemptLimiter(store, clock, "report", config.reports_per_hour, 3600.0),
-        )
+        self.referee = configured_referee(self)
         self.bots = BotRunner(self.commands, clock, config, self.solver)
         self.hub.listen(self.bots.on_change)
         self.connections: set[Connection] = set()
