@@ -175,16 +175,20 @@ class Standing:
 
 @dataclass
 class RatingTable:
-    """A variant's ratings as folded from its stream up to ``version``. The races are kept in
-    their order, so a fair-play mark (or its removal) folds them again without (or with) the
-    marked accounts' races: everyone's ratings as if those races had never been rated."""
+    """A variant's ratings as folded from its stream up to ``version``.
+
+    A fair-play mark makes every race its account rated in count for nobody, from the start of
+    the log: the table notes the mark and ``refold_from_start``, and whoever folds it folds the
+    log again from the start into ``refolding()``, a table that knows the marked accounts from
+    the first race on (``refold`` does it at once; the server does it a page at a time)."""
 
     variant: str
     version: int = 0
     players: dict[str, Standing] = field(default_factory=dict)
     races: dict[str, tuple[Change, ...]] = field(default_factory=dict)
     marked: set[str] = field(default_factory=set)
-    log: list[RaceRated] = field(default_factory=list)
+    refold_from_start: bool = False  # a mark or unmark changed the marked accounts
+    replaying: bool = False  # folding the log again with ``marked`` known from the start
 
     def apply(self, version: int, data: dict[str, Any]) -> tuple[Change, ...]:
         """Fold the event at ``version`` (the next one); a race already rated changes nothing
@@ -194,27 +198,16 @@ class RatingTable:
         self.version = version
         event = decode(data)
         if isinstance(event, FairPlayMarked | FairPlayUnmarked):
-            before = set(self.marked)
-            if isinstance(event, FairPlayMarked):
-                self.marked.add(event.account)
-            else:
-                self.marked.discard(event.account)
-            if self.marked != before:
-                self._refold()
+            if not self.replaying:  # a replay knows the marks that hold at its end
+                held = set(self.marked)
+                if isinstance(event, FairPlayMarked):
+                    self.marked.add(event.account)
+                else:
+                    self.marked.discard(event.account)
+                self.refold_from_start |= self.marked != held
             return ()
         if event.room in self.races:
             return self.races[event.room]
-        self.log.append(event)
-        return self._rate(event)
-
-    def _refold(self) -> None:
-        """Every kept race folded again from nothing, the marked accounts' races left out."""
-        self.players = {}
-        self.races = {}
-        for event in self.log:
-            self._rate(event)
-
-    def _rate(self, event: RaceRated) -> tuple[Change, ...]:
         if any(r["account"] in self.marked for r in event.racers):
             self.races[event.room] = ()  # rated, and counting for nobody while the mark holds
             return ()
@@ -256,6 +249,20 @@ class RatingTable:
             )
         self.races[event.room] = tuple(changes)
         return self.races[event.room]
+
+    def refolding(self) -> RatingTable:
+        """An empty table to fold this one's log into again, its marks known from the start."""
+        return RatingTable(self.variant, marked=set(self.marked), replaying=True)
+
+
+def refold(table: RatingTable, log: list[dict[str, Any]]) -> RatingTable:
+    """``table`` folded again from ``log`` (its stream from version 1) once a mark changed:
+    everyone's ratings as if the marked accounts' races had never been rated."""
+    fresh = table.refolding()
+    for version, data in enumerate(log[: table.version], 1):
+        fresh.apply(version, data)
+    fresh.replaying = False
+    return fresh
 
 
 NEW_RATING = display(MODEL.rating().mu, MODEL.rating().sigma)

@@ -41,8 +41,9 @@ from shared.errors import ArenaError, ServerError, WrongExpectedVersion
 log = get_logger("server.accounts.services.ratings")
 
 PENDING_INDEX = "ratings-pending"  # rated rooms racing or finished, not yet recorded
-BUILT_INDEX = "ratings-built"
-_PAGE = 2_000  # variant -> the ratings version the leaderboard index holds
+BUILT_INDEX = "ratings-built"  # variant -> the ratings version the leaderboard index holds
+_PAGE = 2_000
+_TURN = 100  # races a refold folds between two turns of the event loop
 
 
 def leaderboard_index(variant: str) -> str:
@@ -70,21 +71,42 @@ class Ratings:
 
     async def catch_up(self, variant: str) -> RatingTable:
         """Fold what the variant's ratings stream holds beyond this process's table."""
-        table = self.tables[variant]
         async with self._locks[variant]:
-            await self._fold(table)
-        return table
+            self.tables[variant] = await self._fold(self.tables[variant])
+        return self.tables[variant]
 
-    async def _fold(self, table: RatingTable) -> None:
+    async def _fold(self, table: RatingTable) -> RatingTable:
         """Read and fold the stream beyond ``table``, a page at a time (one read of 100,000
-        events outlasted the store's socket timeout)."""
+        events outlasted the store's socket timeout); folded again from the start when a mark
+        changed the marked accounts (a new table)."""
         stream = ratings_stream(table.variant)
         while True:
             page = await self.store.read(stream, after=table.version, limit=_PAGE)
             for event in page:
                 table.apply(event.version, event.data)
+            if table.refold_from_start:
+                table = await self._refold(table)
             if len(page) < _PAGE:
-                return
+                return table
+
+    async def _refold(self, table: RatingTable) -> RatingTable:
+        """``table``'s log folded again from the start into ``table.refolding()``, a page at a
+        time, the event loop given a turn every ``_TURN`` races: a mark refolds every race of
+        the log, seconds of CPU for tens of thousands, which must not stop the server."""
+        fresh = table.refolding()
+        stream = ratings_stream(table.variant)
+        while fresh.version < table.version:
+            limit = min(_PAGE, table.version - fresh.version)
+            page = await self.store.read(stream, after=fresh.version, limit=limit)
+            if not page:
+                break
+            for i, event in enumerate(page, 1):
+                fresh.apply(event.version, event.data)
+                if i % _TURN == 0:
+                    await asyncio.sleep(0)
+        fresh.replaying = False
+        log.info("ratings_refolded", variant=table.variant, version=fresh.version)
+        return fresh
 
     async def record(self, room: Room) -> tuple[Change, ...] | None:
         """Rate the room's finished race once; its changes (None: the race is not rated)."""
@@ -143,8 +165,7 @@ class Ratings:
         the races folded per variant."""
         folded = {}
         for variant in variants:
-            table = RatingTable(variant)
-            await self._fold(table)
+            table = await self._fold(RatingTable(variant))
             self.tables[variant] = table
             await self._rewrite_index(table)
             folded[variant] = table.version

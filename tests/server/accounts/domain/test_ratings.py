@@ -15,6 +15,7 @@ from server.accounts.domain.ratings import (
     RatingTable,
     display,
     encode,
+    refold,
 )
 
 ACCOUNTS = [f"a{i}" for i in range(6)]
@@ -80,24 +81,26 @@ def test_a_mark_is_as_if_the_accounts_races_were_never_rated_and_unmark_restores
     without the marked account's races; the unmark gives back the fold without any mark."""
     marked_after = min(marked_after, len(history))
     table = RatingTable("swiss")
-    version = 0
+    log: list[dict[str, object]] = []
+
+    def fold(data: dict[str, object]) -> RatingTable:
+        log.append(data)
+        table.apply(len(log), data)  # type: ignore[arg-type]
+        return refold(table, log) if table.refold_from_start else table  # type: ignore[arg-type]
+
     for number, order in enumerate(history, 1):
         if number == marked_after + 1:
-            version += 1
-            table.apply(version, encode(FairPlayMarked(0, cheat)))
-        version += 1
-        table.apply(version, race(number, order))
+            table = fold(encode(FairPlayMarked(0, cheat)))
+        table = fold(race(number, order))
     if marked_after == len(history):
-        version += 1
-        table.apply(version, encode(FairPlayMarked(0, cheat)))
+        table = fold(encode(FairPlayMarked(0, cheat)))
     clean = RatingTable("swiss")
     kept = [(n, o) for n, o in enumerate(history, 1) if cheat not in o]
     for v, (number, order) in enumerate(kept, 1):
         clean.apply(v, race(number, order))
     assert _standings(table) == _standings(clean)
     assert cheat not in table.players
-    version += 1
-    table.apply(version, encode(FairPlayUnmarked(1, cheat)))
+    table = fold(encode(FairPlayUnmarked(1, cheat)))
     plain = RatingTable("swiss")
     for number, order in enumerate(history, 1):
         plain.apply(number, race(number, order))
