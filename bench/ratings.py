@@ -7,7 +7,8 @@ race's finish costs the finishing action, against an unrated one in the same run
    accounts, random places, some wins) in the swiss ratings stream, appended in batches through
    the store API exactly as ``Ratings.record`` writes them, then times ``Ratings.rebuild``
    (read the stream, fold it with openskill, rewrite the leaderboard index) and the pure fold
-   alone. Reported as races per second.
+   alone. Reported as races per second. Then a moderator's fair-play mark of one account and its
+   removal: every rating folded again without (then with) its races, the leaderboard rewritten.
 2. Finish cost: starts ``python -m server`` on that Redis, registers two accounts, and runs F
    two-racer races, alternately rated and unrated (``create_room`` ``rated: false``), both
    racers logged in. The first racer resigns; the second's resignation finishes the race, and
@@ -100,6 +101,17 @@ async def rebuild(url: str, races: int, accounts: int) -> dict[str, Any]:
         rebuild_s = time.perf_counter() - t0
         assert folded["swiss"] == races
         players = len(ratings.tables["swiss"].players)
+        # A fair-play mark: every rating folded again without one account's races, and the
+        # leaderboards rewritten (both variants' logs take the mark; quadrennial's is empty).
+        marked = "acct00000"
+        kept = sum(1 for e in events if all(r["account"] != marked for r in e["racers"]))
+        t0 = time.perf_counter()
+        await ratings.mark(marked)
+        mark_s = time.perf_counter() - t0
+        assert marked not in ratings.tables["swiss"].players
+        t0 = time.perf_counter()
+        await ratings.mark(marked, marked=False)
+        unmark_s = time.perf_counter() - t0
     finally:
         await store.aclose()
     return {
@@ -111,6 +123,7 @@ async def rebuild(url: str, races: int, accounts: int) -> dict[str, Any]:
         "fold_only_races_per_s": round(races / fold_s),
         "rebuild_s": round(rebuild_s, 3),
         "rebuild_races_per_s": round(races / rebuild_s),
+        "mark": {"races_kept": kept, "mark_s": round(mark_s, 3), "unmark_s": round(unmark_s, 3)},
     }
 
 
@@ -240,6 +253,11 @@ def main() -> None:
         ("races folded by the rebuild", f"{r['races']:,} ({r['rated_players']} players)"),
         ("rebuild (read, fold, index)", f"{r['rebuild_s']} s, {r['rebuild_races_per_s']:,}/s"),
         ("fold only (openskill)", f"{r['fold_only_s']} s, {r['fold_only_races_per_s']:,}/s"),
+        (
+            "fair-play mark: refold + leaderboard",
+            f"{r['mark']['mark_s']} s "
+            f"({r['mark']['races_kept']:,} races kept); unmark {r['mark']['unmark_s']} s",
+        ),
     ]
     for kind, parts in finish.items():
         for what, q in parts.items():
