@@ -28,9 +28,12 @@ pytestmark = pytest.mark.e2e  # every test here starts a process
 
 FAST = ["--rate", "1000", "--burst", "1000"]
 BEFORE_MIDNIGHT_MS = 9_000
-"""How long before midnight (on the servers' clock) the test starts: the day's part takes a few
-seconds (two to three with both servers, two of them starting side by side, at a load average
-of 5-7), then the test waits out the rest."""
+"""How long before midnight (on the servers' clock) the servers start: starting them and the
+accounts take a few seconds, the day's part two to three (at a load average of 5-7), then the
+test waits out the rest."""
+DAY_PART_MS = 4_000
+"""What the day's part must have left before midnight once the servers and accounts are up; a
+machine slower than that starts them again, as long before midnight as they took."""
 
 
 async def ask(client: Client, msg: dict[str, Any], *answers: str) -> dict[str, Any]:
@@ -84,30 +87,43 @@ async def test_one_attempt_a_day_fair_until_the_day_ends_then_revealed(
     else:
         redis: RedisServer = request.getfixturevalue("redis_server")
         url, extra = redis.url, []
-    now = time.time_ns() // 1_000_000
-    today = dt.datetime.now(dt.UTC).date()
-    midnight = day_end_ms(today)
-    offset = midnight - BEFORE_MIDNIGHT_MS - now
-    monkeypatch.setenv("ARENA_TEST_CLOCK_OFFSET_MS", str(offset))
-    prefix = f"t{uuid.uuid4().hex[:8]}:"
-    procs = [
-        ServerProcess(
-            redis_url=url,
-            log_path=tmp_path / f"{i}.log",
-            extra_args=[*FAST, "--redis-prefix", prefix, *extra],
-        )
-        for i in range(2)
-    ]
-    start_all(procs)
+    margin = BEFORE_MIDNIGHT_MS
     clients: list[Client] = []
+    procs: list[ServerProcess] = []
     try:
-        one, two = (p.url for p in procs)
-        ann_key, bob_key = await asyncio.gather(register(one, "ann"), register(two, "bob"))
-        ann = await connect(one, "ann", ann_key)
-        bob = await connect(two, "bob", bob_key)
-        eve = await connect(two, "eve")
-        ann_again = await connect(two, "ann", ann_key)
-        clients += [ann, bob, eve, ann_again]
+        for attempt in range(3):
+            now = time.time_ns() // 1_000_000
+            midnight = day_end_ms(dt.datetime.now(dt.UTC).date())
+            offset = midnight - margin - now
+            monkeypatch.setenv("ARENA_TEST_CLOCK_OFFSET_MS", str(offset))
+            prefix = f"t{uuid.uuid4().hex[:8]}:"
+            procs = [
+                ServerProcess(
+                    redis_url=url,
+                    log_path=tmp_path / f"{attempt}.{i}.log",
+                    extra_args=[*FAST, "--redis-prefix", prefix, *extra],
+                )
+                for i in range(2)
+            ]
+            start_all(procs)
+            one, two = (p.url for p in procs)
+            ann_key, bob_key = await asyncio.gather(register(one, "ann"), register(two, "bob"))
+            ann = await connect(one, "ann", ann_key)
+            bob = await connect(two, "bob", bob_key)
+            eve = await connect(two, "eve")
+            ann_again = await connect(two, "ann", ann_key)
+            clients += [ann, bob, eve, ann_again]
+            left = midnight - (time.time_ns() // 1_000_000 + offset)
+            if left >= DAY_PART_MS:
+                break
+            for client in clients:  # too slow a start here: again, earlier before midnight
+                await client.close()
+            for proc in procs:
+                proc.stop()
+            clients, procs = [], []
+            margin += DAY_PART_MS - left
+        else:
+            pytest.fail(f"the servers and accounts took {margin} ms to start three times")
 
         started = await ask(ann, {"type": "daily", "variant": "swiss"}, "daily_started")
         assert started["type"] == "daily_started", started
@@ -151,10 +167,9 @@ async def test_one_attempt_a_day_fair_until_the_day_ends_then_revealed(
         assert mine["me"]["name"] == "bob"
 
         # The day ends.
-        spent = time.time_ns() // 1_000_000 - now
-        assert spent < BEFORE_MIDNIGHT_MS, f"the day's part took {spent} ms: start it earlier"
-        left = BEFORE_MIDNIGHT_MS - spent + 500
-        await asyncio.sleep(max(0, left) / 1000)
+        left = midnight - (time.time_ns() // 1_000_000 + offset)
+        assert left > 0, f"the day's part ended {-left} ms after midnight: start it earlier"
+        await asyncio.sleep((left + 500) / 1000)
         after = await ask(
             eve, {"type": "daily_results", "variant": "swiss", "date": day}, "daily_standings"
         )
