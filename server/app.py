@@ -30,6 +30,7 @@ from server.kernel.placement import home_worker
 from server.matchmaking.feature import MatchmakingFeature
 from server.matchmaking.services.matchmaker import Matchmaker
 from server.net.connection import Connection, Outbox
+from server.net.first_view import PageView
 from server.net.router import Router
 from server.race.domain.lifecycle import RoomStatus
 from server.race.feature import RaceFeature
@@ -157,7 +158,12 @@ class App:
         self.router = assembled(self)
         self.metrics.watch(self.live_figures)
         self.endpoint = Endpoint(
-            config, store, self.metrics, self.handler, pages={"/export/": self.export.respond}
+            config,
+            store,
+            self.metrics,
+            self.handler,
+            pages={"/export/": self.export.respond},
+            views=first_views(self),
         )
         self.server: Server | None = None
         self.warmed = asyncio.Event()  # every live room of the directory is loaded
@@ -311,6 +317,12 @@ class App:
         await self.endpoint.close()
         await self.close_parts()
         log.info("stopped")
+
+
+def first_views(app: App) -> tuple[PageView, ...]:
+    """The pages whose first view a feature renders on the server (a link preview, a page
+    without scripts), each through the services its protocol requests read."""
+    return (app.tournaments.page.view(),)
 
 
 def assembled(app: App) -> Router:

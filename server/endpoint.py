@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import errno
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from http import HTTPStatus
 from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
+from server.net.first_view import PageView
 from server.net.handoff import Handoff, listen_routed
 from server.net.http import WebViewer, tls_context
 from server.net.ws_adapter import ReleasingConnection
@@ -44,13 +45,15 @@ class Endpoint:
         handler: Handler,
         *,
         pages: Mapping[str, Page] | None = None,
+        views: Iterable[PageView] = (),
     ) -> None:
         self.config = config
         self.pages = dict(pages or {})
         self.store = store
         self.metrics = metrics
         self.handler = handler
-        self.web = WebViewer(config.allowed_origins)
+        scheme = "https" if config.tls_cert is not None else "http"
+        self.web = WebViewer(config.allowed_origins, views=views, scheme=scheme)
         self.server: Server | None = None
         self.metrics_server: Server | None = None
         self.handoff: Handoff | None = None
@@ -59,12 +62,13 @@ class Endpoint:
         self, connection: ServerConnection, request: Request
     ) -> Response | None:
         """GET /metrics and /healthz, the pages under a prefix of ``pages`` (an export), else
-        the web viewer's static pages and the Origin check."""
+        the web viewer's pages (their first views rendered by ``views``), its static files and
+        the Origin check."""
         response = await self.process_metrics_request(connection, request)
         for prefix, page in self.pages.items():
             if response is None and request.path.startswith(prefix):
                 response = await page(connection, request)
-        return response if response is not None else self.web.respond(connection, request)
+        return response if response is not None else await self.web.respond(connection, request)
 
     async def process_metrics_request(
         self, connection: ServerConnection, request: Request

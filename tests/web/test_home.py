@@ -90,3 +90,28 @@ def test_the_daily_challenge_from_the_home_page(
     assert board_at(page, 3) == 3
     page.find_element(By.CSS_SELECTOR, "input[aria-label='Move']").send_keys("rematch", Keys.ENTER)
     WebDriverWait(page, 10).until(lambda d: "rematch" in d.find_element(By.ID, "refused").text)
+
+
+CHECKBOXES = """
+return [...document.querySelectorAll('label.check')].map((label) => {
+  const box = label.querySelector('input[type=checkbox]').getBoundingClientRect();
+  const range = document.createRange();
+  range.selectNodeContents(label);
+  range.setStartAfter(label.querySelector('input'));
+  const words = range.getBoundingClientRect();
+  return [label.textContent.trim(), box.top + box.height / 2 - (words.top + words.height / 2),
+          words.left - box.right];
+});
+"""
+
+
+def test_each_checkbox_has_its_words_beside_it(
+    page: webdriver.Chrome, play_arena: ServerProcess
+) -> None:
+    page.get(f"http://127.0.0.1:{play_arena.port}/")
+    WebDriverWait(page, 10).until(lambda d: d.execute_script(CHECKBOXES))
+    boxes = page.execute_script(CHECKBOXES)
+    assert [words for words, _, _ in boxes] == ["a winnable deal only", "rated"]
+    for words, below, gap in boxes:
+        assert abs(below) < 4, words  # on the words' line, not above or below it
+        assert 0 < gap < 20, words  # just before them

@@ -37,7 +37,11 @@ const rows = (sel) => [...document.querySelectorAll(sel)].map((r) => ({
   href: r.querySelector('a')?.getAttribute('href') ?? null,
   cells: [...r.cells].map((c) => c.textContent)}));
 return {title: document.querySelector('h1').textContent,
-        ratings: rows('#ratings tbody tr[data-variant]'), races: rows('#races tbody tr')};
+        ratings: rows('#ratings tbody tr[data-variant]'), races: rows('#races tbody tr'),
+        challenges: [...document.querySelectorAll('#challenges tbody tr')]
+          .map((r) => r.textContent),
+        links: [...document.querySelectorAll('#races tbody a')].map((a) => [a.textContent,
+          a.getAttribute('href')])};
 """
 NONE = "\u2013"  # the page's dash for nothing
 
@@ -111,13 +115,16 @@ async def test_leaderboard_profile_rated_rooms_and_tv_by_rating(
         assert row["cells"][1:] == [
             "Swiss",
             room,
-            "race",
+            "replay · watch",
             f"{recent['place']} of {recent['of']}",
             NONE,
             str(recent["rating"]),
             f"+{recent['delta']}" if recent["delta"] > 0 else str(recent["delta"]),
         ]
-        # The room link opens that game's replay.
+        # Each link says what it opens; an empty table says so.
+        assert page["links"] == [["replay", f"/replay/{room}/Ann"], ["watch", f"/watch/{room}"]]
+        assert page["challenges"] == ["none"]
+        # The replay link opens that game's replay.
         await driven(browser, browser.get, f"{web}{row['href']}")
         title = await until(
             browser,

@@ -64,9 +64,9 @@ window.Tournament = (() => {
       field("Starts in (min)", h("input", { type: "number", name: "starts_in", min: "0", max: "10080", value: "0" })),
       field("Each race (min)", h("input", { type: "number", name: "race", min: "0.5", max: "30", step: "0.5", value: "3" })),
       field("Racers a race", h("select", { name: "size" }, [2, 3, 4].map((n) => h("option", { value: n }, n)))),
-      h("label", {}, h("input", { type: "checkbox", name: "rated", checked: "" }), " rated"),
-      h("label", {}, h("input", { type: "checkbox", name: "berserk", checked: "" }), " berserk allowed"),
-      h("label", {}, h("input", { type: "checkbox", name: "streaks", checked: "" }), " streaks"),
+      h("label", { class: "check" }, h("input", { type: "checkbox", name: "rated", checked: "" }), " rated"),
+      h("label", { class: "check" }, h("input", { type: "checkbox", name: "berserk", checked: "" }), " berserk allowed"),
+      h("label", { class: "check" }, h("input", { type: "checkbox", name: "streaks", checked: "" }), " streaks"),
       h("button", { type: "submit" }, "Create"), status);
     createForm.addEventListener("submit", (e) => {
       e.preventDefault();
