@@ -3,6 +3,7 @@ racer and the daily challenge, from a real Chromium on a real server process."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pexpect
@@ -13,6 +14,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.client.pty_driver import finish, type_line
 from tests.support.server_process import ServerProcess
+from tests.web.test_first_view import NAME, a_tournament
 from tests.web.test_play import board_at, wait_text
 from tests.web.test_race import terminal, terminals, type_move
 
@@ -54,7 +56,7 @@ def test_accounts_then_a_quick_race_against_the_terminal(
     type_line(child, "dee's long secret")
     child.expect("Registered and logged in as termdee.")
     assert finish(child) == 0
-    page.find_element(By.CSS_SELECTOR, "#quick button[type='submit']").click()
+    page.find_element(By.CSS_SELECTOR, "a.tile[data-act='quick-swiss-2']").click()  # one click
     wait_text(page, "#lead", "Searching for a Swiss race of 2")
     dee = terminal(play_arena, home, "termdee", terminals, "race", "quick")
     dee.expect("Go! The race has started", timeout=30)
@@ -72,14 +74,12 @@ def test_the_daily_challenge_from_the_home_page(
     page: webdriver.Chrome, play_arena: ServerProcess
 ) -> None:
     page.get(f"http://127.0.0.1:{play_arena.port}/")
-    page.find_element(By.CSS_SELECTOR, "#daily button[type='submit']").click()
+    page.find_element(By.CSS_SELECTOR, "a.tile[data-act='daily-swiss']").click()
     wait_text(page, "#refused", "The daily challenge is for accounts: log in")  # not a guest
     page.get(f"http://127.0.0.1:{play_arena.port}/")
     account_form(page, "register", name="webdaily", password="a daily secret")
     wait_text(page, "#account-status", "Logged in as webdaily.")
-    select = page.find_element(By.CSS_SELECTOR, "#daily select[name='variant']")
-    select.send_keys("Quadrennial")
-    page.find_element(By.CSS_SELECTOR, "#daily button[type='submit']").click()
+    page.find_element(By.CSS_SELECTOR, "a.tile[data-act='daily-quadrennial']").click()
     assert board_at(page, 1) == 1
     wait_text(page, "#lead", "daily challenge")
     type_move(page, "d")
@@ -109,9 +109,23 @@ def test_each_checkbox_has_its_words_beside_it(
     page: webdriver.Chrome, play_arena: ServerProcess
 ) -> None:
     page.get(f"http://127.0.0.1:{play_arena.port}/")
+    page.find_element(By.CSS_SELECTOR, "#more > summary").click()
     WebDriverWait(page, 10).until(lambda d: d.execute_script(CHECKBOXES))
     boxes = page.execute_script(CHECKBOXES)
     assert [words for words, _, _ in boxes] == ["a winnable deal only", "rated"]
     for words, below, gap in boxes:
         assert abs(below) < 4, words  # on the words' line, not above or below it
         assert 0 < gap < 20, words  # just before them
+
+
+def test_the_home_page_counts_down_to_the_live_tournaments(
+    page: webdriver.Chrome, play_arena: ServerProcess
+) -> None:
+    code = a_tournament(play_arena, "homecounter")
+    page.get(f"http://127.0.0.1:{play_arena.port}/")
+    row = f"#home-tournaments li[data-tournament='{code}']"
+    first = wait_text(page, row, " left")
+    assert re.fullmatch(rf"{re.escape(NAME)} Quadrennial · 1 player · \d+:\d\d left", first)
+    WebDriverWait(page, 5).until(lambda d: d.find_element(By.CSS_SELECTOR, row).text != first)
+    page.find_element(By.CSS_SELECTOR, f"{row} a").click()
+    assert wait_text(page, "#tournament-title", "Cup") == NAME

@@ -188,6 +188,11 @@ async def test_leaderboard_profile_rated_rooms_and_tv_by_rating(
             == "Ann 0/52 (0 moves), bob 0/52 (0 moves)"
         )
         await until(browser, progress.format(crowd), lambda t: t and t != NONE)
+        # The home page's TV: the most watched race on, one click from watching it.
+        tv = "return document.querySelector('#home-tv-race').textContent"
+        assert await until(browser, tv, lambda t: t.startswith("Watch")) == (
+            f"Watch room {crowd}: g1, g2 racing at swiss (2 watching)."
+        )
         await Bot(g1, "swiss", deal_deck("swiss", "crowd"), 0.05).play(8, 1)
         await e1.expect("progress", lambda m: m["status"] == "resigned")
         seen = {m["player"]: m for m in e1.messages if m["type"] == "progress"}

@@ -68,10 +68,110 @@ window.Home = (() => {
     (el) => go("/play", { daily: el.variant.value }));
     const account = accountSection();
     const challenge = challengeSection();
+    const more = h("details", { id: "more", class: "more" },
+      h("summary", {}, "More ways to play: a deal of your own, a race set up your way, a room by "
+        + "its code, a challenge for friends"),
+      h("div", { class: "ways" }, solo, race, join, quick, daily, challenge));
     main.replaceChildren(h("h1", {}, "Solitaire Arena"),
       h("p", { class: "lead" }, "Race the same deal as others, from this page or the terminal. ",
         field("Your name", name)),
-      h("div", { class: "ways" }, solo, race, join, quick, daily, challenge, account));
+      h("div", { class: "home" }, invitation(remember), h("div", { class: "home-side" }, account)), more);
+  }
+
+  // ---- the invitation: a race in one click, and what is on now ----------------------------
+  const BOT_LEVEL = 2; // a first race against a bot: a beginner's pace, beatable
+  const PAIRINGS = [
+    { act: "quick-swiss-2", href: "/play?quick=swiss&players=2", card: "AS", title: "Swiss", detail: "quick race · 2 racers" },
+    { act: "quick-swiss-4", href: "/play?quick=swiss&players=4", card: "KS", title: "Swiss", detail: "quick race · 4 racers" },
+    { act: "quick-quadrennial-2", href: "/play?quick=quadrennial&players=2", card: "AH", title: "Quadrennial", detail: "quick race · 2 racers" },
+    { act: "quick-quadrennial-4", href: "/play?quick=quadrennial&players=4", card: "KH", title: "Quadrennial", detail: "quick race · 4 racers" },
+    { act: "bot-swiss", href: `/play?race=1&variant=swiss&capacity=2&countdown=3&bots=1&bot_level=${BOT_LEVEL}&start=1`,
+      card: "JC", title: "Race a bot", detail: "Swiss · unrated" },
+    { act: "bot-quadrennial", href: `/play?race=1&variant=quadrennial&capacity=2&countdown=3&bots=1&bot_level=${BOT_LEVEL}&start=1`,
+      card: "JD", title: "Race a bot", detail: "Quadrennial · unrated" },
+  ];
+  const DAILY = [
+    { act: "daily-swiss", href: "/play?daily=swiss", card: "7C", title: "Daily Swiss", detail: "one deal for everyone today" },
+    { act: "daily-quadrennial", href: "/play?daily=quadrennial", card: "7D", title: "Daily Quadrennial", detail: "one deal for everyone today" },
+  ];
+
+  // A pairing as one link: a drawn card, the variant, what it is.
+  function tile(p, onGo) {
+    const a = h("a", { href: p.href, class: "tile", "data-act": p.act }, window.Cards.svg(p.card, false),
+      h("span", { class: "tile-words" }, h("strong", {}, p.title), " ", h("span", { class: "detail" }, p.detail)));
+    a.addEventListener("click", onGo);
+    return a;
+  }
+
+  function invitation(remember) {
+    const tiles = (list) => h("div", { class: "tiles" }, list.map((p) => tile(p, remember)));
+    const tournaments = h("ul", { class: "home-list", id: "home-tournaments", "aria-label": "live and upcoming tournaments" },
+      h("li", { class: "small" }, "…"));
+    const waiting = h("ul", { class: "home-list", id: "home-challenges", "aria-label": "challenges waiting for you" },
+      h("li", { class: "small" }, Keep().account() ? "…" : "Log in to see the challenges waiting for you."));
+    const tv = h("p", { id: "home-tv-race" }, "…");
+    const sections = h("div", { class: "invite" },
+      h("section", { id: "race-now", "aria-labelledby": "race-now-title" },
+        h("h2", { id: "race-now-title" }, "Race now"),
+        h("p", { class: "small" }, "One click: matched with players near your rating (rated when logged in), "
+          + "or with bots if nobody comes within seconds."), tiles(PAIRINGS)),
+      h("section", { id: "home-daily", "aria-labelledby": "home-daily-title" },
+        h("h2", { id: "home-daily-title" }, "The daily challenge"),
+        h("p", { class: "small" }, "One attempt each, for accounts: log in first."), tiles(DAILY)),
+      h("div", { class: "now" }, h("section", { id: "home-tournaments-section", "aria-labelledby": "home-tournaments-title" },
+        h("h2", { id: "home-tournaments-title" }, "Tournaments"), tournaments,
+        h("p", { class: "small" }, h("a", { href: "/tournaments" }, "All tournaments"), ", and one of your own.")),
+      h("section", { id: "home-waiting", "aria-labelledby": "home-waiting-title" },
+        h("h2", { id: "home-waiting-title" }, "Your challenges waiting"), waiting),
+      h("section", { id: "home-tv", "aria-labelledby": "home-tv-title" },
+        h("h2", { id: "home-tv-title" }, "On TV"), tv,
+        h("p", { class: "small" }, h("a", { href: "/tv" }, "TV"), ": the best race on, one after another."))));
+    let arena = null;
+    let listed = [];
+    const countdowns = () => {
+      for (const li of tournaments.querySelectorAll("li[data-tournament]")) {
+        const t = listed.find((x) => x.id === li.dataset.tournament);
+        if (t) li.querySelector(".when").textContent = window.Tournament.when(t, arena.now());
+      }
+    };
+    const drawTournaments = (msg) => {
+      listed = [...msg.live, ...msg.upcoming];
+      tournaments.replaceChildren(...(listed.length ? listed.map((t) => h("li", { "data-tournament": t.id },
+        h("a", { href: `/tournament/${encodeURIComponent(t.id)}` }, t.name), " ",
+        h("span", { class: "small" }, `${window.Tournament.VARIANT_NAME[t.variant] || t.variant} · `
+          + `${t.players} player${t.players === 1 ? "" : "s"} · `), h("span", { class: "when" })))
+        : [h("li", { class: "small" }, "None on now or soon.")]));
+      countdowns();
+    };
+    const drawTv = (rooms) => {
+      const racing = rooms.filter((r) => r.status === "racing")
+        .sort((a, b) => b.spectators - a.spectators || b.players - a.players || b.created_at - a.created_at);
+      const r = racing[0];
+      tv.replaceChildren(...(r ? [h("a", { href: `/watch/${encodeURIComponent(r.id)}`, class: "watch" },
+        `Watch room ${r.id}`), `: ${r.names.join(", ")} racing at ${r.variant}`
+        + ` (${r.spectators} watching).`] : ["No race on now."]));
+    };
+    const drawWaiting = (list) => {
+      const open = list.filter((c) => c.status === "open" && c.may_play);
+      waiting.replaceChildren(...(open.length ? open.map((c) => h("li", { "data-code": c.code },
+        h("a", { href: c.link, class: "play-challenge" }, `Play ${c.code}`),
+        ` (${c.variant}) by ${c.creator}, until ${new Date(c.closes_at).toUTCString()}`))
+        : [h("li", { class: "small" }, "none")]));
+    };
+    const ask = () => {
+      arena.send({ type: "list_tournaments" });
+      arena.send({ type: "list_rooms" });
+      if (Keep().account()) arena.send({ type: "challenges", ref: "home-challenges" });
+    };
+    arena = new window.Viewer.Arena((msg) => {
+      if (msg.type === "welcome") ask();
+      else if (msg.type === "tournaments") drawTournaments(msg);
+      else if (msg.type === "rooms") drawTv(msg.rooms);
+      else if (msg.type === "challenge_list" && msg.ref === "home-challenges") drawWaiting(msg.challenges);
+    }, null, () => (Keep().key() ? { key: Keep().key() } : {}));
+    setInterval(ask, 5000);
+    setInterval(countdowns, 1000);
+    return sections;
   }
 
   // A challenge: one fresh deal that you and those you invite each play once, when you can

@@ -520,5 +520,5 @@ window.Tournament = (() => {
     return new TournamentPage(main, id);
   }
 
-  return { listPage, page, clock, length };
+  return { listPage, page, clock, length, when, VARIANT_NAME };
 })();
