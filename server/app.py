@@ -15,6 +15,7 @@ from server.accounts.services.accounts import Accounts
 from server.accounts.services.limits import AttemptLimiter
 from server.accounts.services.logins import Logins
 from server.accounts.services.ratings import PENDING_INDEX, Ratings
+from server.accounts.wire.page import ProfilePage
 from server.archive import Archive
 from server.bots.services.runner import BotRunner
 from server.challenges.domain.challenge import Challenge
@@ -41,6 +42,7 @@ from server.race.services.hub import Hub, load_many
 from server.race.services.unloading import Unloader
 from server.race.wire.delivery import Delivery
 from server.race.wire.export import GameExport
+from server.race.wire.page import RacePage
 from server.race.wire.requests import Race
 from server.runtime.clock import Clock
 from server.runtime.config import Config
@@ -322,7 +324,11 @@ class App:
 def first_views(app: App) -> tuple[PageView, ...]:
     """The pages whose first view a feature renders on the server (a link preview, a page
     without scripts), each through the services its protocol requests read."""
-    return (app.tournaments.page.view(),)
+    return (
+        app.tournaments.page.view(),
+        RacePage(app.commands).view(),
+        ProfilePage(app.accounts, app.ratings).view(),
+    )
 
 
 def assembled(app: App) -> Router:

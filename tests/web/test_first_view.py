@@ -152,3 +152,66 @@ Promise.all([size(document.querySelector('link[rel=icon]').href), size('/favicon
     assert drawn[0] > 0
     assert drawn[1] > 0
     assert severe_console_messages(page) == []
+
+
+def test_a_link_preview_of_a_race_names_it_and_shows_nothing_of_the_game(
+    play_arena: ServerProcess,
+) -> None:
+    async def rooms() -> tuple[str, str]:
+        ann, _ = await hello(play_arena.url, "Ann<b>")
+        bob, _ = await hello(play_arena.url, "bob")
+        solver, _ = await hello(play_arena.url, "solver")
+        try:
+            made = await ask(ann, {"type": "create_room", "variant": "swiss", "capacity": 2,
+                                   "countdown_ms": 0}, "room")  # fmt: skip
+            room = str(made["room"]["id"])
+            for racer in (ann, bob):
+                await ask(racer, {"type": "join", "room": room}, "joined")
+            await ann.send({"type": "start"})
+            await bob.expect("started")
+            await bob.send({"type": "move", "move": "d", "id": "m1"})
+            await bob.expect("ack")
+            # A challenge's attempt: kept out of the room list, so out of previews too.
+            key = (await ask(solver, {"type": "register", "name": "solverpv",
+                                      "password": "a long secret"}, "account"))["key"]  # fmt: skip
+            await solver.close()
+            solver, _ = await hello(play_arena.url, "solverpv", key)
+            code = (await ask(solver, {"type": "challenge_create"}, "challenge"))["code"]
+            started = await ask(solver, {"type": "challenge_play", "challenge": code},
+                                "challenge_started")  # fmt: skip
+            return room, str(started["room"])
+        finally:
+            for client in (ann, bob, solver):
+                await client.close()
+
+    room, attempt = asyncio.run(rooms())
+    page, _ = preview(play_arena, f"/watch/{room}", Host="arena.example")
+    facts = "A Swiss race of 2 racers, racing now. Rated, a secret seed."
+    assert page.title == f"Room {room}: a Swiss race · Solitaire Arena"
+    assert (
+        page.meta["description"] == f"{facts} Racers: Ann<b>, bob. Watch every racer's board live."
+    )
+    assert page.meta["og:url"] == f"http://arena.example/watch/{room}"
+    # Who races and how it stands, as the room list says: no card, no move, no place.
+    assert page.main == [f"Room {room}", facts, "Ann<b>", "bob"]
+    assert "b" not in page.tags
+    page, _ = preview(play_arena, f"/watch/{attempt}")
+    assert (page.title, page.main) == ("Solitaire Arena", [])
+    page, _ = preview(play_arena, "/watch/nosuchroom")
+    assert (page.title, page.main) == ("Solitaire Arena", [])
+
+
+def test_a_link_preview_of_a_profile(play_arena: ServerProcess) -> None:
+    a_tournament(play_arena, "Profiled")
+    page, _ = preview(play_arena, "/@/profiled")
+    assert page.title == "Profiled · Solitaire Arena"
+    assert page.meta["description"] == "Profiled, a solitaire racer: no rated race yet."
+    assert page.meta["og:type"] == "profile"
+    assert page.main == ["Profiled", "No rated race yet."]
+    page, _ = preview(play_arena, "/@/Ada%20(bot%204)")
+    assert page.main == [
+        "Ada (bot 4)",
+        "Ada (bot 4) is a bot of level 4 of 5: a racer the server plays, never rated.",
+    ]
+    page, _ = preview(play_arena, "/@/nobody")
+    assert (page.title, page.main) == ("Solitaire Arena", [])
