@@ -129,3 +129,60 @@ def test_the_home_page_counts_down_to_the_live_tournaments(
     WebDriverWait(page, 5).until(lambda d: d.find_element(By.CSS_SELECTOR, row).text != first)
     page.find_element(By.CSS_SELECTOR, f"{row} a").click()
     assert wait_text(page, "#tournament-title", "Cup") == NAME
+
+
+PHONE = """
+const tiles = [...document.querySelectorAll('a.tile')].map((a) => {
+  const r = a.getBoundingClientRect();
+  const card = a.querySelector('svg.drawn-card').getBoundingClientRect();
+  return {act: a.dataset.act, top: Math.round(r.top), left: r.left, right: r.right,
+          height: r.height, card: [card.width, card.height]};
+});
+return {overflow: document.documentElement.scrollWidth - window.innerWidth,
+        width: window.innerWidth, tiles};
+"""
+TOP_CARD = """
+const b = document.querySelector('.col:nth-of-type(1) button.spot.card:last-child');
+const r = b.getBoundingClientRect(), pip = b.querySelector('.pip');
+return {label: b.getAttribute('aria-label'), index: b.querySelector('.index').textContent,
+        ratio: r.height / r.width, pip: parseFloat(getComputedStyle(pip).fontSize),
+        shown: getComputedStyle(pip).display,
+        overflow: document.documentElement.scrollWidth - window.innerWidth};
+"""
+
+
+def test_at_phone_width_the_pairings_and_the_cards_fit_and_read(
+    page: webdriver.Chrome, play_arena: ServerProcess
+) -> None:
+    metrics = {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True}
+    page.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+    try:
+        page.get(f"http://127.0.0.1:{play_arena.port}/")
+        seen = page.execute_script(PHONE)
+        assert seen["width"] == 390
+        assert seen["overflow"] == 0  # nothing to scroll sideways
+        tiles = seen["tiles"]
+        assert len(tiles) == 8
+        assert tiles[0]["act"] == "quick-swiss-2"
+        assert tiles[0]["top"] == tiles[1]["top"]  # two a row
+        for tile in tiles:
+            assert tile["height"] >= 44, tile  # a finger's target
+            assert 0 <= tile["left"] < tile["right"] <= 390, tile
+            width, height = tile["card"]
+            assert width >= 24, tile
+            assert 1.3 < height / width < 1.5, tile  # a playing card's shape
+        page.find_element(By.CSS_SELECTOR, "a.tile[data-act='bot-quadrennial']").click()
+        wait_text(page, "#race .time-left", " left")
+        page.get(f"http://127.0.0.1:{play_arena.port}/play?variant=swiss&seed=19")
+        board_at(page, 1)
+        card = page.execute_script(TOP_CARD)
+        assert card["overflow"] == 0
+        assert card["label"].endswith(", top of t1")  # its name, as before
+        assert card["label"].split(" of ")[0] in ("ace", "two", "three", "four", "five", "six",
+            "seven", "eight", "nine", "ten", "jack", "queen", "king")  # fmt: skip
+        assert 1.3 < card["ratio"] < 1.5  # whole, as a card
+        assert card["shown"] == "flex"
+        assert card["pip"] >= 16  # its suit large
+        assert len(card["index"]) in (2, 3)  # rank and suit in the corner: "7♠", "10♥"
+    finally:
+        page.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})

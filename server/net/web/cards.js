@@ -1,17 +1,12 @@
 // Playing cards drawn by the page as SVG: a white card with rounded corners, its rank and suit
 // in the corner and a large pip in the middle. Drawn with presentation attributes only (the CSP
-// allows no inline style); a card standing alone is an image named as the boards name it
-// ("ace of spades"), a card beside words that say it is hidden from assistive technology.
+// allows no inline style); beside the words that say what it opens, so hidden from assistive
+// technology (the boards' cards are buttons named "seven of hearts, top of t3").
 "use strict";
 
 window.Cards = (() => {
   const NS = "http://www.w3.org/2000/svg";
   const SYMBOL = { C: "♣", D: "♦", H: "♥", S: "♠" };
-  const SUIT_NAME = { C: "clubs", D: "diamonds", H: "hearts", S: "spades" };
-  const RANK_NAME = {
-    A: "ace", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven",
-    8: "eight", 9: "nine", T: "ten", J: "jack", Q: "queen", K: "king",
-  };
 
   function el(tag, attrs, text) {
     const node = document.createElementNS(NS, tag);
@@ -20,25 +15,13 @@ window.Cards = (() => {
     return node;
   }
 
-  function name(code) {
-    return `${RANK_NAME[code[0]]} of ${SUIT_NAME[code[1]]}`;
-  }
-
-  // The card `code` ("AS", "TH") as an <svg>; `named`: an image with the card's name, else
-  // decoration beside words that name it.
-  function svg(code, named = true) {
+  // The card `code` ("AS", "TH") as an <svg>.
+  function svg(code) {
     const red = code[1] === "D" || code[1] === "H";
     const ink = red ? "#b0141c" : "#1b1b1b";
     const rank = code[0] === "T" ? "10" : code[0];
     const card = el("svg", { viewBox: "0 0 50 70", class: `drawn-card ${red ? "red" : "black"}`,
-      "data-card": code, focusable: "false" });
-    if (named) {
-      card.setAttribute("role", "img");
-      card.setAttribute("aria-label", name(code));
-      card.append(el("title", {}, name(code)));
-    } else {
-      card.setAttribute("aria-hidden", "true");
-    }
+      "data-card": code, focusable: "false", "aria-hidden": "true" });
     const font = "DejaVu Sans, system-ui, sans-serif";
     card.append(
       el("rect", { x: "1", y: "1", width: "48", height: "68", rx: "5", fill: "#fff", stroke: "#777", "stroke-width": "1.5" }),
@@ -50,5 +33,5 @@ window.Cards = (() => {
     return card;
   }
 
-  return { svg, name };
+  return { svg };
 })();

@@ -97,7 +97,7 @@ window.Home = (() => {
 
   // A pairing as one link: a drawn card, the variant, what it is.
   function tile(p, onGo) {
-    const a = h("a", { href: p.href, class: "tile", "data-act": p.act }, window.Cards.svg(p.card, false),
+    const a = h("a", { href: p.href, class: "tile", "data-act": p.act }, window.Cards.svg(p.card),
       h("span", { class: "tile-words" }, h("strong", {}, p.title), " ", h("span", { class: "detail" }, p.detail)));
     a.addEventListener("click", onGo);
     return a;
