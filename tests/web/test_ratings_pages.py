@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from selenium import webdriver
+from selenium.webdriver.common.by import By
 
 from shared import deal_deck
 from tests.server.accounts.test_accounts_e2e import ask, hello, race, register
@@ -125,7 +126,7 @@ async def test_leaderboard_profile_rated_rooms_and_tv_by_rating(
         assert page["links"] == [["replay", f"/replay/{room}/Ann"], ["watch", f"/watch/{room}"]]
         assert page["challenges"] == ["none"]
         # The replay link opens that game's replay.
-        await driven(browser, browser.get, f"{web}{row['href']}")
+        await driven(browser, browser.find_element(By.LINK_TEXT, "replay").click)
         title = await until(
             browser,
             "const b = document.querySelector('section.board.replay');"

@@ -85,6 +85,17 @@ def click(page: webdriver.Chrome, act: str) -> None:
     page.find_element(By.CSS_SELECTOR, f"button[data-act='{act}']").click()
 
 
+def press(page: webdriver.Chrome, act: str, key: str = Keys.ENTER) -> None:
+    """A toolbar button reached and pressed by keyboard."""
+    WebDriverWait(page, 20).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, f"button[data-act='{act}']")
+    )
+    button = page.find_element(By.CSS_SELECTOR, f"button[data-act='{act}']")
+    page.execute_script("arguments[0].focus()", button)
+    assert page.switch_to.active_element == button
+    page.switch_to.active_element.send_keys(key)
+
+
 def two_players(
     page: webdriver.Chrome,
     arena: ServerProcess,
@@ -132,7 +143,7 @@ def test_join_play_a_race_see_the_standings_move_and_the_podium(
     assert wait_text(page, "#tournament-title", "Cup") == NAME
     assert page.find_elements(By.CSS_SELECTOR, "#tournament-title b") == []
     assert re.fullmatch(r"0:[0-4]\d left", wait_text(page, "#tournament-clock", "left"))
-    click(page, "join")
+    press(page, "join")  # by keyboard: the button focused, then Enter
     wait_text(page, "#tournament-lead", "You are in")
     WebDriverWait(page, 20).until(
         lambda d: [r[0] for r in d.execute_script(STANDINGS)] == ["webtia"]
@@ -174,7 +185,7 @@ def test_join_play_a_race_see_the_standings_move_and_the_podium(
     assert page.find_element(By.ID, "my-sheet").text.startswith("Your sheet: ")
 
     # Both stop: the browser withdraws, the terminal pauses with Ctrl-C.
-    click(page, "withdraw")
+    press(page, "withdraw", Keys.SPACE)
     wait_text(page, "#tournament-lead", "Paused")
     tom.sendintr()
     tom.expect(words(f"Paused in tournament {code}"), timeout=20)
