@@ -15,7 +15,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from tests.client.pty_driver import finish, type_line
 from tests.support.server_process import ServerProcess
 from tests.web.test_first_view import NAME, a_tournament
-from tests.web.test_play import board_at, wait_text
+from tests.web.test_play import board_at, text_of, wait_text
 from tests.web.test_race import terminal, terminals, type_move
 
 __all__ = ["terminals"]  # the fixture, shared
@@ -35,12 +35,18 @@ def test_accounts_then_a_quick_race_against_the_terminal(
     terminals: list[pexpect.spawn],
 ) -> None:
     page.get(f"http://127.0.0.1:{play_arena.port}/")
+    assert wait_text(page, "#home-challenges", "Log in") == (
+        "Log in to see the challenges waiting for you."
+    )
     account_form(page, "register", name="webcy", password="cy's first secret")
     wait_text(page, "#account-status", "Logged in as webcy.")
+    # Logged in on this page: what waits for this account is asked for at once.
+    WebDriverWait(page, 10).until(lambda d: text_of(d, "#home-challenges") == "none")
     account_form(page, "change", password="cy's first secret", new_password="cy's next secret")
     wait_text(page, "#account-status", "Password changed; 0 other logins ended.")
     account_form(page, "logout")
     wait_text(page, "#account-status", "Logged out.")
+    wait_text(page, "#home-challenges", "Log in to see the challenges waiting for you.")
     assert page.execute_script("return localStorage.getItem('arena.key')") is None
     account_form(page, "login", name="webcy", password="cy's first secret")
     wait_text(page, "#account-status", "Wrong name or password.")

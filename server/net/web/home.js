@@ -8,6 +8,7 @@
 window.Home = (() => {
   const { h } = window.Board;
   const Keep = () => window.Play.Keep;
+  const ACCOUNT_CHANGED = "arena-account"; // a login or logout here: the page's connections renew
 
   const variantSelect = (name) => h("select", { name, "aria-label": "variant" },
     h("option", { value: "swiss" }, "Swiss"), h("option", { value: "quadrennial" }, "Quadrennial"));
@@ -107,9 +108,9 @@ window.Home = (() => {
     const tiles = (list) => h("div", { class: "tiles" }, list.map((p) => tile(p, remember)));
     const tournaments = h("ul", { class: "home-list", id: "home-tournaments", "aria-label": "live and upcoming tournaments" },
       h("li", { class: "small" }, "…"));
-    const waiting = h("ul", { class: "home-list", id: "home-challenges", "aria-label": "challenges waiting for you" },
-      h("li", { class: "small" }, Keep().account() ? "…" : "Log in to see the challenges waiting for you."));
+    const waiting = h("ul", { class: "home-list", id: "home-challenges", "aria-label": "challenges waiting for you" });
     const tv = h("p", { id: "home-tv-race" }, "…");
+    const guest = () => h("li", { class: "small" }, Keep().account() ? "…" : "Log in to see the challenges waiting for you.");
     const sections = h("div", { class: "invite" },
       h("section", { id: "race-now", "aria-labelledby": "race-now-title" },
         h("h2", { id: "race-now-title" }, "Race now"),
@@ -169,6 +170,11 @@ window.Home = (() => {
       else if (msg.type === "rooms") drawTv(msg.rooms);
       else if (msg.type === "challenge_list" && msg.ref === "home-challenges") drawWaiting(msg.challenges);
     }, null, () => (Keep().key() ? { key: Keep().key() } : {}));
+    waiting.replaceChildren(guest());
+    document.addEventListener(ACCOUNT_CHANGED, () => {
+      waiting.replaceChildren(guest());
+      arena.renew(); // asked again as who is now logged in
+    });
     setInterval(ask, 5000);
     setInterval(countdowns, 1000);
     return sections;
@@ -209,6 +215,8 @@ window.Home = (() => {
     arena = new window.Viewer.Arena((msg) => {
       if (msg.type === "welcome" && msg.account) {
         arena.send({ type: "challenges", ref: "challenges" });
+      } else if (msg.type === "welcome") {
+        mine.replaceChildren(h("li", {}, "Log in to see yours."));
       } else if (msg.type === "challenge" && msg.ref === "challenge-create") {
         const link = `${location.origin}${msg.link}`;
         said.className = "said";
@@ -224,6 +232,7 @@ window.Home = (() => {
             : msg.reason;
       }
     }, null, () => (Keep().key() ? { key: Keep().key() } : {}));
+    document.addEventListener(ACCOUNT_CHANGED, () => arena.renew());
     return section;
   }
 
@@ -262,10 +271,12 @@ window.Home = (() => {
       if (msg.type === "account") {
         Keep().setAccount(msg.name, msg.key);
         Keep().setName(msg.name);
+        document.dispatchEvent(new Event(ACCOUNT_CHANGED));
         draw();
         status.textContent = `Logged in as ${msg.name}.`;
       } else if (msg.type === "logged_out") {
         Keep().setAccount(null, null);
+        document.dispatchEvent(new Event(ACCOUNT_CHANGED));
         draw();
         status.textContent = "Logged out.";
       } else if (msg.type === "password_changed") {

@@ -90,6 +90,13 @@
       if (this.ws) this.ws.close(4100, "dropped");
     }
 
+    // Connect again at once with the hello of now: a login or logout on this page changed the key.
+    renew() {
+      const old = this.ws;
+      this.open(); // the old socket's close is then no loss to report
+      if (old) old.close(1000, "renewed");
+    }
+
     ping() {
       this.pinged = Date.now();
       this.send({ type: "ping" });
