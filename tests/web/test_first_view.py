@@ -134,6 +134,7 @@ def test_a_browser_shows_the_first_view_then_the_script_takes_over(
         assert page.find_element(By.TAG_NAME, "h1").text == NAME
         rows = page.find_elements(By.CSS_SELECTOR, "main table.standings tbody tr")
         assert [r.text for r in rows] == ["1 firstviewer 0 1500 waiting"]
+        assert "connecting" not in page.find_element(By.TAG_NAME, "body").text  # nor will it
     finally:
         page.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": False})
     page.get(url)

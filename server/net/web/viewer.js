@@ -8,6 +8,7 @@
   const { h } = window.Board;
   const main = document.getElementById("main");
   const linkState = document.getElementById("link");
+  linkState.textContent = "connecting…"; // said by the script: a page without one never connects
   const STATUS_TEXT = {
     waiting: "waiting", playing: "playing", won: "won", over: "no move left",
     resigned: "resigned", left: "left",
