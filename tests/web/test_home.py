@@ -190,5 +190,10 @@ def test_at_phone_width_the_pairings_and_the_cards_fit_and_read(
         assert card["shown"] == "flex"
         assert card["pip"] >= 16  # its suit large
         assert len(card["index"]) in (2, 3)  # rank and suit in the corner: "7♠", "10♥"
+        code = a_tournament(play_arena, "phoneracer")  # and a tournament's standings
+        page.get(f"http://127.0.0.1:{play_arena.port}/tournament/{code}")
+        wait_text(page, "table.standings tbody", "phoneracer")
+        width = "return document.documentElement.scrollWidth - window.innerWidth"
+        assert page.execute_script(width) == 0
     finally:
         page.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
