@@ -1,8 +1,11 @@
-// The ways in, on the home page: a solo deal, a race to create (the options of `solitaire race
-// create`), a room to join by its code, a quick race, the daily challenge, a challenge for
-// friends with your open ones (`solitaire challenge create` and `list`), and the account the
-// terminal uses too (register, log in, log out, change the password). Forms go nowhere (the CSP
-// has form-action 'none'): each one opens a /play address or sends one message.
+// The home page invites a race: one link each for a quick race of either variant, a race
+// against a bot and the daily challenge; what is on now (the live and upcoming tournaments
+// counting down, the challenges waiting for you, the race on TV); the account the terminal uses
+// too (register, log in, log out, change the password). One click further, the full forms: a
+// solo deal, a race to create (the options of `solitaire race create`), a room to join by its
+// code, a quick race, the daily challenge, a challenge for friends with your open ones
+// (`solitaire challenge create` and `list`). Forms go nowhere (the CSP has form-action 'none'):
+// each one opens a /play address or sends one message.
 "use strict";
 
 window.Home = (() => {
