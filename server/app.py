@@ -15,6 +15,7 @@ from server.accounts.services.accounts import Accounts
 from server.accounts.services.limits import AttemptLimiter
 from server.accounts.services.logins import Logins
 from server.accounts.services.ratings import PENDING_INDEX, Ratings
+from server.accounts.wire.page import ProfilePage
 from server.archive import Archive
 from server.bots.services.runner import BotRunner
 from server.challenges.domain.challenge import Challenge
@@ -30,6 +31,7 @@ from server.kernel.placement import home_worker
 from server.matchmaking.feature import MatchmakingFeature
 from server.matchmaking.services.matchmaker import Matchmaker
 from server.net.connection import Connection, Outbox
+from server.net.first_view import PageView
 from server.net.router import Router
 from server.race.domain.lifecycle import RoomStatus
 from server.race.feature import RaceFeature
@@ -40,6 +42,7 @@ from server.race.services.hub import Hub, load_many
 from server.race.services.unloading import Unloader
 from server.race.wire.delivery import Delivery
 from server.race.wire.export import GameExport
+from server.race.wire.page import RacePage
 from server.race.wire.requests import Race
 from server.referee.feature import RefereeFeature
 from server.referee.services.referee import RefereeService, moderators_of
@@ -181,6 +184,7 @@ class App:
             self.handler,
             pages={"/export/": self.export.respond},
             held=lambda: len(self.connections),
+            views=first_views(self),
         )
         self.server: Server | None = None
         self.warmed = asyncio.Event()  # every live room of the directory is loaded
@@ -334,6 +338,16 @@ class App:
         await self.endpoint.close()
         await self.close_parts()
         log.info("stopped")
+
+
+def first_views(app: App) -> tuple[PageView, ...]:
+    """The pages whose first view a feature renders on the server (a link preview, a page
+    without scripts), each through the services its protocol requests read."""
+    return (
+        app.tournaments.page.view(),
+        RacePage(app.commands).view(),
+        ProfilePage(app.accounts, app.ratings).view(),
+    )
 
 
 def assembled(app: App) -> Router:

@@ -6,13 +6,14 @@ import asyncio
 import errno
 import json
 import random
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from http import HTTPStatus
 from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
+from server.net.first_view import PageView
 from server.net.handoff import Handoff, listen_routed
 from server.net.http import WebViewer, tls_context
 from server.net.ws_adapter import ReleasingConnection
@@ -46,6 +47,7 @@ class Endpoint:
         *,
         pages: Mapping[str, Page] | None = None,
         held: Callable[[], int] = lambda: 0,
+        views: Iterable[PageView] = (),
     ) -> None:
         self.config = config
         self.held = held  # the WebSocket connections this process holds now
@@ -53,7 +55,8 @@ class Endpoint:
         self.store = store
         self.metrics = metrics
         self.handler = handler
-        self.web = WebViewer(config.allowed_origins)
+        scheme = "https" if config.tls_cert is not None else "http"
+        self.web = WebViewer(config.allowed_origins, views=views, scheme=scheme)
         self.server: Server | None = None
         self.metrics_server: Server | None = None
         self.handoff: Handoff | None = None
@@ -62,15 +65,15 @@ class Endpoint:
         self, connection: ServerConnection, request: Request
     ) -> Response | None:
         """GET /metrics and /healthz, the pages under a prefix of ``pages`` (an export), else
-        the web viewer's static pages and the Origin check; an upgrade past
-        ``--max-connections`` is answered 503 busy."""
+        the web viewer's pages (their first views rendered by ``views``), its static files and
+        the Origin check; an upgrade past ``--max-connections`` is answered 503 busy."""
         if self.held() >= self.config.max_connections and _upgrade(request):
             return self._busy(connection)
         response = await self.process_metrics_request(connection, request)
         for prefix, page in self.pages.items():
             if response is None and request.path.startswith(prefix):
                 response = await page(connection, request)
-        return response if response is not None else self.web.respond(connection, request)
+        return response if response is not None else await self.web.respond(connection, request)
 
     def _busy(self, connection: ServerConnection) -> Response:
         """503 with Retry-After, 1 to 3 s drawn at random so a herd comes back spread out: an

@@ -1,16 +1,17 @@
 """Plain HTTP beside the WebSocket on one port: the web client's pages and static files with the
 headers every page on the internet needs, and the Origin check of browsers' WebSocket upgrades.
 
-The pages are static: each is the one shell (web/index.html) whose scripts speak the documented
-protocol over WebSocket from the browser, as any other player or spectator (docs/architecture.md,
-"Web viewer"). Nothing here knows a room.
+Each page is the one shell (web/index.html) whose scripts speak the documented protocol over
+WebSocket from the browser, as any other player or spectator (docs/architecture.md, "Web
+viewer"). A feature may register a renderer of its pages' first view (server/net/first_view.py),
+so what runs no script still sees what the page is; nothing here knows a room.
 """
 
 from __future__ import annotations
 
 import re
 import ssl
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from http import HTTPStatus
 from importlib import resources
 from urllib.parse import urlsplit
@@ -18,6 +19,12 @@ from urllib.parse import urlsplit
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
+
+from server.net.first_view import FirstView, PageView, filled
+from server.runtime.logging import get_logger
+from shared.errors import ArenaError
+
+log = get_logger("server.net.http")
 
 # Scripts, styles and sockets from this origin only; no inline script or style, no framing.
 CONTENT_SECURITY_POLICY = (
@@ -43,9 +50,11 @@ _TYPES = {
     ".js": "text/javascript; charset=utf-8",
     ".css": "text/css; charset=utf-8",
     ".md": "text/plain; charset=utf-8",
+    ".svg": "image/svg+xml",
     "": "text/plain; charset=utf-8",  # LICENSE
 }
 SHELL = "index.html"
+ICON = "favicon.svg"  # also at /favicon.ico, where browsers look for it unasked
 
 
 def load_static() -> dict[str, bytes]:
@@ -83,12 +92,19 @@ class WebViewer:
     """Answers the viewer's GET requests and screens WebSocket upgrades by their Origin."""
 
     def __init__(
-        self, allowed_origins: tuple[str, ...], files: Mapping[str, bytes] | None = None
+        self,
+        allowed_origins: tuple[str, ...],
+        files: Mapping[str, bytes] | None = None,
+        *,
+        views: Iterable[PageView] = (),
+        scheme: str = "http",
     ) -> None:
         self.allowed_origins = frozenset(allowed_origins)
         self.files = dict(load_static() if files is None else files)
+        self.views = tuple(views)
+        self.scheme = scheme  # how this port is reached, for a page's og:url
 
-    def respond(self, connection: ServerConnection, request: Request) -> Response | None:
+    async def respond(self, connection: ServerConnection, request: Request) -> Response | None:
         """The response to a plain GET, a 403 for a browser's upgrade from a foreign origin,
         or None to go on with the WebSocket handshake."""
         if "websocket" in request.headers.get("Upgrade", "").lower():
@@ -97,10 +113,38 @@ class WebViewer:
             return connection.respond(HTTPStatus.FORBIDDEN, "origin not allowed\n")
         path = request.path.split("?", 1)[0]
         if _PAGE.fullmatch(path):
-            return self._file(SHELL)
+            view = await self.first_view(path)
+            if view is None:
+                return self._file(SHELL)
+            shell = self.files[SHELL].decode("utf-8")
+            page = filled(shell, view, self.url(request.headers, request.path))
+            return self._response(page.encode("utf-8"), _TYPES[".html"])
+        if path == "/favicon.ico" and ICON in self.files:
+            return self._file(ICON)
         if path.startswith("/static/") and path[len("/static/") :] in self.files:
             return self._file(path[len("/static/") :])
         return connection.respond(HTTPStatus.NOT_FOUND, "not found\n")
+
+    async def first_view(self, path: str) -> FirstView | None:
+        """The first view a feature renders for ``path``, None for the plain shell (no
+        renderer, or the store failing it: the script still fills the page)."""
+        for view in self.views:
+            match = view.pattern.fullmatch(path)
+            if match is None:
+                continue
+            try:
+                return await view.render(match)
+            except ArenaError as exc:
+                log.warning("first_view_failed", path=path[:120], code=exc.code)
+                return None
+        return None
+
+    def url(self, headers: Headers, target: str) -> str:
+        """The page's own address, as the request reached this port (a proxy's
+        X-Forwarded-Proto names the scheme it was asked in)."""
+        scheme = headers.get("X-Forwarded-Proto", self.scheme).strip().lower()
+        scheme = scheme if scheme in ("http", "https") else self.scheme
+        return f"{scheme}://{headers.get('Host', 'localhost').strip()}{target}"
 
     def origin_allowed(self, headers: Headers) -> bool:
         """No Origin: not a browser, let in. Else one of --allowed-origins, or by default the
@@ -116,8 +160,11 @@ class WebViewer:
         return parts.scheme in ("http", "https") and bool(host) and parts.netloc == host
 
     def _file(self, name: str) -> Response:
-        body = self.files[name]
+        return self._response(self.files[name], _TYPES[_suffix(name)])
+
+    @staticmethod
+    def _response(body: bytes, content_type: str) -> Response:
         headers = Headers(_SECURITY_HEADERS)
-        headers["Content-Type"] = _TYPES[_suffix(name)]
+        headers["Content-Type"] = content_type
         headers["Content-Length"] = str(len(body))
         return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, headers, body)

@@ -21,6 +21,7 @@ from server.tournaments.services.pairer import TournamentPairer
 from server.tournaments.services.presence import TournamentPresence
 from server.tournaments.services.scorer import TournamentScorer
 from server.tournaments.wire.feed import Follower, TournamentFeed
+from server.tournaments.wire.page import TournamentPage
 from server.tournaments.wire.requests import RatingOf, TournamentRequests
 
 
@@ -53,6 +54,7 @@ class Tournaments:
             store, self.book, commands, self.presence, clock, config, self.metrics, self.scorer
         )
         self.feed = TournamentFeed(self.book, self.presence, clock, race, seated=seated)
+        self.page = TournamentPage(self.book, clock)  # /tournament/ID's first view
         self.limiter = AttemptLimiter(
             store, clock, "tournament", config.tournament_requests_per_minute, 60.0
         )

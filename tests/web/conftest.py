@@ -113,11 +113,7 @@ def arena(redis_server: RedisServer, tmp_path: Path) -> Iterator[ServerProcess]:
 
 def severe_console_messages(driver: webdriver.Chrome) -> list[str]:
     """The page's errors (a failed script, a refused socket, a CSP violation)."""
-    return [
-        entry["message"]
-        for entry in driver.get_log("browser")
-        if entry["level"] == "SEVERE" and "favicon.ico" not in entry["message"]
-    ]
+    return [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
 
 
 @pytest.fixture(scope="session")

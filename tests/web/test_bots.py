@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from selenium import webdriver
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.support.server_process import ServerProcess
@@ -70,6 +71,7 @@ def test_a_race_against_a_bot_created_on_the_home_page(
 ) -> None:
     page = bot_page
     page.get(f"http://127.0.0.1:{bot_arena.port}/")
+    page.find_element(By.CSS_SELECTOR, "#more > summary").click()  # the full forms, one click on
     form = page.find_element(By.ID, "create")
     fill(form, "capacity", "2")
     fill(form, "countdown", "0")
@@ -89,6 +91,43 @@ def test_a_race_against_a_bot_created_on_the_home_page(
     # No rating changes: a race with a bot is unrated.
     assert page.find_elements(By.CSS_SELECTOR, "#ratings tbody tr") == []
     assert severe_console_messages(page) == []
+
+
+def test_the_home_page_reaches_a_race_against_a_bot_in_one_click(
+    bot_page: webdriver.Chrome, bot_arena: ServerProcess
+) -> None:
+    page = bot_page
+    page.get(f"http://127.0.0.1:{bot_arena.port}/")
+    tile = page.find_element(By.CSS_SELECTOR, "a.tile[data-act='bot-swiss']")
+    assert tile.accessible_name == "Race a bot Swiss · unrated"  # the card is decoration
+    tile.click()  # the one click: no form, no "start"
+    WebDriverWait(page, 15).until(lambda d: re.search(r"/play/[a-z0-9]+$", d.current_url))
+    wait_text(page, "#race table.ranking", "(bot 2)")
+    wait_text(page, "#race .time-left", " left", wait_s=20)
+    assert page.execute_script("return window.arenaPage.room.status") == "racing"
+    rows = resign_and_wait_for_results(page)
+    assert any("(bot 2)" in r[1] for r in rows)
+    assert severe_console_messages(page) == []
+
+
+def test_by_keyboard_the_first_pairing_is_one_tab_and_enter_from_the_name(
+    bot_page: webdriver.Chrome, bot_arena: ServerProcess
+) -> None:
+    page = bot_page
+    page.get(f"http://127.0.0.1:{bot_arena.port}/")
+    name = page.find_element(By.CSS_SELECTOR, ".lead input[name='name']")
+    name.clear()
+    name.send_keys("keys", Keys.TAB)
+    focused = page.switch_to.active_element
+    assert focused.get_attribute("data-act") == "quick-swiss-2"
+    assert focused.accessible_name == "Swiss quick race · 2 racers"  # its name, read out
+    focused.send_keys(Keys.ENTER)
+    WebDriverWait(page, 15).until(lambda d: "/play" in d.current_url)
+    # Nobody else queues: a bot within a second, and the race is on.
+    WebDriverWait(page, 30).until(lambda d: d.execute_script(BOT_ROWS) == 1)
+    wait_text(page, "#race .time-left", " left", wait_s=30)
+    assert "keys (you)" in text_of(page, "#race table.ranking")
+    resign_and_wait_for_results(page)
 
 
 def test_the_lobbys_creator_adds_a_bot_with_the_button(

@@ -93,9 +93,16 @@ def test_a_challenge_link_played_in_the_browser(
 
     # The form on the home page: a challenge to anyone with its link.
     page.get(f"{base}/")
+    page.find_element(By.CSS_SELECTOR, "#more > summary").click()  # the full forms
     form = page.find_element(By.ID, "challenge-create")
     form.find_element(By.CSS_SELECTOR, "button[type='submit']").click()
     said = wait_text(page, "#challenge-status", "Share this link:")
     link = re.search(r"http://\S+/play\?challenge=([a-z2-9]{10})", said)
     assert link is not None
     wait_text(page, "#challenge ul.challenges", link.group(1))
+    # On the home page, among the challenges waiting for this player, one click from playing it.
+    page.get(f"{base}/")
+    waiting = wait_text(page, "#home-challenges", f"Play {link.group(1)}")
+    assert waiting.startswith(f"Play {link.group(1)} (swiss) by webchal, until ")
+    href = page.find_element(By.CSS_SELECTOR, f"#home-challenges li[data-code='{link.group(1)}'] a")
+    assert href.get_attribute("href").endswith(f"/play?challenge={link.group(1)}")

@@ -48,9 +48,12 @@ PAGES = [
 WEB = Path(__file__).resolve().parents[2] / "server" / "net" / "web"
 
 
-def get(url: str, context: ssl.SSLContext | None = None) -> tuple[int, Any, bytes]:
+def get(
+    url: str, context: ssl.SSLContext | None = None, headers: dict[str, str] | None = None
+) -> tuple[int, Any, bytes]:
+    request = urllib.request.Request(url, headers=headers or {})
     try:
-        with urllib.request.urlopen(url, timeout=10, context=context) as response:
+        with urllib.request.urlopen(request, timeout=10, context=context) as response:
             return response.status, response.headers, response.read()
     except urllib.error.HTTPError as error:
         return error.code, error.headers, error.read()
@@ -100,6 +103,13 @@ def test_every_page_carries_the_csp_and_has_no_inline_script(arena: ServerProces
         assert status == 200
         assert body == (WEB / name).read_bytes()
         assert headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+    # The icon where browsers look for it unasked, as any static file is served.
+    status, headers, body = get(f"http://127.0.0.1:{arena.port}/favicon.ico")
+    assert (status, headers["Content-Type"]) == (200, "image/svg+xml")
+    assert body == (WEB / "favicon.svg").read_bytes()
+    assert body.startswith(b'<svg xmlns="http://www.w3.org/2000/svg"')
+    assert headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+    assert headers["X-Content-Type-Options"] == "nosniff"
     for path in (
         "/nope",
         "/static/../app.py",

@@ -58,6 +58,7 @@ def type_move(page: webdriver.Chrome, text: str) -> None:
 def create_race(page: webdriver.Chrome, arena: ServerProcess, *, countdown: int = 1) -> str:
     """The home page's 'Create a race' form, for two; the lobby's room code."""
     page.get(f"http://127.0.0.1:{arena.port}/")
+    page.find_element(By.CSS_SELECTOR, "#more > summary").click()  # the full forms
     form = page.find_element(By.ID, "create")
     seats = form.find_element(By.NAME, "capacity")
     seats.clear()

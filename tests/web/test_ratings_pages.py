@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from selenium import webdriver
+from selenium.webdriver.common.by import By
 
 from shared import deal_deck
 from tests.server.accounts.test_accounts_e2e import ask, hello, race, register
@@ -37,7 +38,11 @@ const rows = (sel) => [...document.querySelectorAll(sel)].map((r) => ({
   href: r.querySelector('a')?.getAttribute('href') ?? null,
   cells: [...r.cells].map((c) => c.textContent)}));
 return {title: document.querySelector('h1').textContent,
-        ratings: rows('#ratings tbody tr[data-variant]'), races: rows('#races tbody tr')};
+        ratings: rows('#ratings tbody tr[data-variant]'), races: rows('#races tbody tr'),
+        challenges: [...document.querySelectorAll('#challenges tbody tr')]
+          .map((r) => r.textContent),
+        links: [...document.querySelectorAll('#races tbody a')].map((a) => [a.textContent,
+          a.getAttribute('href')])};
 """
 NONE = "\u2013"  # the page's dash for nothing
 
@@ -111,14 +116,17 @@ async def test_leaderboard_profile_rated_rooms_and_tv_by_rating(
         assert row["cells"][1:] == [
             "Swiss",
             room,
-            "race",
+            "replay · watch",
             f"{recent['place']} of {recent['of']}",
             NONE,
             str(recent["rating"]),
             f"+{recent['delta']}" if recent["delta"] > 0 else str(recent["delta"]),
         ]
-        # The room link opens that game's replay.
-        await driven(browser, browser.get, f"{web}{row['href']}")
+        # Each link says what it opens; an empty table says so.
+        assert page["links"] == [["replay", f"/replay/{room}/Ann"], ["watch", f"/watch/{room}"]]
+        assert page["challenges"] == ["none"]
+        # The replay link opens that game's replay.
+        await driven(browser, browser.find_element(By.LINK_TEXT, "replay").click)
         title = await until(
             browser,
             "const b = document.querySelector('section.board.replay');"
@@ -181,6 +189,11 @@ async def test_leaderboard_profile_rated_rooms_and_tv_by_rating(
             == "Ann 0/52 (0 moves), bob 0/52 (0 moves)"
         )
         await until(browser, progress.format(crowd), lambda t: t and t != NONE)
+        # The home page's TV: the most watched race on, one click from watching it.
+        tv = "return document.querySelector('#home-tv-race').textContent"
+        assert await until(browser, tv, lambda t: t.startswith("Watch")) == (
+            f"Watch room {crowd}: g1, g2 racing at swiss (2 watching)."
+        )
         await Bot(g1, "swiss", deal_deck("swiss", "crowd"), 0.05).play(8, 1)
         await e1.expect("progress", lambda m: m["status"] == "resigned")
         seen = {m["player"]: m for m in e1.messages if m["type"] == "progress"}

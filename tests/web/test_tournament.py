@@ -85,6 +85,17 @@ def click(page: webdriver.Chrome, act: str) -> None:
     page.find_element(By.CSS_SELECTOR, f"button[data-act='{act}']").click()
 
 
+def press(page: webdriver.Chrome, act: str, key: str = Keys.ENTER) -> None:
+    """A toolbar button reached and pressed by keyboard."""
+    WebDriverWait(page, 20).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, f"button[data-act='{act}']")
+    )
+    button = page.find_element(By.CSS_SELECTOR, f"button[data-act='{act}']")
+    page.execute_script("arguments[0].focus()", button)
+    assert page.switch_to.active_element == button
+    page.switch_to.active_element.send_keys(key)
+
+
 def two_players(
     page: webdriver.Chrome,
     arena: ServerProcess,
@@ -132,7 +143,7 @@ def test_join_play_a_race_see_the_standings_move_and_the_podium(
     assert wait_text(page, "#tournament-title", "Cup") == NAME
     assert page.find_elements(By.CSS_SELECTOR, "#tournament-title b") == []
     assert re.fullmatch(r"0:[0-4]\d left", wait_text(page, "#tournament-clock", "left"))
-    click(page, "join")
+    press(page, "join")  # by keyboard: the button focused, then Enter
     wait_text(page, "#tournament-lead", "You are in")
     WebDriverWait(page, 20).until(
         lambda d: [r[0] for r in d.execute_script(STANDINGS)] == ["webtia"]
@@ -174,19 +185,45 @@ def test_join_play_a_race_see_the_standings_move_and_the_podium(
     assert page.find_element(By.ID, "my-sheet").text.startswith("Your sheet: ")
 
     # Both stop: the browser withdraws, the terminal pauses with Ctrl-C.
-    click(page, "withdraw")
+    press(page, "withdraw", Keys.SPACE)
     wait_text(page, "#tournament-lead", "Paused")
     tom.sendintr()
     tom.expect(words(f"Paused in tournament {code}"), timeout=20)
     assert finish(tom) == 130
+    # Paused, unless the last stretch came first (the race took its 15 s): then done.
     WebDriverWait(page, 20).until(
-        lambda d: {r[3] for r in d.execute_script(STANDINGS)} == {"paused"}
+        lambda d: {r[3] for r in d.execute_script(STANDINGS)} in ({"paused"}, {"done"})
     )
+
+    # The last stretch is said: no race is paired any more, nobody waits, nothing to join.
+    wait_text(page, "#tournament-clock", "left · no more races: the last stretch", 30)
+    wait_text(page, "#tournament-lead", "No more races: the last stretch.")
+    assert {r[3] for r in page.execute_script(STANDINGS)} == {"done"}
+    assert page.find_elements(By.CSS_SELECTOR, "#main .controls button, #main .controls p") == []
 
     # The end: the podium, the standings final.
     WebDriverWait(page, 90).until(
         lambda d: d.find_elements(By.CSS_SELECTOR, "#podium:not([hidden]) li.step")
     )
+    steps = {
+        li.get_attribute("data-account"): li.text
+        for li in page.find_elements(By.CSS_SELECTOR, "#podium li")
+    }
+    top = next(name for name, sheet in sheets.items() if sheet == "2")
+    other = next(name for name, sheet in sheets.items() if sheet == "0")
+    assert steps[top] == f"1st {top} 2 points · 1 race · 1 first place"
+    assert steps[other] == f"2nd {other} 0 points · 1 race · 0 first places"
+    assert {r[3] for r in page.execute_script(STANDINGS)} == {"done"}  # nobody waits
+    assert page.find_element(By.ID, "tournament-lead").text == (
+        "The tournament is over: the standings are final."
+    )
+    assert "Log in" not in page.find_element(By.ID, "main").text
+    # A sheet of 2 then 0 reads as two races, never as 20.
+    cell = "return window.tournamentPage.sheetCell(arguments[0]).textContent"
+    results = [{"points": p, "place": 2 - p // 2, "of": 2} for p in (2, 0)]
+    assert page.execute_script(cell, results) == "2 0"
+    sheet = page.find_element(By.CSS_SELECTOR, f"tr[data-account='{top}'] td.sheet")
+    assert sheet.text == "2"
     podium = [
         li.get_attribute("data-account") for li in page.find_elements(By.CSS_SELECTOR, "#podium li")
     ]

@@ -276,7 +276,8 @@ window.Play = (() => {
         this.roomView.me = msg.player;
         Keep.setSeat({ room: msg.room, token: this.token || (Keep.seat() || {}).token, player: msg.player,
           challenge: this.challenge || null });
-        if (this.how.kind === "solo" && msg.ref === "join") this.arena.send({ type: "start" });
+        // A deal alone, and a race against bots made in one click (?start=1), start once seated.
+        if ((this.how.kind === "solo" || this.how.start) && msg.ref === "join") this.arena.send({ type: "start" });
       } else {
         this.me = null;
         this.setLead(`Room ${msg.room}: you are watching it.`);
@@ -380,7 +381,7 @@ window.Play = (() => {
         options.bots = Math.round(Number(params.get("bots")));
         options.bot_level = Math.round(Number(params.get("bot_level") || 3));
       }
-      return new PlayPage(root, { kind: "create", variant, options });
+      return new PlayPage(root, { kind: "create", variant, options, start: params.get("start") === "1" });
     }
     const options = { capacity: 1, countdown_ms: 0 };
     if (params.get("seed")) options.seed = seedValue(params.get("seed"));

@@ -56,8 +56,9 @@ window.PlayBoard = (() => {
       const face = (c) => {
         const red = c[1] === "D" || c[1] === "H";
         return h("span", { class: `face ${red ? "red" : "black"}`, "aria-hidden": "true" },
-          h("span", { class: "rank" }, c[0] === "T" ? "10" : c[0]),
-          h("span", { class: "suit" }, SYMBOL[c[1]]));
+          h("span", { class: "index" }, h("span", { class: "rank" }, c[0] === "T" ? "10" : c[0]),
+            h("span", { class: "suit" }, SYMBOL[c[1]])),
+          h("span", { class: "pip" }, SYMBOL[c[1]])); // a playing card's: shown on an uncovered card
       };
       const cardButton = (key, c, src, n, dst, where) => button(key, `${cardName(c)}, ${where}`,
         { "data-src": src, "data-n": n, "data-dst": dst, "data-card": c, draggable: "true",

@@ -12,6 +12,9 @@ window.Tournament = (() => {
   const VARIANT_NAME = { swiss: "Swiss", quadrennial: "Quadrennial" };
   const STATUS = { upcoming: "upcoming", running: "running", finishing: "last races", finished: "finished" };
   const BACK_TO_STANDINGS_MS = 4000; // a finished race's results stay this long
+  const LAST_STRETCH = "No more races: the last stretch. The races still on are played to their end, "
+    + "then the standings are final.";
+  const OVER = "The tournament is over: the standings are final.";
 
   function clock(ms) {
     const s = Math.max(0, Math.ceil(ms / 1000));
@@ -26,6 +29,21 @@ window.Tournament = (() => {
     return m < 60 ? `${m} min` : `${Math.floor(m / 60)} h${m % 60 ? ` ${m % 60}` : ""}`;
   }
 
+  // "1 race", "2 races": a count and its noun, in the number it takes.
+  function plural(n, word, words = `${word}s`) {
+    return `${n} ${n === 1 ? word : words}`;
+  }
+
+  // No race is paired from pairing_until on: the last stretch, then the races still on end.
+  function lastStretch(t, now) {
+    return t.status === "running" && now >= t.pairing_until;
+  }
+
+  // Whether a free player may still be paired: before the start, or running before the last stretch.
+  function pairing(t, now) {
+    return t.status === "upcoming" || (t.status === "running" && !lastStretch(t, now));
+  }
+
   function facts(t) {
     return `${VARIANT_NAME[t.variant] || t.variant} · ${length(t.length_ms)} · races of ${t.race_size}`
       + ` (${clock(t.time_limit_ms)} each) · ${t.rated ? "rated" : "unrated"}`
@@ -35,7 +53,9 @@ window.Tournament = (() => {
   // When: the countdown to the start, the time left, or how it stands.
   function when(t, now) {
     if (t.status === "upcoming") return `starts in ${clock(t.starts_at - now)}`;
-    if (t.status === "running") return `${clock(t.ends_at - now)} left`;
+    if (t.status === "running") {
+      return `${clock(t.ends_at - now)} left${lastStretch(t, now) ? " · no more races: the last stretch" : ""}`;
+    }
     if (t.status === "finishing") return "time is up: the last races are being played";
     return "finished";
   }
@@ -64,9 +84,9 @@ window.Tournament = (() => {
       field("Starts in (min)", h("input", { type: "number", name: "starts_in", min: "0", max: "10080", value: "0" })),
       field("Each race (min)", h("input", { type: "number", name: "race", min: "0.5", max: "30", step: "0.5", value: "3" })),
       field("Racers a race", h("select", { name: "size" }, [2, 3, 4].map((n) => h("option", { value: n }, n)))),
-      h("label", {}, h("input", { type: "checkbox", name: "rated", checked: "" }), " rated"),
-      h("label", {}, h("input", { type: "checkbox", name: "berserk", checked: "" }), " berserk allowed"),
-      h("label", {}, h("input", { type: "checkbox", name: "streaks", checked: "" }), " streaks"),
+      h("label", { class: "check" }, h("input", { type: "checkbox", name: "rated", checked: "" }), " rated"),
+      h("label", { class: "check" }, h("input", { type: "checkbox", name: "berserk", checked: "" }), " berserk allowed"),
+      h("label", { class: "check" }, h("input", { type: "checkbox", name: "streaks", checked: "" }), " streaks"),
       h("button", { type: "submit" }, "Create"), status);
     createForm.addEventListener("submit", (e) => {
       e.preventDefault();
@@ -279,7 +299,7 @@ window.Tournament = (() => {
       if (!this.race || msg.room !== this.raceRoom) return;
       if (msg.player === this.race.me) {
         this.berserkRoom = msg.room;
-        this.raceNote.textContent += " Berserk: your clock is halved; a win with 20 moves earns +1.";
+        this.raceNote.textContent += " Berserk: your clock is halved; a first place in at least 20 moves earns +1.";
       } else {
         const p = this.race.room && this.race.room.players.find((q) => q.player === msg.player);
         this.raceNote.textContent += ` ${p ? p.name : "A rival"} went berserk.`;
@@ -308,6 +328,9 @@ window.Tournament = (() => {
       this.closeTimer = setTimeout(() => {
         if (this.raceRoom !== room) return; // the next race opened meanwhile
         this.closeRace();
+        if (!pairing(this.tournament, this.arena.now()) && this.tournament.status !== "finished") {
+          this.setLead(LAST_STRETCH);
+        }
         // No `leave`: the server takes a follower out of a finished race when it pairs them,
         // and a late `leave` could land in the next race.
         document.getElementById("standings").scrollIntoView({ block: "start" });
@@ -362,7 +385,19 @@ window.Tournament = (() => {
 
     // ---- drawing ----
     tick() {
-      if (this.tournament) this.clockLine.textContent = when(this.tournament, this.arena.now());
+      const t = this.tournament;
+      if (!t) return;
+      const now = this.arena.now();
+      this.clockLine.textContent = when(t, now);
+      const stretch = lastStretch(t, now) || t.status === "finishing";
+      if (stretch !== Boolean(this.stretchSaid)) { // said once as it begins
+        this.stretchSaid = stretch;
+        if (stretch && !this.race) {
+          this.setLead(LAST_STRETCH);
+        }
+        this.drawButtons();
+        this.drawStandings();
+      }
     }
 
     draw() {
@@ -370,7 +405,7 @@ window.Tournament = (() => {
       if (!t) return;
       document.title = `${t.name} · Solitaire Arena`;
       this.title.textContent = t.name;
-      this.factsLine.textContent = `${facts(t)} · ${t.players} player${t.players === 1 ? "" : "s"}`
+      this.factsLine.textContent = `${facts(t)} · ${plural(t.players, "player")}`
         + (t.creator ? ` · by ${t.creator}` : "");
       this.main.dataset.status = t.status;
       this.tick();
@@ -384,27 +419,27 @@ window.Tournament = (() => {
       const t = this.tournament;
       const me = this.me();
       const parts = [];
-      const open = t.status === "upcoming" || t.status === "running";
-      if (!Keep().account()) {
+      const open = pairing(t, this.arena.now()); // over or in the last stretch: nothing to join
+      if (open && !Keep().account()) {
         parts.push(h("p", { class: "small" }, "Log in on the ", h("a", { href: "/" }, "home page"), " to join."));
       } else if (open && (!me || !me.active)) {
         parts.push(this.button(me ? "Join again" : "Join", "join", () =>
           this.arena.send({ type: "join_tournament", tournament: this.id, ref: "join-t" })));
-      } else if (open && me && me.active) {
+      } else if (open) {
         parts.push(this.button("Withdraw", "withdraw", () =>
           this.arena.send({ type: "withdraw_tournament", tournament: this.id, ref: "withdraw-t" })));
       }
       if (this.standings && !this.leadSaid) { // what the page first says, once it knows
         this.leadSaid = true;
-        this.setLead(!open ? "" : !me ? "Join to be paired while it runs."
-          : me.active ? "You are in: you are paired as soon as a race can be made. Stay on this page."
-            : "Paused: you keep your points and are not paired. Join again to carry on.");
+        this.setLead(t.status === "finished" ? OVER : !open ? LAST_STRETCH
+          : !me ? "Join to be paired while it runs."
+            : me.active ? "You are in: you are paired as soon as a race can be made. Stay on this page."
+              : "Paused: you keep your points and are not paired. Join again to carry on.");
       }
       const key = parts.map((p) => p.dataset.act || "note").join(",");
       if (this.buttons.dataset.key === key) return;
       this.buttons.dataset.key = key;
       this.buttons.replaceChildren(...parts);
-
     }
 
     button(text, act, onClick) {
@@ -413,20 +448,24 @@ window.Tournament = (() => {
       return b;
     }
 
+    // One result a race, each on its own: a sheet of 2 and 0 reads "2 0", never "20".
     sheetCell(sheet) {
-      return h("td", { class: "sheet" }, sheet.map((r) => h("span", {
+      return h("td", { class: "sheet" }, sheet.flatMap((r, i) => [i ? " " : null, h("span", {
         class: `result${r.doubled ? " doubled" : ""}${r.berserk ? " berserk" : ""}`,
         title: `${r.place} of ${r.of}${r.doubled ? ", doubled (streak)" : ""}${r.berserk ? ", berserk" : ""}`,
-      }, String(r.points))));
+      }, String(r.points))]));
     }
 
+    // Racing, waiting to be paired, paused; once no race will be paired, done.
     row(r, mine) {
-      const state = r.racing ? "racing" : r.active ? "waiting" : "paused";
+      const t = this.tournament;
+      const over = t && (t.status === "finished" || t.status === "finishing" || lastStretch(t, this.arena.now()));
+      const state = r.racing ? "racing" : over ? "done" : r.active ? "waiting" : "paused";
       return h("tr", { "data-account": r.account, "data-rank": r.rank, class: mine ? "me" : null },
         h("td", { class: "rank" }, r.rank),
         h("td", { class: "name" }, window.Viewer.profileLink(r.name), mine ? h("span", { class: "you" }, " (you)") : null),
         h("td", { class: "score" }, String(r.score),
-          r.fire ? h("span", { class: "fire", title: "on a streak: the next win counts double" }, " ×2") : null),
+          r.fire ? h("span", { class: "fire", title: "on a streak: the next first place counts double" }, " ×2") : null),
         this.sheetCell(r.sheet), h("td", { class: "rating" }, r.rating),
         h("td", { class: "state" }, state === "racing"
           ? h("a", { href: `/watch/${encodeURIComponent(r.racing)}` }, "racing") : state));
@@ -451,8 +490,8 @@ window.Tournament = (() => {
       }
       this.pager.replaceChildren(...pages);
       this.sheet.textContent = me
-        ? `Your sheet: ${me.sheet.map((r) => r.points).join(" ") || "no race yet"} · ${me.score} point${me.score === 1 ? "" : "s"}, `
-          + `rank ${me.rank}${me.fire ? " · on a streak: your next win counts double" : ""}.`
+        ? `Your sheet: ${me.sheet.map((r) => r.points).join(" ") || "no race yet"} · ${plural(me.score, "point")}, `
+          + `rank ${me.rank}${me.fire ? " · on a streak: your next first place counts double" : ""}.`
         : "";
     }
 
@@ -471,8 +510,9 @@ window.Tournament = (() => {
       this.podium.replaceChildren(h("h2", {}, "Podium"), h("ol", { class: "podium" }, t.podium.slice(0, 3).map((r, i) =>
         h("li", { class: `step place-${i + 1}`, "data-account": r.account },
           h("span", { class: "medal" }, medal[i]), " ", window.Viewer.profileLink(r.name),
-          h("span", { class: "small" }, ` ${r.score} points · ${r.races} races · ${r.wins} wins`)))));
-      if (!this.race) this.setLead("The tournament is over: the standings are final.");
+          h("span", { class: "small" }, ` ${plural(r.score, "point")} · ${plural(r.races, "race")}`
+            + ` · ${plural(r.wins, "first place")}`)))));
+      if (!this.race) this.setLead(OVER);
     }
   }
 
@@ -480,5 +520,5 @@ window.Tournament = (() => {
     return new TournamentPage(main, id);
   }
 
-  return { listPage, page, clock, length };
+  return { listPage, page, clock, length, when, VARIANT_NAME };
 })();

@@ -8,6 +8,7 @@
   const { h } = window.Board;
   const main = document.getElementById("main");
   const linkState = document.getElementById("link");
+  linkState.textContent = "connecting…"; // said by the script: a page without one never connects
   const STATUS_TEXT = {
     waiting: "waiting", playing: "playing", won: "won", over: "no move left",
     resigned: "resigned", left: "left",
@@ -90,6 +91,13 @@
     // Drop the connection as a lost network would (the page reconnects and resumes).
     drop() {
       if (this.ws) this.ws.close(4100, "dropped");
+    }
+
+    // Connect again at once with the hello of now: a login or logout on this page changed the key.
+    renew() {
+      const old = this.ws;
+      this.open(); // the old socket's close is then no loss to report
+      if (old) old.close(1000, "renewed");
     }
 
     ping() {
@@ -706,6 +714,11 @@
       provisional ? `${rating}?` : String(rating));
   }
 
+  // An empty table says so.
+  function none(columns) {
+    return h("tr", { class: "none" }, h("td", { colspan: columns, class: "small" }, "none"));
+  }
+
   function duration(ms) {
     if (ms === null || ms === undefined) return "–";
     const tenths = Math.round(ms / 100);
@@ -804,42 +817,35 @@
       const challengeCodes = new Set((card.challenges || []).map((c) => c.code));
       const recent = h("table", { class: "profile-recent", id: "races" },
         h("caption", {}, "Recent rated races"),
-        h("thead", {}, h("tr", {}, ["when", "variant", "room", "race", "place", "result", "rating", "change"]
+        h("thead", {}, h("tr", {}, ["when", "variant", "room", "see", "place", "result", "rating", "change"]
           .map((c) => h("th", { scope: "col" }, c)))),
-        h("tbody", {}, card.recent.map((r) => challengeCodes.has(r.room)
-          ? h("tr", { "data-challenge": r.room },
-            h("td", { class: "when" }, `${ago(arena.now() - r.at)} ago`),
-            h("td", { class: "variant" }, VARIANT_NAME[r.variant] || r.variant),
-            h("td", { class: "room" }, h("a", { href: `/play?challenge=${encodeURIComponent(r.room)}` }, r.room)),
-            h("td", { class: "race" }, "challenge"),
-            h("td", { class: "place" }, `${r.place} of ${r.of}`),
-            h("td", { class: "result" }, r.won ? "won" : "–"),
-            h("td", { class: "rating" }, r.rating),
-            h("td", { class: "change" }, r.delta > 0 ? `+${r.delta}` : String(r.delta)))
-          : h("tr", { "data-room": r.room },
-            h("td", { class: "when" }, `${ago(arena.now() - r.at)} ago`),
-            h("td", { class: "variant" }, VARIANT_NAME[r.variant] || r.variant),
-            h("td", { class: "room" }, h("a", {
-              href: `/replay/${encodeURIComponent(r.room)}/${encodeURIComponent(card.name)}`,
-              title: "replay this game",
-            }, r.room)),
-            h("td", { class: "race" }, h("a", { href: `/watch/${encodeURIComponent(r.room)}`,
-              title: "the race: every racer's board and the results" }, "race")),
-            h("td", { class: "place" }, `${r.place} of ${r.of}`),
-            h("td", { class: "result" }, r.won ? "won" : "–"),
-            h("td", { class: "rating" }, r.rating),
-            h("td", { class: "change" }, r.delta > 0 ? `+${r.delta}` : String(r.delta))))));
+        h("tbody", {}, card.recent.length ? card.recent.map((r) => h("tr",
+          challengeCodes.has(r.room) ? { "data-challenge": r.room } : { "data-room": r.room },
+          h("td", { class: "when" }, `${ago(arena.now() - r.at)} ago`),
+          h("td", { class: "variant" }, VARIANT_NAME[r.variant] || r.variant),
+          h("td", { class: "room" }, r.room),
+          h("td", { class: "see" }, challengeCodes.has(r.room)
+            ? h("a", { href: `/play?challenge=${encodeURIComponent(r.room)}` }, "challenge standings")
+            : [h("a", { href: `/replay/${encodeURIComponent(r.room)}/${encodeURIComponent(card.name)}`,
+              class: "replay" }, "replay"), " · ",
+            h("a", { href: `/watch/${encodeURIComponent(r.room)}`, class: "watch" }, "watch")]),
+          h("td", { class: "place" }, `${r.place} of ${r.of}`),
+          h("td", { class: "result" }, r.won ? "won" : "–"),
+          h("td", { class: "rating" }, r.rating),
+          h("td", { class: "change" }, r.delta > 0 ? `+${r.delta}` : String(r.delta))))
+          : none(8)));
       const challenges = h("table", { class: "profile-challenges", id: "challenges" },
         h("caption", {}, "Finished challenges"),
         h("thead", {}, h("tr", {}, ["when", "variant", "challenge", "by", "place"]
           .map((c) => h("th", { scope: "col" }, c)))),
-        h("tbody", {}, (card.challenges || []).map((c) =>
+        h("tbody", {}, (card.challenges || []).length ? card.challenges.map((c) =>
           h("tr", { "data-challenge": c.code },
             h("td", { class: "when" }, `${ago(arena.now() - c.at)} ago`),
             h("td", { class: "variant" }, VARIANT_NAME[c.variant] || c.variant),
-            h("td", { class: "code" }, h("a", { href: `/play?challenge=${encodeURIComponent(c.code)}`,
-              title: "its standings" }, c.code)), h("td", { class: "by" }, c.creator),
-            h("td", { class: "place" }, c.place === null ? "did not play" : `${c.place} of ${c.of}`)))));
+            h("td", { class: "code" }, c.code, " ", h("a", { href: `/play?challenge=${encodeURIComponent(c.code)}` },
+              "standings")), h("td", { class: "by" }, c.creator),
+            h("td", { class: "place" }, c.place === null ? "did not play" : `${c.place} of ${c.of}`)))
+          : none(5)));
       status.textContent = "Races stay replayable while the server keeps their room.";
       status.className = "small";
       main.replaceChildren(title, ratings, recent, challenges, status);
