@@ -39,10 +39,10 @@ _SECURITY_HEADERS = {
     "Cache-Control": "no-cache",
 }
 # The pages: the ways in, TV, one room's race, one game's replay, the leaderboards, a player's
-# profile, a game to play (a solo deal or a seat in a room), and the tournaments
+# profile, a game to play (a solo deal or a seat in a room), the tournaments, and moderation
 # (docs/operations.md).
 _PAGE = re.compile(
-    r"/(?:|tv|leaderboard|play|play/[A-Za-z0-9]{1,32}|@/[^/]{1,80}|watch/[A-Za-z0-9]{1,32}"
+    r"/(?:|tv|leaderboard|mod|play|play/[A-Za-z0-9]{1,32}|@/[^/]{1,80}|watch/[A-Za-z0-9]{1,32}"
     r"|replay/[A-Za-z0-9]{1,32}/[^/]{1,80}|tournaments|tournament/[A-Za-z0-9]{1,64})"
 )
 _TYPES = {

@@ -317,6 +317,8 @@
           f.seed !== null ? `Seed ${f.seed}, ` : "", `commitment ${f.commitment.slice(0, 12)}…`));
         const verdict = this.verdict();
         if (verdict) parts.push(verdictSection(verdict));
+        const report = this.reportSection(f);
+        if (report) parts.push(report);
       }
       if (r.rematch) {
         // Its racers asked to race again: the new room is a click away.
@@ -324,6 +326,21 @@
           h("a", { href: `/watch/${r.rematch}` }, `watch the rematch in room ${r.rematch}`), "."));
       }
       return parts;
+    }
+
+    // A Report button for each person who raced (not a bot, not this browser's own account),
+    // made once: the panel is drawn again as events come, and a form being filled stays.
+    reportSection(f) {
+      if (!window.Mod || !window.Play || !window.Play.Keep.key()) return null;
+      if (!this.reports) {
+        const own = (window.Play.Keep.account() || "").toLowerCase();
+        const racers = f.ranking.filter((p) => !p.bot && p.name.toLowerCase() !== own);
+        if (!racers.length) return null;
+        this.reports = h("section", { class: "reports", "aria-label": "report a racer" },
+          h("p", { class: "small" }, "Something wrong? Tell the moderators:"),
+          ...racers.map((p) => h("p", {}, window.Mod.reportButton(p.name, this.room.id))));
+      }
+      return this.reports;
     }
 
     // The race checked here, from what the server published (window.Verify), once every
@@ -848,7 +865,12 @@
           : none(5)));
       status.textContent = "Races stay replayable while the server keeps their room.";
       status.className = "small";
-      main.replaceChildren(title, ratings, recent, challenges, status);
+      const mine = (window.Play.Keep.account() || "").toLowerCase() === card.name.toLowerCase();
+      const marked = card.marked ? h("p", { class: "marked", role: "note" },
+        "A moderator's fair-play mark: out of the leaderboards; its rated races count for nobody.") : null;
+      const report = window.Play.Keep.key() && !mine && window.Mod
+        ? h("p", { class: "report-player" }, window.Mod.reportButton(card.name)) : null;
+      main.replaceChildren(title, ...[marked, report].filter(Boolean), ratings, recent, challenges, status);
       main.dataset.refreshed = String(Date.now());
       status.before(tournamentsPart(card));
     });
@@ -864,6 +886,7 @@
   else if ((m = /^\/play\/([A-Za-z0-9]+)$/.exec(path))) window.Play.room(main, m[1].toLowerCase());
   else if (path === "/tv") tvPage();
   else if (path === "/leaderboard") leaderboardPage();
+  else if (path === "/mod") window.Mod.page(main);
   else if (path === "/tournaments") window.Tournament.listPage(main);
   else if ((m = /^\/tournament\/([A-Za-z0-9]+)$/.exec(path))) window.Tournament.page(main, m[1]);
   else if ((m = /^\/@\/([^/]+)$/.exec(path))) profilePage(decodeURIComponent(m[1]));

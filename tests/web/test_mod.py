@@ -1,0 +1,130 @@
+"""The referee in a real headless Chromium: a logged-in player reports another from the
+profile page by pointer and keyboard; a moderator's /mod shows the report, the account, and a
+fair-play mark that must be confirmed before it is sent, then the log; anyone else's /mod says
+moderators only, and the marked profile says it is marked."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.select import Select
+
+from tests.server.accounts.test_accounts_e2e import ask, register
+from tests.support.redis_server import RedisServer
+from tests.support.server_process import ServerProcess
+from tests.web.conftest import blank_tab, severe_console_messages
+from tests.web.test_viewer import driven, until
+
+
+@pytest.fixture
+def refereed(redis_server: RedisServer, tmp_path: Path) -> Iterator[ServerProcess]:
+    server = ServerProcess(
+        redis_url=redis_server.url,
+        log_path=tmp_path / "server.log",
+        extra_args=[
+            "--rate",
+            "1000",
+            "--burst",
+            "1000",
+            "--moderators",
+            "mia",
+            "--redis-prefix",
+            f"mod{uuid.uuid4().hex[:8]}:",
+        ],
+    )
+    server.start()
+    yield server
+    server.stop()
+
+
+def logged_in(browser: webdriver.Chrome, server: ServerProcess, name: str, key: str) -> None:
+    """The browser holds ``name``'s key, as the home page's login leaves it."""
+    blank_tab(browser, server)
+    browser.execute_script(
+        "localStorage.setItem('arena.key', arguments[0]);"
+        "localStorage.setItem('arena.account', arguments[1]);",
+        key,
+        name,
+    )
+
+
+STATUS = "return document.querySelector('.report-status')?.textContent ?? ''"
+ROWS = "return [...document.querySelectorAll('{}')].map((r) => r.textContent)"
+QUEUE = ROWS.format("#queue tbody tr[data-account]")
+LOG = ROWS.format("#log tbody tr[data-action]")
+PAGE = "return document.querySelector('main').textContent"
+
+
+async def test_report_from_a_profile_then_a_moderator_marks_with_a_confirmation(
+    refereed: ServerProcess, session_browser: webdriver.Chrome
+) -> None:
+    browser = session_browser
+    web = f"http://127.0.0.1:{refereed.port}"
+    clients = []
+    try:
+        ann, ann_key = await register(refereed.url, "ann")
+        bob, _ = await register(refereed.url, "bob")
+        mia, mia_key = await register(refereed.url, "mia")
+        clients = [ann, bob, mia]
+
+        # ann reports bob from his profile: the button, the reason by keyboard, a note.
+        await driven(browser, logged_in, browser, refereed, "ann", ann_key)
+        await driven(browser, browser.get, f"{web}/@/bob")
+        await until(browser, "return !!document.querySelector('button.report')", bool)
+        await driven(browser, browser.find_element(By.CSS_SELECTOR, "button.report").click)
+        chooser = browser.find_element(By.CSS_SELECTOR, ".report-form select")
+        await driven(browser, Select(chooser).select_by_value, "name")
+        note = browser.find_element(By.CSS_SELECTOR, ".report-form input")
+        await driven(browser, note.send_keys, "an insult for a name")
+        send = browser.find_element(By.CSS_SELECTOR, "button.send-report")
+        await driven(browser, send.send_keys, Keys.ENTER)
+        said = await until(browser, STATUS, lambda s: s.startswith("Reported"))
+        assert said == "Reported bob: a moderator will look."
+
+        # ann is no moderator: /mod says so, and shows nothing.
+        await driven(browser, browser.get, f"{web}/mod")
+        text = await until(browser, PAGE, lambda s: "Moderators only" in s)
+        assert "an insult" not in text
+
+        # mia's /mod: the queue, bob shown, a mark that waits for its confirmation.
+        await driven(browser, logged_in, browser, refereed, "mia", mia_key)
+        await driven(browser, browser.get, f"{web}/mod")
+        (row,) = await until(browser, QUEUE, bool)
+        assert "1 name" in row
+        assert "an insult for a name" in row
+        await driven(browser, browser.find_element(By.CSS_SELECTOR, "#queue button.show").click)
+        await until(browser, "return !!document.querySelector('#account h2')", bool)
+        mark = browser.find_element(By.CSS_SELECTOR, "#account button[data-action=mark]")
+        await driven(browser, mark.click)  # no reason yet: refused on the page, nothing sent
+        await until(browser, PAGE, lambda s: "Say why first" in s)
+        why = browser.find_element(By.CSS_SELECTOR, "#account input")
+        await driven(browser, why.send_keys, "names an insult")
+        await driven(browser, mark.click)
+        confirm = await until(
+            browser, "return document.querySelector('#account button.confirm')?.textContent", bool
+        )
+        assert confirm == "Confirm: fair-play mark of bob"
+        log = await ask(mia, {"type": "mod_log"}, "mod_log_rows")
+        assert log["rows"] == []  # the first click sent nothing
+        await driven(
+            browser, browser.find_element(By.CSS_SELECTOR, "#account button.confirm").click
+        )
+        await until(browser, PAGE, lambda s: "Done: mia mark bob." in s)
+        logged = await until(browser, LOG, bool)
+        assert "names an insult" in logged[0]
+        assert await until(browser, QUEUE, lambda rows: rows == []) == []
+
+        card = await ask(ann, {"type": "profile", "name": "bob"}, "player_card")
+        assert card["marked"] is True
+        await driven(browser, browser.get, f"{web}/@/bob")
+        await until(browser, PAGE, lambda s: "fair-play mark" in s)
+        assert severe_console_messages(browser) == []
+    finally:
+        for client in clients:
+            await client.close()
