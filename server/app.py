@@ -169,6 +169,7 @@ class App:
             registry=self.metrics.registry,
             seated=self.matchmaker.seated,
             rating_of=self.ratings.rating_of,
+            hidden=self.ratings.marked,
         )
         self.referee = configured_referee(self)
         self.bots = BotRunner(self.commands, clock, config, self.solver)

@@ -38,6 +38,7 @@ class Tournaments:
         registry: CollectorRegistry,
         seated: Callable[[str], Awaitable[None]],
         rating_of: RatingOf,
+        hidden: Callable[[], frozenset[str]] = frozenset,
     ) -> None:
         self.config = config
         self.rating_of = rating_of
@@ -45,7 +46,7 @@ class Tournaments:
         commands = race.commands
         archive = commands.hub.archive  # the finished rooms' archive takes them too
         kept = TournamentArchive(store, archive, clock) if archive is not None else None
-        self.book = TournamentBook(store, clock, kept)
+        self.book = TournamentBook(store, clock, kept, hidden=hidden)
         self.presence = TournamentPresence(store, clock, config, commands.presence)
         self.metrics = TournamentMetrics(registry)
         self.scorer = TournamentScorer(self.book, self.metrics)

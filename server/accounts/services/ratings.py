@@ -204,6 +204,11 @@ class Ratings:
             await self._rewrite_index(table)
         log.info("fair_play_marked" if marked else "fair_play_unmarked", account=account)
 
+    def marked(self) -> frozenset[str]:
+        """The accounts a fair-play mark holds on, as this process has folded the log (every
+        variant's log takes every mark; the periodic sweep folds what other processes wrote)."""
+        return frozenset(self.tables[VARIANTS[0]].marked)
+
     async def is_marked(self, account: str) -> bool:
         """Whether a fair-play mark holds on the account (as this process has folded it)."""
         table = await self.catch_up(VARIANTS[0])
@@ -228,6 +233,7 @@ class Ratings:
             await asyncio.sleep(self.sweep_s)
             try:
                 await self.sweep()
+                await self.catch_up(VARIANTS[0])  # marks another process appended
             except ArenaError as exc:  # the store's errors are ArenaErrors (StoreError)
                 log.warning("ratings_sweep_failed", error=str(exc))
 

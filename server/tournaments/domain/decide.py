@@ -119,7 +119,7 @@ def waiting(tournament: Tournament, present: Mapping[str, int], busy: Set[str]) 
     """Who may be paired: joined and active, present (``present``: account → since when it
     has been, on a live connection following the tournament), not in a race of it, and not
     ``busy`` (seated in another unfinished room)."""
-    ranks = {e.account: rank for rank, e in enumerate(tournament.standings(), 1)}
+    ranks = {e.account: rank for rank, e in enumerate(tournament.ranked(), 1)}
     out = []
     for account, since in present.items():
         entrant = tournament.entrants.get(account)

@@ -140,8 +140,12 @@ class Tournament:
         self.scored: set[str] = set()
         self.race_count = 0
         self.finished_at: int | None = None
+        self._ranked: list[Entrant] | None = None
         self._standings: list[Entrant] | None = None
         self._ranks: dict[str, int] = {}
+        # Accounts a moderator's fair-play mark keeps out of the standings and the podium shown
+        # (they are still paired: a mark takes them out of what others see, not out of play).
+        self.hidden: frozenset[str] = frozenset()
 
     @property
     def settings(self) -> TournamentCreated:
@@ -171,12 +175,25 @@ class Tournament:
     def racing_count(self) -> int:
         return sum(len(race.players) for race in self.races.values())
 
+    def ranked(self) -> list[Entrant]:
+        """Every entrant, best first, marked ones too: the order pairing goes by (cached until
+        the next event)."""
+        if self._ranked is None:
+            self._ranked = sorted(self.entrants.values(), key=Entrant.rank_key)
+        return self._ranked
+
     def standings(self) -> list[Entrant]:
-        """Every entrant, best first (cached until the next event)."""
+        """The entrants shown, best first: every one but the ``hidden`` (cached likewise)."""
         if self._standings is None:
-            self._standings = sorted(self.entrants.values(), key=Entrant.rank_key)
+            self._standings = [e for e in self.ranked() if e.account not in self.hidden]
             self._ranks = {e.account: rank for rank, e in enumerate(self._standings, 1)}
         return self._standings
+
+    def hide(self, accounts: frozenset[str]) -> None:
+        """Keep ``accounts`` (those a fair-play mark holds on) out of the standings shown."""
+        if accounts != self.hidden:
+            self.hidden = accounts
+            self._standings = None
 
     def rank_of(self, account: str) -> int | None:
         """An entrant's rank (1 = first), None for an account that never joined."""
@@ -214,7 +231,7 @@ class Tournament:
         _FOLDS[type(event)](self, event)
         self.status = status
         self.version += 1
-        self._standings = None
+        self._ranked = self._standings = None
 
     def apply_stored(self, data: Mapping[str, Any]) -> None:
         """Fold one stored map (CorruptEvent if it cannot be read)."""

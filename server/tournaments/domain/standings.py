@@ -29,12 +29,12 @@ def row(tournament: Tournament, entrant: Entrant, rank: int) -> dict[str, Any]:
 
 
 def pages(tournament: Tournament) -> int:
-    return max(1, -(-len(tournament.entrants) // PAGE_SIZE))
+    return max(1, -(-len(tournament.standings()) // PAGE_SIZE))
 
 
 def page_of(tournament: Tournament, account: str | None) -> int:
     """The page that holds ``account``'s row (1 when it has none)."""
-    if account is None or account not in tournament.entrants:
+    if account is None or account not in tournament.entrants or account in tournament.hidden:
         return 1
     rank = tournament.rank_of(account) or 1
     return (rank - 1) // PAGE_SIZE + 1
@@ -48,7 +48,7 @@ def standings_message(tournament: Tournament, page: int, account: str | None) ->
 def me_row(tournament: Tournament, account: str | None) -> dict[str, Any] | None:
     """``account``'s own row, wherever it ranks; None if it never joined."""
     entrant = tournament.entrants.get(account) if account else None
-    if entrant is None:
+    if entrant is None or entrant.account in tournament.hidden:
         return None
     return row(tournament, entrant, tournament.rank_of(entrant.account) or 1)
 

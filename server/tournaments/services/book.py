@@ -68,9 +68,15 @@ class TournamentBook:
     """The tournaments this process has folded; one lock each, so a fold is never fed twice."""
 
     def __init__(
-        self, store: EventStore, clock: Clock, archive: TournamentArchive | None = None
+        self,
+        store: EventStore,
+        clock: Clock,
+        archive: TournamentArchive | None = None,
+        *,
+        hidden: Callable[[], frozenset[str]] = frozenset,
     ) -> None:
         self.store = store
+        self.hidden = hidden  # the accounts a fair-play mark holds on: out of the standings
         self.clock = clock
         self.archive = archive  # where finished tournaments go (none: they stay in the store)
         self.folds: dict[str, Tournament] = {}
@@ -97,6 +103,7 @@ class TournamentBook:
             self._fold(tournament, await self.archive.events(tournament_id))
         if not tournament.exists:
             raise NoSuchTournament(f"no tournament {tournament_id[:64]!r}")
+        tournament.hide(self.hidden())
         self.folds[tournament_id] = tournament
         return tournament
 
@@ -118,6 +125,7 @@ class TournamentBook:
     async def sync(self, tournament: Tournament) -> bool:
         """Bring a folded tournament up to date; whether it changed."""
         async with self._lock(tournament.id):
+            tournament.hide(self.hidden())
             return await self._catch_up(tournament)
 
     async def run(

@@ -301,6 +301,28 @@ def test_pages_hold_ten_rows_and_me_anywhere() -> None:
     assert msg["pages"] == 3
 
 
+def test_a_marked_account_is_out_of_the_standings_and_the_podium_shown_not_of_pairing() -> None:
+    t = tour(*((f"p{i:02}", 2000 - i) for i in range(10)), ("cheat", 1400))
+    race(t, "r1", "cheat", "p00")
+    race(t, "r2", "p01", "p02")
+    for event in decide_finish(t, t.ends_at):
+        t.apply(event)
+    assert state(t, t.ends_at + 1)["podium"][0]["account"] == "cheat"
+    assert standings_message(t, 1, None)["pages"] == 2
+    t.hide(frozenset({"cheat"}))
+    view = state(t, t.ends_at + 1)
+    assert [r["account"] for r in view["podium"]] == ["p01", "p02", "p00"]  # tie: performance
+    shown = standings_message(t, 1, "cheat")
+    assert "cheat" not in [r["account"] for r in shown["rows"]]
+    assert [r["rank"] for r in shown["rows"]] == list(range(1, 11))
+    assert shown["me"] is None
+    assert shown["pages"] == 1  # ten rows now, not eleven: one page
+    assert page_of(t, "cheat") == 1
+    assert t.ranked()[0].account == "cheat"  # pairing still sees every entrant
+    t.hide(frozenset())  # the mark taken back: as before
+    assert state(t, t.ends_at + 1)["podium"][0]["account"] == "cheat"
+
+
 races_strategy = st.lists(
     st.tuples(st.permutations(["a", "b", "c", "d"]), st.integers(2, 4), st.booleans()), max_size=25
 )

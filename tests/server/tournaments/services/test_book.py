@@ -78,3 +78,23 @@ async def test_the_lease_is_held_then_taken_over_once_it_expires(store: MemoryEv
     clock.advance(1_001)  # a died: nobody renewed
     assert await b.leases.claim("t1")
     assert not await a.leases.claim("t1")
+
+
+async def test_the_book_hides_the_accounts_its_source_names_as_they_change(
+    store: MemoryEventStore,
+) -> None:
+    """The book asks who a fair-play mark holds on (the ratings') each time it hands out a
+    tournament: a mark or an unmark reaches the standings shown on the next read."""
+    clock = FakeClock()
+    marked: set[str] = set()
+    book = TournamentBook(store, clock, hidden=lambda: frozenset(marked))
+    await book.create(created(clock.now_ms()))
+    for account in ("ann", "bob"):
+        await book.run("tbooktest1", lambda t, n, a=account: decide_join(t, a, a, 1500, n))
+    assert [e.account for e in (await book.get("tbooktest1")).standings()] == ["ann", "bob"]
+    marked.add("bob")
+    tournament = await book.get("tbooktest1")
+    assert [e.account for e in tournament.standings()] == ["ann"]
+    marked.clear()
+    await book.sync(tournament)
+    assert [e.account for e in tournament.standings()] == ["ann", "bob"]
