@@ -14,7 +14,7 @@ from typing import Any
 from shared.errors import ClientError
 from shared.views import public_fold_event
 
-DONE = frozenset({"won", "over", "resigned"})
+DONE = frozenset({"won", "over", "resigned", "timed_out"})
 """Progress statuses of a game that is over."""
 
 
@@ -152,6 +152,14 @@ class RoomState:
 
     def my_progress(self) -> dict[str, Any]:
         return self.progress.get(self.me or "", {})
+
+    def out_of_time(self) -> bool:
+        """Whether the player's clock ended their game: said by their progress, or by their
+        game's last event (the two travel separately)."""
+        events = self.my_events()
+        last = events[-1] if events else {}
+        clocked = last.get("type") == "resigned" and last.get("reason") == "clock"
+        return clocked or self.my_progress().get("status") == "timed_out"
 
     def player_id(self, who: str, order: list[str]) -> str:
         """A racer's id from a name, a player id, or a number: the line of the racers panel

@@ -149,6 +149,7 @@ class App:
             registry=self.metrics.registry,
             seated=self.matchmaker.seated,
             rating_of=self.ratings.rating_of,
+            rate=self.ratings.record,
         )
         self.bots = BotRunner(self.commands, clock, config, self.solver)
         self.hub.listen(self.bots.on_change)

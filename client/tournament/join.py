@@ -30,7 +30,7 @@ from client.seats import Seat, SeatStore
 from client.terminal import write_lines
 from client.tournament.follow import SEAT_KIND, Follow, refused, wait_text
 from client.tournament.lobby import Lobby, Step
-from client.tournament.panel import Phase, lobby_lines
+from client.tournament.panel import Phase, berserk_hint, berserk_line, lobby_lines
 from shared import protocol as p
 from shared.errors import ArenaError, ClientError
 
@@ -73,7 +73,8 @@ class TournamentRun:
         if msg["player"] == state.me:
             # The clock shown from the start is then half the race's (RoomState.time_limit).
             state.progress.setdefault(msg["player"], {})["berserk"] = True
-            self.app.session.say("Berserk: your clock is halved; a win with 20 moves earns +1.")
+            self.app.session.countdown_hint = ""
+            self.app.session.say(berserk_line(self.follow.tournament))
         else:
             name = state.names.get(msg["player"], msg["player"])
             self.app.session.say(f"{name} went berserk: their clock is halved.")
@@ -171,11 +172,12 @@ class TournamentRun:
             self.races = int(paired["race"])
             me = (self.follow.account or "").casefold()
             others = [n for n in paired["players"] if str(n).casefold() != me]
-            berserk = self.follow.tournament.get("berserk")
+            hint = berserk_hint(self.follow.tournament)
+            session.countdown_hint = hint
             client.view.lobby_hint = (
                 f"Race {self.races} of {self.follow.name}, against "
                 f"{', '.join(others) or 'nobody'}: it starts when everyone is seated..."
-                + (" Type 'berserk' to halve your clock." if berserk else "")
+                + (f" {hint}" if hint else "")
             )
             session.status = client.view.lobby_hint
             session.clear_messages()  # the last race's lines: the standings told how it went

@@ -45,6 +45,7 @@ class Result:
     points: int
     double: bool = False
     berserk: bool = False
+    timed_out: bool = False  # the clock ended the player's game, not the player
 
 
 @dataclass(frozen=True)
@@ -152,9 +153,17 @@ def sheet_line(row: Standing) -> str:
         return f"Your sheet: no race yet; rank {row.rank}, {plural(row.score, 'point')}."
     figures = " ".join(f"{r.points}{'b' if r.berserk else ''}" for r in row.sheet)
     streak = " On a streak: your next first place counts double." if row.streak else ""
+    late = [str(i) for i, r in enumerate(row.sheet, 1) if r.timed_out]
+    clock = (
+        f" You ran out of time in race {', '.join(late)}."
+        if len(late) == 1
+        else f" You ran out of time in races {', '.join(late)}."
+        if late
+        else ""
+    )
     return (
         f"Your sheet: {figures} = {plural(row.score, 'point')}, rank {row.rank}, "
-        f"{plural(len(row.sheet), 'race')}.{streak}"
+        f"{plural(len(row.sheet), 'race')}.{streak}{clock}"
     )
 
 
@@ -195,6 +204,29 @@ def wait_line(
     since = "" if waiting_since is None else f" for {format_clock(now_ms - waiting_since)}"
     others = "" if waiting is None else f", {waiting} waiting"
     return f"Waiting to be paired{since}{others}. {left} left in the tournament."
+
+
+BERSERK_MIN_MOVES = 20
+"""A berserk racer's first place earns +1 when made in at least this many moves."""
+
+
+def berserk_hint(tournament: Mapping[str, Any]) -> str:
+    """What a racer may type before a race's start, when the tournament allows berserk: the
+    clock it leaves them, said before they choose."""
+    if not tournament.get("berserk") or not tournament.get("time_limit_ms"):
+        return ""
+    limit = int(tournament["time_limit_ms"])
+    return f"Type 'berserk' to race on {format_clock(limit // 2)} instead of {format_clock(limit)}."
+
+
+def berserk_line(tournament: Mapping[str, Any]) -> str:
+    """What a racer is told once they went berserk: the clock they now have, and the bonus."""
+    limit = int(tournament.get("time_limit_ms") or 0)
+    clock = f" to {format_clock(limit // 2)}" if limit else ""
+    return (
+        f"Berserk: your clock is halved{clock}; a first place in {BERSERK_MIN_MOVES} moves or "
+        "more earns +1."
+    )
 
 
 @dataclass(frozen=True)
@@ -279,7 +311,9 @@ def list_lines(items: Sequence[Listing], *, now_ms: int, width: int = WIDTH) -> 
 
 
 def standing(row: Mapping[str, Any], *, me: str | None) -> Standing:
-    """A `row` of `tournament_standings`; ``me`` is this client's account (case-folded)."""
+    """A `row` of `tournament_standings`; ``me`` is this client's account (case-folded). The
+    rating shown is the live one (``rating_now``), the one at entry from a server before it."""
+    ratings = (row.get("rating_now"), row.get("rating"))
     if row.get("racing"):
         presence = Presence.RACING
     elif row.get("active"):
@@ -291,11 +325,16 @@ def standing(row: Mapping[str, Any], *, me: str | None) -> Standing:
         name=str(row["name"]),
         score=int(row["score"]),
         sheet=tuple(
-            Result(int(r["points"]), bool(r.get("doubled")), bool(r.get("berserk")))
+            Result(
+                int(r["points"]),
+                bool(r.get("doubled")),
+                bool(r.get("berserk")),
+                bool(r.get("timed_out")),
+            )
             for r in row.get("sheet") or ()
         ),
         streak=bool(row.get("fire")),
-        rating=row.get("rating") if isinstance(row.get("rating"), int) else None,
+        rating=next((r for r in ratings if isinstance(r, int)), None),
         presence=presence,
         me=me is not None and str(row.get("account", "")).casefold() == me.casefold(),
     )

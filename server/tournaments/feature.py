@@ -19,7 +19,7 @@ from server.tournaments.services.book import TournamentBook
 from server.tournaments.services.metrics import TournamentMetrics
 from server.tournaments.services.pairer import TournamentPairer
 from server.tournaments.services.presence import TournamentPresence
-from server.tournaments.services.scorer import TournamentScorer
+from server.tournaments.services.scorer import Rate, TournamentScorer
 from server.tournaments.wire.feed import Follower, TournamentFeed
 from server.tournaments.wire.requests import RatingOf, TournamentRequests
 
@@ -37,6 +37,7 @@ class Tournaments:
         registry: CollectorRegistry,
         seated: Callable[[str], Awaitable[None]],
         rating_of: RatingOf,
+        rate: Rate | None = None,
     ) -> None:
         self.config = config
         self.rating_of = rating_of
@@ -47,7 +48,7 @@ class Tournaments:
         self.book = TournamentBook(store, clock, kept)
         self.presence = TournamentPresence(store, clock, config, commands.presence)
         self.metrics = TournamentMetrics(registry)
-        self.scorer = TournamentScorer(self.book, self.metrics)
+        self.scorer = TournamentScorer(self.book, self.metrics, rate)
         commands.hub.listen(self.scorer.on_change)
         self.pairer = TournamentPairer(
             store, self.book, commands, self.presence, clock, config, self.metrics, self.scorer

@@ -35,6 +35,10 @@ return [...document.querySelectorAll('table.standings tbody tr[data-account]')].
    [...r.querySelectorAll('.sheet .result')].map((s) => s.textContent).join(''),
    r.querySelector('.state').textContent]);
 """
+RATINGS = """
+return Object.fromEntries([...document.querySelectorAll('table.standings tbody tr[data-account]')]
+  .map((r) => [r.dataset.account, Number(r.querySelector('.rating').textContent)]));
+"""
 TV_ROWS = """
 return [...document.querySelectorAll('#tournament-tv:not([hidden]) table.ranking tbody tr')]
   .map((r) => [r.cells[1].textContent, r.cells[4].textContent]);
@@ -172,6 +176,11 @@ def test_join_play_a_race_see_the_standings_move_and_the_podium(
     assert sorted(sheets.values()) == ["0", "2"]  # a race of two: 2 points to its winner
     WebDriverWait(page, 20).until(lambda d: not d.find_element(By.ID, "my-race").is_displayed())
     assert page.find_element(By.ID, "my-sheet").text.startswith("Your sheet: ")
+    # The ratings shown are the live ones: the rated race moved them apart from where they
+    # joined (both new, the same).
+    WebDriverWait(page, 20).until(lambda d: len(set(d.execute_script(RATINGS).values())) == 2)
+    ratings = page.execute_script(RATINGS)
+    assert ratings[max(sheets, key=lambda a: sheets[a])] > ratings[min(sheets, key=sheets.get)]
 
     # Both stop: the browser withdraws, the terminal pauses with Ctrl-C.
     click(page, "withdraw")

@@ -10,7 +10,7 @@
   const linkState = document.getElementById("link");
   const STATUS_TEXT = {
     waiting: "waiting", playing: "playing", won: "won", over: "no move left",
-    resigned: "resigned", left: "left",
+    resigned: "resigned", timed_out: "ran out of time", left: "left",
   };
 
   // ---- the connection ------------------------------------------------------------------

@@ -40,7 +40,7 @@ from server.race.domain.events import (
 )
 from server.race.domain.lifecycle import ENDED, RoomStatus, allows
 from server.race.domain.model import Game, Room
-from server.race.domain.progress import ranking
+from server.race.domain.progress import TIME_LIMIT, ranking, timed_out_ranking
 from shared import (
     DEAL_VERSION,
     canonical_seed,
@@ -323,7 +323,10 @@ def decide_finish(room: Room, reason: str, *, now: int) -> Events:
     if reason == "all_done" and not room.all_done():
         return []
     decided_from = {player: game.version for player, game in room.games.items()}
-    return [RaceFinished(now, reason, tuple(ranking(room.entrants())), decided_from)]
+    ranks = tuple(ranking(room.entrants()))
+    if reason == TIME_LIMIT:
+        ranks = timed_out_ranking(ranks)
+    return [RaceFinished(now, reason, ranks, decided_from)]
 
 
 # ---- games ----------------------------------------------------------------------------------

@@ -14,6 +14,8 @@ from client.tournament.panel import (
     Presence,
     Result,
     Standing,
+    berserk_hint,
+    berserk_line,
     facts_line,
     list_lines,
     listing,
@@ -227,6 +229,12 @@ def test_rows_from_the_wire() -> None:
     assert standing({**ROW, "active": False}, me=None).presence is Presence.PAUSED
 
 
+def test_the_standings_show_the_rating_as_it_stands_now() -> None:
+    moved = standing({**ROW, "rating_now": 1579}, me=None)
+    assert moved.rating == 1579  # after the races, not the 1510 it joined with
+    assert "  1579  waiting" in standings_lines([moved])[1]
+
+
 def test_between_races_the_screen_shows_facts_standings_and_sheet() -> None:
     standings = {
         "tournament": "t7k2",
@@ -256,3 +264,22 @@ def test_a_finished_tournament_shows_its_podium() -> None:
         "Hourly Swiss: the podium",
         "  1st  Bob                     6 points    2 races, 2 wins",
     ]
+
+
+def test_the_sheet_in_words_says_which_races_the_clock_ended() -> None:
+    row = Standing(1, "Ann", 4, (Result(2, timed_out=True), Result(0), Result(2, timed_out=True)))
+    assert sheet_line(row).endswith(" You ran out of time in races 1, 3.")
+    one = Standing(1, "Ann", 2, (Result(0), Result(2, timed_out=True)))
+    assert sheet_line(one).endswith("2 races. You ran out of time in race 2.")
+    assert "out of time" not in sheet_line(Standing(1, "Ann", 2, (Result(2),)))
+    wire = {"rank": 1, "name": "Ann", "score": 0, "sheet": [{"points": 0, "timed_out": True}]}
+    assert standing(wire, me=None).sheet == (Result(0, timed_out=True),)
+
+
+def test_berserk_is_offered_and_confirmed_with_the_clock_it_leaves() -> None:
+    cup = {"berserk": True, "time_limit_ms": 180_000}
+    assert berserk_hint(cup) == "Type 'berserk' to race on 01:30 instead of 03:00."
+    assert berserk_hint({**cup, "berserk": False}) == ""
+    assert berserk_line(cup) == (
+        "Berserk: your clock is halved to 01:30; a first place in 20 moves or more earns +1."
+    )

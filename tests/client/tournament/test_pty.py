@@ -229,6 +229,46 @@ def test_ctrl_c_in_a_race_keeps_the_seat_and_join_takes_it_back(
         assert finish(term.child) == 0
 
 
+def test_a_berserk_clock_that_runs_out_is_a_timeout_in_every_line(
+    server: ServerProcess, tmp_path: Path, children: list[pexpect.spawn]
+) -> None:
+    """Berserk said before it is typed and after (the halved clock, in the Go line too); the
+    clock running out is told as a timeout, to the racer and the rival, and on the sheet."""
+    ann_env, bob_env, code = two_players_and_a_tournament(
+        server, tmp_path, children, race_s=20, minutes=1
+    )
+    ann = Term(run(server, ann_env, children, "tournament", "join", code), **SIZE)
+    bob = Term(run(server, bob_env, children, "tournament", "join", code), **SIZE)
+    hint = words("Type 'berserk' to race on 00:10 instead of 00:20.")
+    ann.wait(hint, timeout=WAIT_S)
+    # The countdown's line keeps it: berserk is not typed blind.
+    ann.wait(r"Get ready: the race starts in \d\.\.\.(?:\s|\x1b\[K)+" + hint, timeout=WAIT_S)
+    ann.type("berserk")
+    ann.wait(words("Berserk: your clock is halved to 00:10; a first place in 20 moves"))
+    for term, limit in ((ann, "10 seconds"), (bob, "20 seconds")):
+        term.wait(words(f"Go! The race has started: {limit} to play."), timeout=WAIT_S)
+    ann.type("d")  # one move: a racer who never moves is taken as absent
+    ann.wait(r"\b1 move\b")
+    screen = ann.wait(words("You ran out of time with 0 cards on the foundations."), timeout=20)
+    assert "resigned" not in screen.lower()
+    screen = bob.wait(words("ann ran out of time with 0 cards on the foundations."), timeout=20)
+    assert re.search(r"\b2  ann\s+0\s+1 time up", screen), screen
+    assert "resigned" not in screen.lower()
+    play_and_resign(bob)
+    screen = ann.wait(words("You ran out of time in race 1."), timeout=WAIT_S)
+    assert "You resigned" not in screen
+    assert "bob resigned with 0 cards" in screen
+    # The standings' ratings are the live ones: the rated race moved both from their 1500.
+    shown = dict(re.findall(r"\b(ann|bob)\s+\d+\s+\db?\s+(\d+)\s+(?:waiting|paused)", screen))
+    assert sorted(shown) == ["ann", "bob"], screen
+    assert "1500" not in shown.values(), screen
+    assert f"ann 1500 → {shown['ann']}" in " ".join(screen.split())
+    for term in (ann, bob):
+        term.type("quit")
+        term.wait(words(f"Paused in tournament {code}"))
+        assert finish(term.child) == 0
+
+
 def scripted(
     server: ServerProcess, env: dict[str, str], code: str, script: Path, *extra: str
 ) -> subprocess.Popen[str]:
