@@ -142,7 +142,8 @@ def profile_lines(card: Mapping[str, Any]) -> list[str]:
     for r in card["ratings"]:
         lines.append(
             f"  {r['variant']:<12} {_rating(r):>6}  rank {r['rank']}/{r['players']}  "
-            f"{r['games']} games, {r['wins']} wins, best win {_duration(r['best_ms'])}"
+            f"{plural(r['games'], 'game')}, {plural(r['wins'], 'win')}, "
+            f"best win {_duration(r['best_ms'])}"
         )
     tournaments = card.get("tournaments")
     if tournaments:

@@ -33,7 +33,7 @@ LOBBY_HELP = (
     "Between races: 'pause' stops your pairings (your points stay), 'join' carries on, "
     "'page N' shows another page of the standings, 'me' the page with your row, 'quit' pauses "
     "and leaves. In a race: your moves, and 'berserk' before the start halves your clock for "
-    "a bonus point if you win with 20 moves or more."
+    "a bonus point for a first place in 20 moves or more."
 )
 
 

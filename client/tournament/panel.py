@@ -147,8 +147,8 @@ def standings_lines(
 
 
 def sheet_line(row: Standing) -> str:
-    """The player's own sheet in words: "Your sheet: 2 0 4 4 (streak: your next win counts
-    double), 10 points, 3rd of 12"."""
+    """The player's own sheet in words: "Your sheet: 2 0 4 4 = 10 points, rank 3, 4 races. On
+    a streak: your next first place counts double."."""
     if not row.sheet:
         return f"Your sheet: no race yet; rank {row.rank}, {plural(row.score, 'point')}."
     figures = " ".join(f"{r.points}{'b' if r.berserk else ''}" for r in row.sheet)
@@ -244,14 +244,15 @@ _MEDALS = {1: "1st", 2: "2nd", 3: "3rd"}
 
 
 def podium_lines(podium: Sequence[Place], *, name: str) -> list[str]:
-    """The podium once the tournament is over: the first three, with score, races and wins."""
+    """The podium once the tournament is over: the first three, with score, races and first
+    places (a race's; a *win* is all 52 cards up)."""
     lines = [f"{name}: the podium"]
     for place in podium[:3]:
         lines.append(
             f"  {_MEDALS.get(place.rank, str(place.rank)):>3}  "
             f"{ljust(cut(place.name, NAME_COLUMNS, ellipsis=ELLIPSIS), NAME_COLUMNS)}  "
             f"{plural(place.score, 'point'):>10}  {plural(place.races, 'race'):>9}, "
-            f"{plural(place.wins, 'win')}"
+            f"{plural(place.wins, 'first place')}"
         )
     if not podium:
         lines.append("  nobody played a race")

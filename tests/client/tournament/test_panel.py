@@ -143,9 +143,9 @@ def test_the_podium() -> None:
     podium = [Place(1, "ann", 14, 7, 6), Place(2, "bob", 9, 7, 4), Place(3, "cy", 2, 1, 1)]
     assert podium_lines(podium, name="Friday") == [
         "Friday: the podium",
-        "  1st  ann                    14 points    7 races, 6 wins",
-        "  2nd  bob                     9 points    7 races, 4 wins",
-        "  3rd  cy                      2 points     1 race, 1 win",
+        "  1st  ann                    14 points    7 races, 6 first places",
+        "  2nd  bob                     9 points    7 races, 4 first places",
+        "  3rd  cy                      2 points     1 race, 1 first place",
     ]
     assert podium_lines([], name="Empty")[1] == "  nobody played a race"
 
@@ -262,7 +262,7 @@ def test_a_finished_tournament_shows_its_podium() -> None:
     lines = lobby_lines({**SUMMARY, "status": "finished", "podium": podium}, None, me=None)
     assert lines[1:] == [
         "Hourly Swiss: the podium",
-        "  1st  Bob                     6 points    2 races, 2 wins",
+        "  1st  Bob                     6 points    2 races, 2 first places",
     ]
 
 

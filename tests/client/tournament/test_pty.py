@@ -336,6 +336,12 @@ def test_scripted_racers_play_their_moves_in_every_race_until_the_podium(
     assert len(re.findall(r"^race \d+ in room \w+ against ann$", bob_out, re.M)) == len(rooms)
     assert bob_out.count("\nd\nd\nresigned\n") == len(rooms)
     assert "Pty Cup: the podium" in bob_out
+    # A race's first place is called so (a win is all 52 cards up), its plural right.
+    steps = re.findall(
+        r"^\s+(?:1st|2nd)\s+\w+\s+\d+ points?\s+\d+ races?, (\d+ first places?)$", bob_out, re.M
+    )
+    assert len(steps) == 2, bob_out[-1500:]
+    assert all(re.fullmatch(r"1 first place|(?:0|[2-9]\d*) first places", s) for s in steps)
     assert "Paused" not in bob_out  # the tournament ended: nothing to take back
 
 
