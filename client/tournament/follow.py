@@ -188,6 +188,7 @@ def wait_text(follow: Follow, now: int, waiting_since: int | None) -> str:
         ends_at=int(follow.tournament["ends_at"]),
         presence=follow.presence(),
         waiting_since=waiting_since,
+        pairing_until=follow.tournament.get("pairing_until"),
     )
 
 

@@ -185,9 +185,11 @@ def wait_line(
     presence: Presence | None,
     waiting_since: int | None = None,
     waiting: int | None = None,
+    pairing_until: int | None = None,
 ) -> str:
     """What the player waits for, on the server's clock (``now_ms``): the start, the next
-    pairing, the last races, or nothing (paused, or over)."""
+    pairing, the last races, or nothing (paused, over, or the last stretch: from
+    ``pairing_until`` no race is paired, less than a race's time being left)."""
     if phase is Phase.UPCOMING:
         return (
             f"The tournament starts in {format_clock(starts_at - now_ms)}: stay here to be paired."
@@ -197,6 +199,12 @@ def wait_line(
     if phase is Phase.FINISHING:
         return "No more pairings: the last races are being played; the standings follow them."
     left = format_clock(ends_at - now_ms)
+    last_stretch = pairing_until is not None and now_ms >= pairing_until
+    if last_stretch and presence is not Presence.RACING:
+        return (
+            f"No more races: the last stretch ({left} left, less than a race). The races still "
+            "on are played out; the standings follow them."
+        )
     if presence is Presence.PAUSED:
         return f"Paused: you are not paired. {left} left; 'join' to play again."
     if presence is Presence.RACING:

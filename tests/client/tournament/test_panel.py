@@ -139,6 +139,22 @@ def test_the_wait_line(phase: Phase, presence: Presence | None, expected: str) -
     assert line == expected
 
 
+@pytest.mark.parametrize("presence", [Presence.WAITING, Presence.PAUSED])
+def test_the_last_stretch_says_no_race_is_coming(presence: Presence) -> None:
+    now = 1_000_000
+    ends_at = now + 25_000
+    kwargs = {"phase": Phase.RUNNING, "starts_at": now - 300_000, "ends_at": ends_at}
+    line = wait_line(now_ms=now, presence=presence, pairing_until=ends_at - 180_000, **kwargs)
+    assert line == (
+        "No more races: the last stretch (00:25 left, less than a race). The races still on "
+        "are played out; the standings follow them."
+    )
+    before = wait_line(now_ms=now, presence=presence, pairing_until=now + 1, **kwargs)
+    assert "last stretch" not in before
+    racing = wait_line(now_ms=now, presence=Presence.RACING, pairing_until=now - 1, **kwargs)
+    assert racing == "In a race. 00:25 left."
+
+
 def test_the_podium() -> None:
     podium = [Place(1, "ann", 14, 7, 6), Place(2, "bob", 9, 7, 4), Place(3, "cy", 2, 1, 1)]
     assert podium_lines(podium, name="Friday") == [

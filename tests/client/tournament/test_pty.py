@@ -269,6 +269,24 @@ def test_a_berserk_clock_that_runs_out_is_a_timeout_in_every_line(
         assert finish(term.child) == 0
 
 
+def test_the_last_stretch_says_no_race_is_coming(
+    server: ServerProcess, tmp_path: Path, children: list[pexpect.spawn]
+) -> None:
+    """Less than a race's time left: nobody is paired, and the wait line says so rather than
+    counting a wait that will not end in a race."""
+    ann_env, _, code = two_players_and_a_tournament(
+        server, tmp_path, children, race_s=20, minutes=0.5
+    )
+    ann = Term(run(server, ann_env, children, "tournament", "join", code), **SIZE)
+    ann.wait(r"Waiting to be paired", timeout=WAIT_S)  # alone: nobody to race
+    screen = ann.wait(words("No more races: the last stretch ("), timeout=WAIT_S)
+    assert re.search(r"\(00:(?:1\d|20) left, less than a race\)", screen), screen
+    assert "Waiting to be paired" not in screen
+    ann.type("quit")
+    ann.wait(words(f"Paused in tournament {code}"))
+    assert finish(ann.child) == 0
+
+
 def scripted(
     server: ServerProcess, env: dict[str, str], code: str, script: Path, *extra: str
 ) -> subprocess.Popen[str]:
