@@ -71,6 +71,13 @@ class Follow:
     def name(self) -> str:
         return str(self.tournament.get("name") or self.id)
 
+    @property
+    def title(self) -> str:
+        """The header between races: the tournament's name and id, the id once until the
+        name is known."""
+        name = self.tournament.get("name")
+        return f"Solitaire Arena - tournament {f'{name} - ' if name else ''}{self.id}"
+
     def presence(self) -> Presence | None:
         mine = (self.standings or {}).get("me")
         return standing(mine, me=self.account).presence if mine else None

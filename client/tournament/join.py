@@ -103,6 +103,7 @@ class TournamentRun:
                 color=self.app.output.color,
             )
         )
+        session.title = self.follow.title  # the name may have come since the wait began
         session.status = wait_text(self.follow, self.conn.server_now(), self.waiting_since)
         self.app.refresh()
 

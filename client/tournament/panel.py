@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import textwrap
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from client.screen import format_clock
@@ -35,6 +35,7 @@ class Presence(enum.Enum):
     RACING = "racing"
     WAITING = "waiting"
     PAUSED = "paused"
+    DONE = "done"  # no more pairings (the tournament is over, or its last races are on)
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ def _tokens(sheet: Sequence[Result], columns: int) -> tuple[list[int], str, bool
     """Which races fit in ``columns`` (the newest, oldest dropped first), the glue between
     their figures, and whether any was dropped."""
     texts = [_figure(r) for r in sheet]
-    glue = "" if all(len(t) == 1 for t in texts) else " "
+    glue = " "  # always: a 2 then a 0 must not read as 20
     shown = list(range(len(sheet)))
     while shown:
         used = sum(len(texts[i]) for i in shown) + len(glue) * (len(shown) - 1)
@@ -349,6 +350,13 @@ def standing(row: Mapping[str, Any], *, me: str | None) -> Standing:
     )
 
 
+def done(row: Standing, *, over: bool) -> Standing:
+    """A row once nobody is paired any more: not racing means done, not waiting."""
+    if over and row.presence is not Presence.RACING:
+        return replace(row, presence=Presence.DONE)
+    return row
+
+
 def places(rows: Sequence[Mapping[str, Any]]) -> list[Place]:
     """The podium of a finished `tournament` from its rows."""
     return [
@@ -415,8 +423,9 @@ def lobby_lines(
         lines.extend(podium_lines(places(podium), name=str(tournament["name"])))
     if standings is None:
         return lines
-    rows = [standing(row, me=me) for row in standings["rows"]]
-    mine = standing(standings["me"], me=me) if standings.get("me") else None
+    over = tournament.get("status") in (Phase.FINISHING.value, Phase.FINISHED.value)
+    rows = [done(standing(row, me=me), over=over) for row in standings["rows"]]
+    mine = done(standing(standings["me"], me=me), over=over) if standings.get("me") else None
     lines.append("")
     lines.extend(
         standings_lines(

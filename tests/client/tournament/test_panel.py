@@ -3,6 +3,8 @@ at 80 columns with sheets, streaks and the player's own row, the wait line, the 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from client.text import strip_ansi, width
@@ -44,8 +46,8 @@ def test_the_standings_at_80_columns() -> None:
     ]
     assert standings_lines(rows) == [
         "     #  name                   score  sheet                      rating  state",
-        "     1  ann                       10  22402                        1623  waiting",
-        ">    2  bob                     8 x2  224                          1502  waiting",
+        "     1  ann                       10  2 2 4 0 2                    1623  waiting",
+        ">    2  bob                     8 x2  2 2 4                        1502  waiting",
         "     3  cy                         0  0                            1480  racing",
         "     4  dee                        0                               1500  paused",
     ]
@@ -64,8 +66,24 @@ def test_every_line_fits_80_columns_with_wide_names_and_long_sheets() -> None:
 def test_a_sheet_too_long_keeps_its_newest_races() -> None:
     sheet = tuple(Result(n % 3) for n in range(40))
     text = sheet_text(sheet, 10)
-    assert text == ELLIPSIS + "".join(str(n % 3) for n in range(31, 40))
-    assert len(text) == 10
+    assert text == ELLIPSIS + " " + " ".join(str(n % 3) for n in range(36, 40))
+    assert len(text) == 9  # a whole figure more would not fit
+
+
+def test_figures_are_always_spaced_so_a_2_then_a_0_never_reads_20() -> None:
+    assert sheet_text((W, LOSS), 20) == "2 0"
+    assert sheet_text((Result(1), Result(0), W), 20) == "1 0 2"
+
+
+def test_once_nobody_is_paired_the_rows_say_done_not_waiting() -> None:
+    row = {**ROW, "racing": None, "active": True}
+    for status in ("finishing", "finished"):
+        lines = lobby_lines({**SUMMARY, "status": status}, standings_of(row), me=None)
+        assert any(line.endswith("  done") for line in lines), lines
+        assert not any(line.endswith("waiting") for line in lines), lines
+    racing = {**row, "racing": "room9"}
+    lines = lobby_lines({**SUMMARY, "status": "finishing"}, standings_of(racing), me=None)
+    assert any(line.endswith("  racing") for line in lines), lines
 
 
 def test_berserk_races_are_marked_and_spaced() -> None:
@@ -76,7 +94,7 @@ def test_berserk_races_are_marked_and_spaced() -> None:
 def test_doubled_races_are_coloured_and_the_plain_text_is_the_same() -> None:
     painted = sheet_text((W, DOUBLE, LOSS), 20, color=True)
     assert "\x1b[33m4\x1b[0m" in painted
-    assert strip_ansi(painted) == "240"
+    assert strip_ansi(painted) == "2 4 0"
 
 
 def test_the_players_own_row_below_the_page_comes_after_a_gap() -> None:
@@ -238,6 +256,11 @@ ROW = {
 }
 
 
+def standings_of(row: dict[str, Any]) -> dict[str, Any]:
+    """A page of `tournament_standings` holding ``row`` alone."""
+    return {"page": 1, "pages": 1, "players": 1, "rows": [row], "me": None, "final": False}
+
+
 def test_rows_from_the_wire() -> None:
     row = standing(ROW, me="BOB")
     assert row == Standing(2, "Bob", 6, (Result(2), Result(4, double=True)), True, 1510, me=True)
@@ -265,7 +288,7 @@ def test_between_races_the_screen_shows_facts_standings_and_sheet() -> None:
     lines = lobby_lines(SUMMARY, standings, me="bob")
     assert lines[0].startswith("Swiss, 30 min")
     assert lines[3] == (
-        ">    2  Bob                     6 x2  24                           1510  waiting"
+        ">    2  Bob                     6 x2  2 4                          1510  waiting"
     )
     assert lines[-2:] == [
         "Your sheet: 2 4 = 6 points, rank 2, 2 races. On a streak: your next first place",

@@ -120,9 +120,9 @@ def two_players_and_a_tournament(
 
 
 def sheet(races: int) -> str:
-    """A sheet of so many races, as the standings write it (a berserk race's figure ends in
-    'b', and then the figures are spaced)."""
-    return rf"[0-4]b?(?: ?[0-4]b?){{{races - 1}}}"
+    """A sheet of so many races, as the standings write it: figures spaced (a 2 then a 0 is
+    never 20), a berserk race's ending in 'b'."""
+    return rf"[0-4]b?(?: [0-4]b?){{{races - 1}}}"
 
 
 def play_and_resign(term: Term, moves: int = 1) -> None:
@@ -144,7 +144,9 @@ def test_two_players_race_again_and_again_then_pause_and_carry_on(
     assert finish(listed) == 0
 
     ann = Term(run(server, ann_env, children, "tournament", "join", code), **SIZE)
-    ann.wait("Waiting to be paired")
+    screen = ann.wait("Waiting to be paired")
+    # The header names the tournament and its id, once.
+    assert screen.splitlines()[0].rstrip() == f"Solitaire Arena - tournament Pty Cup - {code}"
     bob = Term(run(server, bob_env, children, "tournament", "join", code), **SIZE)
     bob.wait("Waiting to be paired")
     for race in (1, 2):
@@ -171,7 +173,7 @@ def test_two_players_race_again_and_again_then_pause_and_carry_on(
             r"Waiting to be paired for",
             timeout=WAIT_S,
         )
-        assert re.search(rf"\n\s+\d+\s+bob\s+\d+(?: x2)?\s+[0-4]{{{race}}}\s", screen)
+        assert re.search(rf"\n\s+\d+\s+bob\s+\d+(?: x2)?\s+{sheet(race)}\s", screen)
         assert re.search(rf"Your sheet: (\db? ){{{race}}}= \d+ points?, rank \d", screen)
         assert all(len(line) <= 80 for line in screen.splitlines())
     points = int(re.search(r"= (\d+) points?", screen).group(1))  # type: ignore[union-attr]
@@ -180,7 +182,7 @@ def test_two_players_race_again_and_again_then_pause_and_carry_on(
     bob.child.sendintr()
     bob.wait(words(f"Paused in tournament {code}: your points stay"))
     assert finish(bob.child) == 130
-    ann.wait(r"\n\s+\d+\s+bob\s+\d+(?: x2)?\s+[0-4]{2}\s+\d+\s+paused", timeout=WAIT_S)
+    ann.wait(rf"\n\s+\d+\s+bob\s+\d+(?: x2)?\s+{sheet(2)}\s+\d+\s+paused", timeout=WAIT_S)
     # Alone, ann is not paired; she pauses and leaves with 'quit'.
     ann.type("quit")
     ann.wait(words(f"Paused in tournament {code}"))
@@ -354,6 +356,9 @@ def test_scripted_racers_play_their_moves_in_every_race_until_the_podium(
     assert len(re.findall(r"^race \d+ in room \w+ against ann$", bob_out, re.M)) == len(rooms)
     assert bob_out.count("\nd\nd\nresigned\n") == len(rooms)
     assert "Pty Cup: the podium" in bob_out
+    # The final standings: nobody is 'waiting' once it is over.
+    final = bob_out[bob_out.rindex("Pty Cup: the podium") :]
+    assert re.findall(r"^[ >]\s+\d+\s+(?:ann|bob)\s.*\s(\w+)$", final, re.M) == ["done"] * 2, final
     # A race's first place is called so (a win is all 52 cards up), its plural right.
     steps = re.findall(
         r"^\s+(?:1st|2nd)\s+\w+\s+\d+ points?\s+\d+ races?, (\d+ first places?)$", bob_out, re.M
