@@ -5,7 +5,9 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import sys
+import textwrap
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -175,14 +177,18 @@ async def create_tournament(args: Any, out: TextIO) -> int:
     finally:
         await conn.close()
     made = answer["tournament"]
-    write_lines(
-        out,
-        [
-            f"Tournament {made['id']}: {made['name']} ({facts_line(made)}).",
-            f"Join it with 'solitaire tournament join {made['id']}'.",
-        ],
+    said = (
+        f"Tournament {made['id']}: {made['name']} ({facts_line(made)}).",
+        f"Join it with 'solitaire tournament join {made['id']}'.",
     )
+    columns = shutil.get_terminal_size().columns
+    write_lines(out, [line for text in said for line in wrapped(text, columns)])
     return 0
+
+
+def wrapped(text: str, columns: int) -> list[str]:
+    """A sentence printed at a terminal's width: broken between words, never inside one."""
+    return textwrap.wrap(text, columns, break_on_hyphens=False, break_long_words=False)
 
 
 def wait_text(follow: Follow, now: int, waiting_since: int | None) -> str:

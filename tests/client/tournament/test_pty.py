@@ -112,9 +112,15 @@ def two_players_and_a_tournament(
     create = run(server, ann_env, children, "tournament", "create", "Pty Cup", "--minutes",
                  str(minutes), "--race-time", str(race_s))  # fmt: skip
     length = f"{minutes:g} min" if minutes >= 1 else f"{minutes * 60:g} s"
-    create.expect(rf"Tournament (\w+): Pty Cup \(Swiss, {length}, races of 2")
+    create.expect(re.compile(r"Tournament (\w+): .*?Join it with '[^']*'\.", re.S))
     code = create.match.group(1)
-    create.expect(f"Join it with 'solitaire tournament join {code}'")
+    said = " ".join(create.after.split())  # type: ignore[union-attr]
+    assert said.startswith(f"Tournament {code}: Pty Cup (Swiss, {length}, races of 2"), said
+    assert said.endswith(f"Join it with 'solitaire tournament join {code}'."), said
+    # At 80 columns the confirmation breaks between words, never inside one.
+    lines = create.after.replace("\r", "").splitlines()  # type: ignore[union-attr]
+    assert all(len(line) <= 80 for line in lines), lines
+    assert "rated, berserk, streaks; 0 players)." in said, said
     assert finish(create) == 0
     return ann_env, bob_env, code
 
