@@ -12,7 +12,7 @@ from typing import Any
 from client.room_state import RoomState
 from client.screen import Racer, RacerState
 from client.session import game_status, ranked
-from client.text import plural
+from client.text import plural, racer_name
 from shared.protocol import commitment_ok
 
 OPEN_SEED = "open seed: the creator knows the deck"
@@ -116,7 +116,9 @@ def someone_done(name: str, msg: dict[str, Any]) -> str:
 
 
 def results_line(ranking: list[dict[str, Any]]) -> str:
-    places = ", ".join(f"{r['place']}. {r['name']} ({r['foundation']})" for r in ranking)
+    places = ", ".join(
+        f"{r['place']}. {racer_name(r['name'], r.get('bot'))} ({r['foundation']})" for r in ranking
+    )
     return f"Results: {places}"
 
 

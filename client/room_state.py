@@ -11,6 +11,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from client.text import racer_name
 from shared.errors import ClientError
 from shared.views import public_fold_event
 
@@ -61,7 +62,7 @@ class RoomState:
         players = room.get("players", [])
         for player in players:
             pid = player["player"]
-            self.names[pid] = player["name"]
+            self.names[pid] = racer_name(player["name"], player.get("bot"))
             self.progress[pid] = {**self.progress.get(pid, {}), **player}
         current = {player["player"] for player in players}
         for gone in set(self.progress) - current:
@@ -107,7 +108,7 @@ class RoomState:
         self.finish_reason = msg["reason"]
         for rank in msg["ranking"]:
             self.progress[rank["player"]] = {**self.progress.get(rank["player"], {}), **rank}
-            self.names.setdefault(rank["player"], rank["name"])
+            self.names.setdefault(rank["player"], racer_name(rank["name"], rank.get("bot")))
 
     def new_game(self) -> None:
         """Forget the games, progress and results (a new solo game in a new room)."""
@@ -169,7 +170,8 @@ class RoomState:
         if who.isdigit() and 1 <= int(who) <= len(order):
             return order[int(who) - 1]
         for player in players:
-            if who in (player["name"], player["player"]):
+            shown = racer_name(player["name"], player.get("bot"))
+            if who in (player["name"], shown, player["player"]):
                 return player["player"]
         folded = [p["player"] for p in players if p["name"].casefold() == who.casefold()]
         if len(folded) == 1:

@@ -147,7 +147,7 @@ def _paint(text: str, code: str, color: bool) -> str:
 def panel_name(racer: Racer) -> str:
     """A racer's name in the panel's column; a bot's keeps its mark whatever its length
     (``Hazel bot4``): every view says who is a bot."""
-    if racer.bot:
+    if racer.bot:  # as racer_name writes it, the first name cut when it is long
         mark = f" bot{racer.bot}"
         first = racer.name.split(" ", 1)[0]
         return cut(first, NAME_COLUMNS - len(mark), ellipsis="…") + mark

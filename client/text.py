@@ -63,6 +63,15 @@ def rjust(text: str, columns: int) -> str:
     return " " * max(0, columns - width(text)) + text
 
 
+def racer_name(name: str, bot: int | None = None) -> str:
+    """A racer's name as every line of the terminal shows it: a bot's as its first name and
+    level (``Ada bot2`` for the server's ``Ada (bot 2)``), the same in the race panel, the
+    results and the messages."""
+    if not bot:
+        return name
+    return f"{name.split(' ', 1)[0]} bot{bot}"
+
+
 def hang(head: str, tail: str, columns: int, *, indent: int) -> list[str]:
     """``head`` then ``tail`` on one line when it fits in ``columns``; else ``tail`` wrapped at
     words on the lines below, ``indent`` columns in (a table row's last column goes on)."""

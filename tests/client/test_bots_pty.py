@@ -55,7 +55,9 @@ def test_a_race_created_with_bots_and_one_added_in_the_lobby(server: ServerProce
         ann.expect(words("bot: room"))  # too late: bots join in the lobby
         resign(ann)
         ann.expect("Race over", timeout=90)
-        ann.expect(r"\(bot 4\)")
+        # The bots' names in the results are the panel's (`Ada bot2`), not another form.
+        ann.expect(r"Results: [^\r\n]*\b\w+ bot4 \(\d+\)")
+        assert "(bot " not in str(ann.before) + str(ann.after)
     finally:
         ann.close(force=True)
 
@@ -68,6 +70,6 @@ def test_a_quick_race_with_nobody_else_races_a_bot(server: ServerProcess) -> Non
         ann.expect("Go! The race has started", timeout=30)
         resign(ann)
         ann.expect("Race over", timeout=90)
-        ann.expect(r"\(bot 3\)")
+        ann.expect(r"Results: [^\r\n]*\b\w+ bot3 \(\d+\)")
     finally:
         ann.close(force=True)
