@@ -353,7 +353,7 @@ def check_playing(room: Room, game: Game, *, now: int) -> None:
     if game.state is None:
         raise NotRacing("your game has not started yet")
     if game.progress.status.done:
-        raise GameOver(f"your game is {game.progress.status.value}")
+        raise GameOver(f"your game is {game.progress.status.words}")
 
 
 def decide_move(room: Room, game: Game, move: str, *, cid: Any, now: int) -> dict[str, Any]:
@@ -384,7 +384,7 @@ def decide_resign(room: Room, game: Game, *, reason: str | None, now: int) -> di
     if room.status is not RoomStatus.RACING or game.state is None:
         raise NotRacing(f"the race is {room.status.value}, not racing")
     if game.progress.status.done:
-        raise GameOver(f"your game is {game.progress.status.value}")
+        raise GameOver(f"your game is {game.progress.status.words}")
     event = resign_event(at=now)
     if reason is not None:
         event["reason"] = reason
@@ -400,7 +400,7 @@ def check_hint(room: Room, game: Game) -> None:
     if room.status is not RoomStatus.RACING or game.state is None:
         raise NotRacing(f"the race is {room.status.value}, not racing")
     if game.progress.status.done:
-        raise GameOver(f"your game is {game.progress.status.value}")
+        raise GameOver(f"your game is {game.progress.status.words}")
 
 
 def ended(room: Room) -> bool:
