@@ -256,7 +256,7 @@ def test_a_berserk_clock_that_runs_out_is_a_timeout_in_every_line(
     for term, limit in ((ann, "10 seconds"), (bob, "20 seconds")):
         term.wait(words(f"Go! The race has started: {limit} to play."), timeout=WAIT_S)
     ann.type("d")  # one move: a racer who never moves is taken as absent
-    ann.wait(r"\b1 move\b")
+    room = re.search(r"race 1 - room (\w+)", ann.wait(r"\b1 move\b")).group(1)  # type: ignore[union-attr]
     screen = ann.wait(words("You ran out of time with 0 cards on the foundations."), timeout=20)
     assert "resigned" not in screen.lower()
     screen = bob.wait(words("ann ran out of time with 0 cards on the foundations."), timeout=20)
@@ -275,6 +275,20 @@ def test_a_berserk_clock_that_runs_out_is_a_timeout_in_every_line(
         term.type("quit")
         term.wait(words(f"Paused in tournament {code}"))
         assert finish(term.child) == 0
+    # The replay and the export say it too.
+    replay = Term(run(server, bob_env, children, "replay", room, "--player", "ann"), **SIZE)
+    replay.wait(r"step 0/2 \(the deal\)")
+    replay.type("2")
+    screen = replay.wait(r"step 2/2 \(ran out of time\)")
+    assert "The player ran out of time with 0 cards" in " ".join(screen.split()), screen
+    replay.type("q")
+    assert finish(replay.child) == 0
+    export = run(server, bob_env, children, "export", room, "--player", "ann")
+    export.expect(pexpect.EOF)
+    record = str(export.before)
+    assert '[Result "timed_out"]' in record, record
+    assert re.search(r"^resign \d+:\d\d\.\d{3} clock\s*$", record, re.M), record
+    assert finish(export) == 0
 
 
 def test_the_last_stretch_says_no_race_is_coming(
