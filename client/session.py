@@ -107,6 +107,15 @@ class Session:
         self.messages.append(text)
         self.said += 1
 
+    def say_before(self, text: str, since: int) -> None:
+        """Add a message where it belongs in time: before those said since ``said`` was
+        ``since`` (the answer to a request came after the news it caused, a countdown say)."""
+        if self.messages.maxlen is not None and len(self.messages) == self.messages.maxlen:
+            self.messages.popleft()  # a full deque refuses an insert: the oldest goes
+        newer = min(self.said - since, len(self.messages))
+        self.messages.insert(len(self.messages) - newer, text)
+        self.said += 1
+
     def clear_messages(self, keep_after: int | None = None) -> None:
         """Forget old messages, e.g. after a successful move; with ``keep_after`` (a count from
         ``said``), only those said before it: news that came while a move was waiting for its
