@@ -176,8 +176,9 @@ def profile_lines(card: Mapping[str, Any]) -> list[str]:
     for race in card["recent"][:10]:
         sign = "+" if race["delta"] >= 0 else ""
         kind = " (challenge)" if race["room"] in codes else ""
+        late = ", out of time" if race.get("timed_out") else ""
         lines.append(
-            f"  {race['room']}  {race['variant']:<12} place {race['place']}/{race['of']}  "
+            f"  {race['room']}  {race['variant']:<12} place {race['place']}/{race['of']}{late}  "
             f"{race['rating']} ({sign}{race['delta']}){kind}"
         )
     return lines

@@ -811,7 +811,7 @@
             h("td", { class: "room" }, h("a", { href: `/play?challenge=${encodeURIComponent(r.room)}` }, r.room)),
             h("td", { class: "race" }, "challenge"),
             h("td", { class: "place" }, `${r.place} of ${r.of}`),
-            h("td", { class: "result" }, r.won ? "won" : "–"),
+            h("td", { class: "result" }, r.won ? "won" : r.timed_out ? "out of time" : "–"),
             h("td", { class: "rating" }, r.rating),
             h("td", { class: "change" }, r.delta > 0 ? `+${r.delta}` : String(r.delta)))
           : h("tr", { "data-room": r.room },
@@ -824,7 +824,7 @@
             h("td", { class: "race" }, h("a", { href: `/watch/${encodeURIComponent(r.room)}`,
               title: "the race: every racer's board and the results" }, "race")),
             h("td", { class: "place" }, `${r.place} of ${r.of}`),
-            h("td", { class: "result" }, r.won ? "won" : "–"),
+            h("td", { class: "result" }, r.won ? "won" : r.timed_out ? "out of time" : "–"),
             h("td", { class: "rating" }, r.rating),
             h("td", { class: "change" }, r.delta > 0 ? `+${r.delta}` : String(r.delta))))));
       const challenges = h("table", { class: "profile-challenges", id: "challenges" },

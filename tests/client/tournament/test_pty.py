@@ -289,6 +289,11 @@ def test_a_berserk_clock_that_runs_out_is_a_timeout_in_every_line(
     assert '[Result "timed_out"]' in record, record
     assert re.search(r"^resign \d+:\d\d\.\d{3} clock\s*$", record, re.M), record
     assert finish(export) == 0
+    # And ann's profile: the race is there, out of time.
+    profile = Term(run(server, bob_env, children, "profile", "ann"), **SIZE)
+    screen = profile.wait(rf"{room}\s+swiss\s+place \d/2, out of time\s+\d+ \(")
+    assert "resign" not in screen
+    assert finish(profile.child) == 0
 
 
 def test_the_last_stretch_says_no_race_is_coming(

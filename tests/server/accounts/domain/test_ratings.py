@@ -63,3 +63,14 @@ def test_the_shown_rating_and_provisional_marks() -> None:
     assert table.players["a0"].best_ms == 1000
     assert table.players["a1"].best_ms is None
     assert table.players["a0"].rating > DISPLAY_BASE > table.players["a1"].rating
+
+
+def test_a_profiles_recent_race_says_whose_clock_ran_out() -> None:
+    table = RatingTable("swiss")
+    racers = (
+        {"account": "a0", "name": "A0", "place": 1, "won": False, "time_ms": None},
+        {"account": "a1", "name": "A1", "place": 2, "won": False, "time_ms": None,
+         "timed_out": True},
+    )  # fmt: skip
+    table.apply(1, encode(RaceRated(5, "r1", "swiss", racers)))
+    assert [table.players[a].recent[0]["timed_out"] for a in ("a0", "a1")] == [False, True]
