@@ -116,8 +116,11 @@ def someone_done(name: str, msg: dict[str, Any]) -> str:
 
 
 def results_line(ranking: list[dict[str, Any]]) -> str:
+    """Each racer's place, name and cards up; a racer whose clock ended the game says so."""
     places = ", ".join(
-        f"{r['place']}. {racer_name(r['name'], r.get('bot'))} ({r['foundation']})" for r in ranking
+        f"{r['place']}. {racer_name(r['name'], r.get('bot'))} ({r['foundation']}"
+        f"{', out of time' if r.get('status') == 'timed_out' else ''})"
+        for r in ranking
     )
     return f"Results: {places}"
 

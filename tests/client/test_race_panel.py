@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from client.race_panel import done_status, racers, someone_done
+from client.race_panel import done_status, racers, results_line, someone_done
 from client.replay import step_label
 from client.room_state import RoomState
 from client.screen import RacerState
@@ -63,3 +63,11 @@ def test_the_panel_and_a_replay_say_time_up() -> None:
     assert not timed_out({**CLOCK_OUT, "reason": "abandoned"})
     assert step_label(CLOCK_OUT) == "ran out of time"
     assert step_label({"type": "resigned", "v": 1, "at": 5}) == "resigned"
+
+
+def test_the_results_line_says_whose_clock_ran_out() -> None:
+    ranking = [
+        {"place": 1, "name": "bob", "foundation": 3, "status": "resigned"},
+        {"place": 2, "name": "ann", "foundation": 0, "status": "timed_out"},
+    ]
+    assert results_line(ranking) == "Results: 1. bob (3), 2. ann (0, out of time)"

@@ -266,6 +266,7 @@ def test_a_berserk_clock_that_runs_out_is_a_timeout_in_every_line(
     screen = ann.wait(words("You ran out of time in race 1."), timeout=WAIT_S)
     assert "You resigned" not in screen
     assert "bob resigned with 0 cards" in screen
+    assert re.search(r"Results: .*\bann \(0, out of time\)", " ".join(screen.split())), screen
     # The standings' ratings are the live ones: the rated race moved both from their 1500.
     shown = dict(re.findall(r"\b(ann|bob)\s+\d+\s+\db?\s+(\d+)\s+(?:waiting|paused)", screen))
     assert sorted(shown) == ["ann", "bob"], screen
