@@ -64,6 +64,9 @@ class TournamentRun:
             # must be folded as this room's from now on, the last race's no more.
             self.client.forget_room()
             self.client.state.room_id = str(msg["room"])
+            # Said now, before the room's countdown can be: the lines come in their order.
+            self.app.session.clear_messages()  # the last race's: the standings told how it went
+            self.app.session.say(f"Paired: race {msg['race']} in room {msg['room']}.")
         elif msg["type"] == p.BERSERKED:
             self._berserked(msg)
         self.draw()
@@ -181,8 +184,6 @@ class TournamentRun:
                 + (f" {hint}" if hint else "")
             )
             session.status = client.view.lobby_hint
-            session.clear_messages()  # the last race's lines: the standings told how it went
-            session.say(f"Paired: race {self.races} in room {room}.")
             self.app.log(f"race {self.races} in room {room} against {', '.join(others)}")
             if not await client.wait_for(lambda: client.state.me is not None, 15.0):
                 # Seated too late (the race went on without us, or closed): the tournament

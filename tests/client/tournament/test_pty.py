@@ -255,6 +255,12 @@ def test_a_berserk_clock_that_runs_out_is_a_timeout_in_every_line(
     ann.wait(words("Berserk: your clock is halved to 00:10; a first place in 20 moves"))
     for term, limit in ((ann, "10 seconds"), (bob, "20 seconds")):
         term.wait(words(f"Go! The race has started: {limit} to play."), timeout=WAIT_S)
+    # The countdown's lines in the order things happened.
+    told = " ".join(bob.text().split())
+    lines = ("Paired: race 1 in room", "The race starts in 3 seconds.", "ann went berserk", "Go!")
+    at = [told.find(line) for line in lines]
+    assert -1 not in at, told
+    assert at == sorted(at), told
     ann.type("d")  # one move: a racer who never moves is taken as absent
     room = re.search(r"race 1 - room (\w+)", ann.wait(r"\b1 move\b")).group(1)  # type: ignore[union-attr]
     screen = ann.wait(words("You ran out of time with 0 cards on the foundations."), timeout=20)
