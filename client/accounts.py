@@ -151,7 +151,8 @@ def profile_lines(card: Mapping[str, Any]) -> list[str]:
     for r in card["ratings"]:
         lines.append(
             f"  {r['variant']:<12} {_rating(r):>6}  rank {r['rank']}/{r['players']}  "
-            f"{r['games']} games, {r['wins']} wins, best win {_duration(r['best_ms'])}"
+            f"{plural(r['games'], 'game')}, {plural(r['wins'], 'win')}, "
+            f"best win {_duration(r['best_ms'])}"
         )
     tournaments = card.get("tournaments")
     if tournaments:
@@ -184,8 +185,9 @@ def profile_lines(card: Mapping[str, Any]) -> list[str]:
     for race in card["recent"][:10]:
         sign = "+" if race["delta"] >= 0 else ""
         kind = " (challenge)" if race["room"] in codes else ""
+        late = ", out of time" if race.get("timed_out") else ""
         lines.append(
-            f"  {race['room']}  {race['variant']:<12} place {race['place']}/{race['of']}  "
+            f"  {race['room']}  {race['variant']:<12} place {race['place']}/{race['of']}{late}  "
             f"{race['rating']} ({sign}{race['delta']}){kind}"
         )
     return lines

@@ -50,8 +50,10 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def _common_parent(env: Mapping[str, str]) -> argparse.ArgumentParser:
-    """Options every subcommand takes, so `solitaire <cmd> --help` lists them all."""
+def _common_parent(env: Mapping[str, str], *, game: bool = True) -> argparse.ArgumentParser:
+    """Options the subcommands take, so `solitaire <cmd> --help` lists them all; without
+    ``game`` (an account's or a tournament's creation), not the deal's and the script's
+    (--seed, --moves, --json), which would mean nothing there."""
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group(_COMMON_TITLE[:-1])
     group.add_argument(
@@ -67,14 +69,18 @@ def _common_parent(env: Mapping[str, str]) -> argparse.ArgumentParser:
     group.add_argument(
         "--variant", choices=VARIANTS, default="swiss", help="the game (default: %(default)s)"
     )
-    group.add_argument(
-        "--seed", type=_seed, default=None, help="the deal's seed (default: a random one)"
-    )
+    if game:
+        group.add_argument(
+            "--seed", type=_seed, default=None, help="the deal's seed (default: a random one)"
+        )
     group.add_argument(
         "--no-color",
         action="store_true",
         help="plain text, no colours (also when $NO_COLOR is set or stdout is not a terminal)",
     )
+    if not game:
+        parent.set_defaults(seed=None, moves=None, json=False)
+        return parent
     group.add_argument(
         "--moves",
         metavar="FILE",
@@ -92,7 +98,12 @@ def _epilog(common: argparse.ArgumentParser) -> str:
     they belong to the commands and argparse would not show them at the top level."""
     text = common.format_help()
     options = text[text.index(_COMMON_TITLE) :].rstrip()
-    options = options.replace(_COMMON_TITLE, "common options (every COMMAND takes them):", 1)
+    options = options.replace(
+        _COMMON_TITLE,
+        "common options (every COMMAND takes them; --seed, --moves and --json where they mean "
+        "something):",
+        1,
+    )
     return (
         options
         + "\n\nsolitaire COMMAND --help shows every option of a command."
@@ -114,6 +125,7 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     """The full parser; ``env`` stands in for ``os.environ`` so tests control the defaults."""
     env = os.environ if env is None else env
     common = _common_parent(env)
+    plain = _common_parent(env, game=False)
     parser = argparse.ArgumentParser(
         prog="solitaire",
         description="Solitaire Arena in the terminal: play, race, watch and replay.",
@@ -207,7 +219,7 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         help="racers in the room, 2 to 4 (default: %(default)s)",
     )
 
-    _tournament_parser(sub, common)
+    _tournament_parser(sub, common, plain)
 
     sub.add_parser(
         "rooms",
@@ -344,7 +356,7 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     for command, text in (("register", "create an account"), ("login", "log in")):
         account = sub.add_parser(
             command,
-            parents=[common],
+            parents=[plain],
             help=f"{text}: your races are rated",
             description=f"{text.capitalize()}; the key is kept in your state directory and "
             "every later command uses it. The password is read without echo.",
@@ -357,13 +369,13 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         )
     sub.add_parser(
         "logout",
-        parents=[common],
+        parents=[plain],
         help="log out (the key is revoked)",
         description="Log out: the server revokes the key, and it is removed from disk.",
     )
     password = sub.add_parser(
         "password",
-        parents=[common],
+        parents=[plain],
         help="change your password (your other devices are logged out)",
         description="Change the password of the account you are logged in as: asks for the "
         "current one and the new one twice, without echo. Every other key of the account is "
@@ -377,7 +389,7 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     )
     sub.add_parser(
         "whoami",
-        parents=[common],
+        parents=[plain],
         help="the account you are logged in as",
         description="Say which account the saved key logs in as.",
     )
@@ -468,7 +480,9 @@ TOURNAMENT_SCRIPT = (
 )
 
 
-def _tournament_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+def _tournament_parser(
+    sub: Any, common: argparse.ArgumentParser, plain: argparse.ArgumentParser
+) -> None:
     """`solitaire tournament list | create | join ID | show ID`."""
     tournament = sub.add_parser(
         "tournament",
@@ -485,7 +499,7 @@ def _tournament_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     create = actions.add_parser(
         "create",
-        parents=[common],
+        parents=[plain],
         help="create a tournament (logged in)",
         description="Create a tournament on --variant; it is listed at once. Join it with "
         "'solitaire tournament join ID' (its creator too).",

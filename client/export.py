@@ -20,6 +20,9 @@ from client.watching import fetch_game
 from shared.errors import ClientError
 from shared.export import ExportHeader, parse_export, write_export
 
+RESULT_WORDS = {"timed_out": "out of time"}
+"""A record's ``Result`` as a title says it, where the tag is not a word."""
+
 
 async def export_online(args: Any, output: Output) -> int:
     """Write the game's record to ``args.output`` (a file) or standard output."""
@@ -35,7 +38,7 @@ async def export_online(args: Any, output: Output) -> int:
     header = ExportHeader(
         room=str(state.room.get("id", args.code)),
         player=state.names.get(player, player),
-        result=status if status in ("won", "over", "resigned") else "unfinished",
+        result=status if status in ("won", "over", "resigned", "timed_out") else "unfinished",
         place=int(rank["place"]) if rank is not None else None,
         seed=state.finished.get("seed"),
         salt=state.finished.get("salt"),
@@ -54,8 +57,9 @@ async def replay_file(args: Any, output: Output) -> int:
     """`solitaire replay --file FILE`: an exported game, stepped through with no server."""
     game = parse_export(load_text(args.file))
     head = game.header
+    result = RESULT_WORDS.get(head.result, head.result)
     session = Session(
-        title=f"Solitaire Arena - replay of {head.player} - room {head.room} ({head.result})",
+        title=f"Solitaire Arena - replay of {head.player} - room {head.room} ({result})",
         color=output.color,
     )
     app = App(session, output, script=[] if args.speed is None and output.json else None)

@@ -55,10 +55,12 @@ def sort_moves(moves: set[str] | list[str]) -> list[str]:
     return sorted(moves, key=lambda m: (m not in ("d", "redeal"), m))
 
 
-def update_status(app: App, view: Any, *, playing_hint: str | None = None) -> None:
+def update_status(
+    app: App, view: Any, *, playing_hint: str | None = None, out_of_time: bool = False
+) -> None:
     """The status line from the game's state: how it ended and what to type next, or the
-    variant's move hint."""
-    done = game_status(view)
+    variant's move hint (``out_of_time``: the clock ended the game)."""
+    done = game_status(view, out_of_time=out_of_time)
     if done:
         app.session.status = f"{done} {app.next_steps}".strip()
     else:

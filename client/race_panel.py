@@ -12,7 +12,7 @@ from typing import Any
 from client.room_state import RoomState
 from client.screen import Racer, RacerState
 from client.session import game_status, ranked
-from client.text import plural
+from client.text import plural, racer_name
 from shared.protocol import commitment_ok
 
 OPEN_SEED = "open seed: the creator knows the deck"
@@ -23,6 +23,7 @@ _RACER_STATES = {
     "won": RacerState.WON,
     "over": RacerState.OVER,
     "resigned": RacerState.RESIGNED,
+    "timed_out": RacerState.TIME_UP,
     "left": RacerState.LEFT,
 }
 
@@ -83,10 +84,16 @@ def watched_boards(
 def done_status(state: RoomState, progress: dict[str, Any]) -> str:
     """The status line once this racer's game is done and the race goes on."""
     view = state.my_view
+    out_of_time = progress["status"] == "timed_out"
     if view is not None and view.over:
-        text = game_status(view)
+        text = game_status(view, out_of_time=out_of_time)
     else:  # progress and the game's last event travel separately (protocol.md)
-        verb = {"won": "You won", "over": "No legal move left", "resigned": "You resigned"}
+        verb = {
+            "won": "You won",
+            "over": "No legal move left",
+            "resigned": "You resigned",
+            "timed_out": "You ran out of time",
+        }
         cards = plural(progress["foundation"], "card")
         text = f"{verb[progress['status']]}: {cards} on the foundations."
     if len(state.progress) <= 1:
@@ -104,11 +111,17 @@ def someone_done(name: str, msg: dict[str, Any]) -> str:
         "won": f"{name} won: all 52 cards up in {plural(msg['moves'], 'move')}.",
         "over": f"{name} is stuck (no move left) with {cards} on the foundations.",
         "resigned": f"{name} resigned with {cards} on the foundations.",
+        "timed_out": f"{name} ran out of time with {cards} on the foundations.",
     }[msg["status"]]
 
 
 def results_line(ranking: list[dict[str, Any]]) -> str:
-    places = ", ".join(f"{r['place']}. {r['name']} ({r['foundation']})" for r in ranking)
+    """Each racer's place, name and cards up; a racer whose clock ended the game says so."""
+    places = ", ".join(
+        f"{r['place']}. {racer_name(r['name'], r.get('bot'))} ({r['foundation']}"
+        f"{', out of time' if r.get('status') == 'timed_out' else ''})"
+        for r in ranking
+    )
     return f"Results: {places}"
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from client.app import App
 from client.commands import REPLAY_HELP_TEXT, Kind, parse_command
-from client.session import game_status
+from client.session import game_status, timed_out
 from shared.errors import ClientError
 from shared.views import public_fold_event
 
@@ -36,6 +36,8 @@ def step_label(event: dict[str, Any]) -> str:
     if kind == "moved":
         return str(event.get("move"))
     if kind == "resigned":
+        if timed_out(event):
+            return "ran out of time"
         return "left the race: away too long" if event.get("reason") == "abandoned" else "resigned"
     return str(kind).replace("_", " ")
 
@@ -58,7 +60,9 @@ class Replay:
         session = self.app.session
         session.view = self.views[self.pos]
         event = self.events[self.pos]
-        done = game_status(session.view, who="The player")
+        done = game_status(
+            session.view, who="The player", out_of_time=timed_out(self.events[self.last])
+        )
         session.status = f"Replay: step {self.pos}/{self.last} ({step_label(event)})" + (
             f". {done}" if done and self.pos == self.last else ""
         )

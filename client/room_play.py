@@ -70,12 +70,14 @@ async def add_bot(conn: Any, app: App, level: str) -> bool:
     msg: dict[str, Any] = {"type": "add_bot"}
     if level:
         msg["level"] = int(level)
+    since = app.session.said
     try:
         await conn.request(msg, expect="room")
     except ArenaError as error:
         app.session.error = f"bot: {error.reason}"
     else:
-        app.session.say("A bot took a seat: this race is unrated.")
+        # Before the countdown it may have started (the last seat taken): in order.
+        app.session.say_before("A bot took a seat: this race is unrated.", since)
     return True
 
 

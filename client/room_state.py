@@ -11,10 +11,11 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from client.text import racer_name
 from shared.errors import ClientError
 from shared.views import public_fold_event
 
-DONE = frozenset({"won", "over", "resigned"})
+DONE = frozenset({"won", "over", "resigned", "timed_out"})
 """Progress statuses of a game that is over."""
 
 
@@ -61,7 +62,7 @@ class RoomState:
         players = room.get("players", [])
         for player in players:
             pid = player["player"]
-            self.names[pid] = player["name"]
+            self.names[pid] = racer_name(player["name"], player.get("bot"))
             self.progress[pid] = {**self.progress.get(pid, {}), **player}
         current = {player["player"] for player in players}
         for gone in set(self.progress) - current:
@@ -107,7 +108,7 @@ class RoomState:
         self.finish_reason = msg["reason"]
         for rank in msg["ranking"]:
             self.progress[rank["player"]] = {**self.progress.get(rank["player"], {}), **rank}
-            self.names.setdefault(rank["player"], rank["name"])
+            self.names.setdefault(rank["player"], racer_name(rank["name"], rank.get("bot")))
 
     def new_game(self) -> None:
         """Forget the games, progress and results (a new solo game in a new room)."""
@@ -153,6 +154,14 @@ class RoomState:
     def my_progress(self) -> dict[str, Any]:
         return self.progress.get(self.me or "", {})
 
+    def out_of_time(self) -> bool:
+        """Whether the player's clock ended their game: said by their progress, or by their
+        game's last event (the two travel separately)."""
+        events = self.my_events()
+        last = events[-1] if events else {}
+        clocked = last.get("type") == "resigned" and last.get("reason") == "clock"
+        return clocked or self.my_progress().get("status") == "timed_out"
+
     def player_id(self, who: str, order: list[str]) -> str:
         """A racer's id from a name, a player id, or a number: the line of the racers panel
         (``order``, as on screen), or the join order while there is no panel."""
@@ -161,7 +170,8 @@ class RoomState:
         if who.isdigit() and 1 <= int(who) <= len(order):
             return order[int(who) - 1]
         for player in players:
-            if who in (player["name"], player["player"]):
+            shown = racer_name(player["name"], player.get("bot"))
+            if who in (player["name"], shown, player["player"]):
                 return player["player"]
         folded = [p["player"] for p in players if p["name"].casefold() == who.casefold()]
         if len(folded) == 1:

@@ -185,10 +185,9 @@ class RoomView(BoardFocus):
     def _on_started(self, msg: dict[str, Any]) -> None:
         self._start(msg["at"], msg.get("ends_at"))
         if not self.solo:
-            limit = msg.get("ends_at")
+            limit = self.state.time_limit(msg["at"], msg.get("ends_at"))  # berserk: half
             self.session.say(
-                "Go! The race has started"
-                + (f": {duration(limit - msg['at'])} to play." if limit else ".")
+                "Go! The race has started" + (f": {duration(limit)} to play." if limit else ".")
             )
         if self.spectator:
             self._ask_watch(None)
@@ -219,7 +218,8 @@ class RoomView(BoardFocus):
         self.session.away_since.clear()
         ranking = msg["ranking"]
         if self.solo or (len(ranking) <= 1 and not self.spectator):
-            done = game_status(self.state.my_view) or "The game is over."
+            done = game_status(self.state.my_view, out_of_time=self.state.out_of_time())
+            done = done or "The game is over."
             self.session.status = f"{done} {self.app.next_steps}".strip()
         else:
             reason = _REASONS.get(msg["reason"], msg["reason"])
@@ -280,7 +280,7 @@ class RoomView(BoardFocus):
                 self.session.clock_end_ms = self.local(at) if isinstance(at, int) else None
             mine = self.state.progress.get(player, {}).get("status")
             if self.started.is_set() and not self.finished.is_set() and mine not in DONE:
-                update_status(self.app, self.session.view)
+                update_status(self.app, self.session.view, out_of_time=self.state.out_of_time())
 
     def can_watch(self) -> bool:
         """Whether the server lets this racer watch the others: own game done, or race over."""

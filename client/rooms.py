@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from typing import Any
 
 from client.challenge import list_line
@@ -9,7 +10,7 @@ from client.cli import Output
 from client.race_panel import OPEN_SEED
 from client.room_entry import connected
 from client.terminal import write_lines
-from client.text import cut, ljust
+from client.text import cut, hang, ljust
 
 
 async def rooms_online(args: Any, output: Output) -> int:
@@ -27,7 +28,7 @@ async def rooms_online(args: Any, output: Output) -> int:
         await conn.close()
     if output.json:
         return 0  # the answer was printed as JSON by the client already
-    write_lines(app.out, room_lines(answer["rooms"]))
+    write_lines(app.out, room_lines(answer["rooms"], columns=shutil.get_terminal_size().columns))
     if mine:
         write_lines(app.out, ["", "Your open challenges:", *(list_line(c) for c in mine)])
     return 0
@@ -36,9 +37,14 @@ async def rooms_online(args: Any, output: Output) -> int:
 _STATUS_ORDER = {"lobby": 0, "countdown": 1, "racing": 2, "finished": 3}
 
 
-def room_lines(rooms: list[dict[str, Any]]) -> list[str]:
+PLAYERS_AT = 46
+"""Where the players column starts: the notes that do not fit after it go on below it."""
+
+
+def room_lines(rooms: list[dict[str, Any]], *, columns: int = 80) -> list[str]:
     """`solitaire rooms`: rooms to join first, then races on, then finished ones (newest
-    first); who is in each, and which seeds are open. Columns by display width."""
+    first); who is in each, and which seeds are open. Columns by display width; within
+    ``columns``, the notes wrapped at words under the players."""
 
     def key(room: dict[str, Any]) -> tuple[int, int, str]:
         finished = room.get("finished_at")
@@ -65,9 +71,11 @@ def room_lines(rooms: list[dict[str, Any]]) -> list[str]:
         line = (
             f"{ljust(str(room.get('id', '')), 10)} {room.get('variant', ''):<11} "
             f"{room.get('status', ''):<9} {seats:>5} {room.get('spectators', 0):>5}  "
-            f"{cut(names, 40, ellipsis='…')}"
+            f"{cut(names, max(10, columns - PLAYERS_AT), ellipsis='…')}"
         )
-        lines.append(line + (f"  ({'; '.join(notes)})" if notes else ""))
+        lines.extend(
+            hang(line, f"({'; '.join(notes)})" if notes else "", columns, indent=PLAYERS_AT)
+        )
     if not rooms:
         lines.append("(no rooms: 'solitaire race create' opens one)")
     return lines

@@ -147,7 +147,7 @@ def _paint(text: str, code: str, color: bool) -> str:
 def panel_name(racer: Racer) -> str:
     """A racer's name in the panel's column; a bot's keeps its mark whatever its length
     (``Hazel bot4``): every view says who is a bot."""
-    if racer.bot:
+    if racer.bot:  # as racer_name writes it, the first name cut when it is long
         mark = f" bot{racer.bot}"
         first = racer.name.split(" ", 1)[0]
         return cut(first, NAME_COLUMNS - len(mark), ellipsis="…") + mark
@@ -195,9 +195,10 @@ def _header(screen: Screen, columns: int, color: bool) -> str:
     if screen.clock is not None:
         right_parts.append(f"clock {screen.clock}")
     right = "  ".join(right_parts)
-    room = columns - display_width(right) - (1 if right else 0)
+    gap = "  " if right else ""  # as between the right's parts: "room f6ub79u3  0 moves"
+    room = columns - display_width(right) - len(gap)
     title = cut(screen.title, max(0, room), ellipsis="…")
-    line = pad(_paint(title, BOLD, color), room) + (" " + right if right else "")
+    line = pad(_paint(title, BOLD, color), room) + gap + right
     return fit(line, columns)
 
 
@@ -319,7 +320,10 @@ def compose(
     area = columns - GAP - PANEL_WIDTH if side else columns
     left = [fit(line, area) for line in body_left]
     if side:
-        left_width = max((display_width(line) for line in left), default=0)
+        # The board's own width, not its widest line now: a `10♥` or a 10th card up must not
+        # move the panel a column as the game goes on.
+        widest = max((display_width(line) for line in left), default=0)
+        left_width = max(min(board_columns, area), widest)
         for i in range(max(len(left), len(panel))):
             lhs = left[i] if i < len(left) else ""
             rhs = panel[i] if i < len(panel) else ""

@@ -95,6 +95,7 @@ class Session:
     show_board: bool = True
     boards: tuple[tuple[str, Any], ...] = ()
     countdown_to_ms: int | None = None
+    countdown_hint: str = ""  # what may still be typed before the start (a tournament's berserk)
     # When each away racer's connection went, on this client's clock (the panel counts it up).
     away_since: dict[str, int] = field(default_factory=dict)
     pager: Pager | None = None
@@ -104,6 +105,15 @@ class Session:
     def say(self, text: str) -> None:
         """Add a message below the board (the screen wraps it to its width)."""
         self.messages.append(text)
+        self.said += 1
+
+    def say_before(self, text: str, since: int) -> None:
+        """Add a message where it belongs in time: before those said since ``said`` was
+        ``since`` (the answer to a request came after the news it caused, a countdown say)."""
+        if self.messages.maxlen is not None and len(self.messages) == self.messages.maxlen:
+            self.messages.popleft()  # a full deque refuses an insert: the oldest goes
+        newer = min(self.said - since, len(self.messages))
+        self.messages.insert(len(self.messages) - newer, text)
         self.said += 1
 
     def clear_messages(self, keep_after: int | None = None) -> None:
@@ -141,7 +151,7 @@ class Session:
         status = self.status
         if self.countdown_to_ms is not None and now_ms < self.countdown_to_ms:
             seconds = -(-(self.countdown_to_ms - now_ms) // 1000)
-            status = f"Get ready: the race starts in {seconds}..."
+            status = f"Get ready: the race starts in {seconds}... {self.countdown_hint}".rstrip()
         racers = tuple(
             replace(r, away_ms=now_ms - self.away_since[key]) if key in self.away_since else r
             for key, r in self.racers.items()
@@ -179,13 +189,27 @@ def ranked(racers: dict[str, Racer]) -> dict[str, Racer]:
     return {pid: replace(racer, place=i) for i, (pid, racer) in enumerate(order, 1)}
 
 
-def game_status(view: Any, *, who: str = "You") -> str:
-    """One line saying how a game stands, from its public view."""
+CLOCK = "clock"
+"""A ``resigned`` event's reason when the racer's own clock ran out: a timeout."""
+
+
+def timed_out(event: Any) -> bool:
+    """Whether a game event is the server ending a game whose clock ran out."""
+    return (
+        isinstance(event, dict) and event.get("type") == "resigned" and event.get("reason") == CLOCK
+    )
+
+
+def game_status(view: Any, *, who: str = "You", out_of_time: bool = False) -> str:
+    """One line saying how a game stands, from its public view; ``out_of_time``: the clock
+    ended it (the view alone reads a resignation)."""
     if view is None:
         return ""
     cards = plural(view.foundation_count, "card")
     if getattr(view, "won", False):
         return f"{who} won in {plural(view.moves_made, 'move')}!"
+    if out_of_time:
+        return f"{who} ran out of time with {cards} on the foundations."
     if getattr(view, "resigned", False):
         return f"{who} resigned with {cards} on the foundations."
     if getattr(view, "over", False):

@@ -7,6 +7,7 @@ measured with wcwidth, never with ``len``.
 from __future__ import annotations
 
 import re
+import textwrap
 
 from wcwidth import wcswidth, wcwidth
 
@@ -60,6 +61,24 @@ def ljust(text: str, columns: int) -> str:
 def rjust(text: str, columns: int) -> str:
     """Pad on the left to ``columns`` display columns."""
     return " " * max(0, columns - width(text)) + text
+
+
+def racer_name(name: str, bot: int | None = None) -> str:
+    """A racer's name as every line of the terminal shows it: a bot's as its first name and
+    level (``Ada bot2`` for the server's ``Ada (bot 2)``), the same in the race panel, the
+    results and the messages."""
+    if not bot:
+        return name
+    return f"{name.split(' ', 1)[0]} bot{bot}"
+
+
+def hang(head: str, tail: str, columns: int, *, indent: int) -> list[str]:
+    """``head`` then ``tail`` on one line when it fits in ``columns``; else ``tail`` wrapped at
+    words on the lines below, ``indent`` columns in (a table row's last column goes on)."""
+    if not tail or width(head) + 2 + width(tail) <= columns:
+        return [f"{head}  {tail}" if tail else head]
+    room = max(10, columns - indent)
+    return [head, *(" " * indent + line for line in textwrap.wrap(tail, room))]
 
 
 def card_text(card: str) -> str:

@@ -170,6 +170,7 @@ class App:
             seated=self.matchmaker.seated,
             rating_of=self.ratings.rating_of,
             hidden=self.ratings.marked,
+            rate=self.ratings.record,
         )
         self.referee = configured_referee(self)
         self.bots = BotRunner(self.commands, clock, config, self.solver)

@@ -128,7 +128,7 @@ CLOSED_UNFILLED = "unfilled"
 VARIANTS = ("swiss", "quadrennial")
 ROLES = ("player", "spectator")
 ROOM_STATUSES = ("lobby", "countdown", "racing", "finished", "closed")
-PLAYER_STATUSES = ("waiting", "playing", "won", "over", "resigned", "left")
+PLAYER_STATUSES = ("waiting", "playing", "won", "over", "resigned", "timed_out", "left")
 
 MAX_REF_LEN = 64
 MAX_MOVE_ID_LEN = 64

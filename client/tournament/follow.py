@@ -5,7 +5,9 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import sys
+import textwrap
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -33,7 +35,7 @@ LOBBY_HELP = (
     "Between races: 'pause' stops your pairings (your points stay), 'join' carries on, "
     "'page N' shows another page of the standings, 'me' the page with your row, 'quit' pauses "
     "and leaves. In a race: your moves, and 'berserk' before the start halves your clock for "
-    "a bonus point if you win with 20 moves or more."
+    "a bonus point for a first place in 20 moves or more."
 )
 
 
@@ -70,6 +72,13 @@ class Follow:
     @property
     def name(self) -> str:
         return str(self.tournament.get("name") or self.id)
+
+    @property
+    def title(self) -> str:
+        """The header between races: the tournament's name and id, the id once until the
+        name is known."""
+        name = self.tournament.get("name")
+        return f"Solitaire Arena - tournament {f'{name} - ' if name else ''}{self.id}"
 
     def presence(self) -> Presence | None:
         mine = (self.standings or {}).get("me")
@@ -168,14 +177,18 @@ async def create_tournament(args: Any, out: TextIO) -> int:
     finally:
         await conn.close()
     made = answer["tournament"]
-    write_lines(
-        out,
-        [
-            f"Tournament {made['id']}: {made['name']} ({facts_line(made)}).",
-            f"Join it with 'solitaire tournament join {made['id']}'.",
-        ],
+    said = (
+        f"Tournament {made['id']}: {made['name']} ({facts_line(made)}).",
+        f"Join it with 'solitaire tournament join {made['id']}'.",
     )
+    columns = shutil.get_terminal_size().columns
+    write_lines(out, [line for text in said for line in wrapped(text, columns)])
     return 0
+
+
+def wrapped(text: str, columns: int) -> list[str]:
+    """A sentence printed at a terminal's width: broken between words, never inside one."""
+    return textwrap.wrap(text, columns, break_on_hyphens=False, break_long_words=False)
 
 
 def wait_text(follow: Follow, now: int, waiting_since: int | None) -> str:
@@ -188,6 +201,7 @@ def wait_text(follow: Follow, now: int, waiting_since: int | None) -> str:
         ends_at=int(follow.tournament["ends_at"]),
         presence=follow.presence(),
         waiting_since=waiting_since,
+        pairing_until=follow.tournament.get("pairing_until"),
     )
 
 

@@ -30,7 +30,7 @@ from client.seats import Seat, SeatStore
 from client.terminal import write_lines
 from client.tournament.follow import SEAT_KIND, Follow, refused, wait_text
 from client.tournament.lobby import Lobby, Step
-from client.tournament.panel import Phase, lobby_lines
+from client.tournament.panel import Phase, berserk_hint, berserk_line, lobby_lines
 from shared import protocol as p
 from shared.errors import ArenaError, ClientError
 
@@ -64,6 +64,9 @@ class TournamentRun:
             # must be folded as this room's from now on, the last race's no more.
             self.client.forget_room()
             self.client.state.room_id = str(msg["room"])
+            # Said now, before the room's countdown can be: the lines come in their order.
+            self.app.session.clear_messages()  # the last race's: the standings told how it went
+            self.app.session.say(f"Paired: race {msg['race']} in room {msg['room']}.")
         elif msg["type"] == p.BERSERKED:
             self._berserked(msg)
         self.draw()
@@ -73,7 +76,8 @@ class TournamentRun:
         if msg["player"] == state.me:
             # The clock shown from the start is then half the race's (RoomState.time_limit).
             state.progress.setdefault(msg["player"], {})["berserk"] = True
-            self.app.session.say("Berserk: your clock is halved; a win with 20 moves earns +1.")
+            self.app.session.countdown_hint = ""
+            self.app.session.say(berserk_line(self.follow.tournament))
         else:
             name = state.names.get(msg["player"], msg["player"])
             self.app.session.say(f"{name} went berserk: their clock is halved.")
@@ -102,6 +106,7 @@ class TournamentRun:
                 color=self.app.output.color,
             )
         )
+        session.title = self.follow.title  # the name may have come since the wait began
         session.status = wait_text(self.follow, self.conn.server_now(), self.waiting_since)
         self.app.refresh()
 
@@ -171,15 +176,14 @@ class TournamentRun:
             self.races = int(paired["race"])
             me = (self.follow.account or "").casefold()
             others = [n for n in paired["players"] if str(n).casefold() != me]
-            berserk = self.follow.tournament.get("berserk")
+            hint = berserk_hint(self.follow.tournament)
+            session.countdown_hint = hint
             client.view.lobby_hint = (
                 f"Race {self.races} of {self.follow.name}, against "
                 f"{', '.join(others) or 'nobody'}: it starts when everyone is seated..."
-                + (" Type 'berserk' to halve your clock." if berserk else "")
+                + (f" {hint}" if hint else "")
             )
             session.status = client.view.lobby_hint
-            session.clear_messages()  # the last race's lines: the standings told how it went
-            session.say(f"Paired: race {self.races} in room {room}.")
             self.app.log(f"race {self.races} in room {room} against {', '.join(others)}")
             if not await client.wait_for(lambda: client.state.me is not None, 15.0):
                 # Seated too late (the race went on without us, or closed): the tournament

@@ -55,9 +55,7 @@ class Lobby:
     async def wait(self) -> Step:
         """Wait for the next pairing, taking the lobby's commands meanwhile."""
         session = self.run.app.session
-        session.title = (
-            f"Solitaire Arena - tournament {self.run.follow.name} - {self.run.follow.id}"
-        )
+        session.title = self.run.follow.title
         session.show_board = False
         self.run.draw()
         follow, scripted = self.run.follow, self.run.app.scripted

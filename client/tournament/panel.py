@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import textwrap
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from client.screen import format_clock
@@ -35,6 +35,7 @@ class Presence(enum.Enum):
     RACING = "racing"
     WAITING = "waiting"
     PAUSED = "paused"
+    DONE = "done"  # no more pairings (the tournament is over, or its last races are on)
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class Result:
     points: int
     double: bool = False
     berserk: bool = False
+    timed_out: bool = False  # the clock ended the player's game, not the player
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,7 @@ def _tokens(sheet: Sequence[Result], columns: int) -> tuple[list[int], str, bool
     """Which races fit in ``columns`` (the newest, oldest dropped first), the glue between
     their figures, and whether any was dropped."""
     texts = [_figure(r) for r in sheet]
-    glue = "" if all(len(t) == 1 for t in texts) else " "
+    glue = " "  # always: a 2 then a 0 must not read as 20
     shown = list(range(len(sheet)))
     while shown:
         used = sum(len(texts[i]) for i in shown) + len(glue) * (len(shown) - 1)
@@ -146,15 +148,23 @@ def standings_lines(
 
 
 def sheet_line(row: Standing) -> str:
-    """The player's own sheet in words: "Your sheet: 2 0 4 4 (streak: your next win counts
-    double), 10 points, 3rd of 12"."""
+    """The player's own sheet in words: "Your sheet: 2 0 4 4 = 10 points, rank 3, 4 races. On
+    a streak: your next first place counts double."."""
     if not row.sheet:
         return f"Your sheet: no race yet; rank {row.rank}, {plural(row.score, 'point')}."
     figures = " ".join(f"{r.points}{'b' if r.berserk else ''}" for r in row.sheet)
     streak = " On a streak: your next first place counts double." if row.streak else ""
+    late = [str(i) for i, r in enumerate(row.sheet, 1) if r.timed_out]
+    clock = (
+        f" You ran out of time in race {', '.join(late)}."
+        if len(late) == 1
+        else f" You ran out of time in races {', '.join(late)}."
+        if late
+        else ""
+    )
     return (
         f"Your sheet: {figures} = {plural(row.score, 'point')}, rank {row.rank}, "
-        f"{plural(len(row.sheet), 'race')}.{streak}"
+        f"{plural(len(row.sheet), 'race')}.{streak}{clock}"
     )
 
 
@@ -176,9 +186,11 @@ def wait_line(
     presence: Presence | None,
     waiting_since: int | None = None,
     waiting: int | None = None,
+    pairing_until: int | None = None,
 ) -> str:
     """What the player waits for, on the server's clock (``now_ms``): the start, the next
-    pairing, the last races, or nothing (paused, or over)."""
+    pairing, the last races, or nothing (paused, over, or the last stretch: from
+    ``pairing_until`` no race is paired, less than a race's time being left)."""
     if phase is Phase.UPCOMING:
         return (
             f"The tournament starts in {format_clock(starts_at - now_ms)}: stay here to be paired."
@@ -188,6 +200,12 @@ def wait_line(
     if phase is Phase.FINISHING:
         return "No more pairings: the last races are being played; the standings follow them."
     left = format_clock(ends_at - now_ms)
+    last_stretch = pairing_until is not None and now_ms >= pairing_until
+    if last_stretch and presence is not Presence.RACING:
+        return (
+            f"No more races: the last stretch ({left} left, less than a race). The races still "
+            "on are played out; the standings follow them."
+        )
     if presence is Presence.PAUSED:
         return f"Paused: you are not paired. {left} left; 'join' to play again."
     if presence is Presence.RACING:
@@ -195,6 +213,29 @@ def wait_line(
     since = "" if waiting_since is None else f" for {format_clock(now_ms - waiting_since)}"
     others = "" if waiting is None else f", {waiting} waiting"
     return f"Waiting to be paired{since}{others}. {left} left in the tournament."
+
+
+BERSERK_MIN_MOVES = 20
+"""A berserk racer's first place earns +1 when made in at least this many moves."""
+
+
+def berserk_hint(tournament: Mapping[str, Any]) -> str:
+    """What a racer may type before a race's start, when the tournament allows berserk: the
+    clock it leaves them, said before they choose."""
+    if not tournament.get("berserk") or not tournament.get("time_limit_ms"):
+        return ""
+    limit = int(tournament["time_limit_ms"])
+    return f"Type 'berserk' to race on {format_clock(limit // 2)} instead of {format_clock(limit)}."
+
+
+def berserk_line(tournament: Mapping[str, Any]) -> str:
+    """What a racer is told once they went berserk: the clock they now have, and the bonus."""
+    limit = int(tournament.get("time_limit_ms") or 0)
+    clock = f" to {format_clock(limit // 2)}" if limit else ""
+    return (
+        f"Berserk: your clock is halved{clock}; a first place in {BERSERK_MIN_MOVES} moves or "
+        "more earns +1."
+    )
 
 
 @dataclass(frozen=True)
@@ -212,14 +253,15 @@ _MEDALS = {1: "1st", 2: "2nd", 3: "3rd"}
 
 
 def podium_lines(podium: Sequence[Place], *, name: str) -> list[str]:
-    """The podium once the tournament is over: the first three, with score, races and wins."""
+    """The podium once the tournament is over: the first three, with score, races and first
+    places (a race's; a *win* is all 52 cards up)."""
     lines = [f"{name}: the podium"]
     for place in podium[:3]:
         lines.append(
             f"  {_MEDALS.get(place.rank, str(place.rank)):>3}  "
             f"{ljust(cut(place.name, NAME_COLUMNS, ellipsis=ELLIPSIS), NAME_COLUMNS)}  "
             f"{plural(place.score, 'point'):>10}  {plural(place.races, 'race'):>9}, "
-            f"{plural(place.wins, 'win')}"
+            f"{plural(place.wins, 'first place')}"
         )
     if not podium:
         lines.append("  nobody played a race")
@@ -279,7 +321,9 @@ def list_lines(items: Sequence[Listing], *, now_ms: int, width: int = WIDTH) -> 
 
 
 def standing(row: Mapping[str, Any], *, me: str | None) -> Standing:
-    """A `row` of `tournament_standings`; ``me`` is this client's account (case-folded)."""
+    """A `row` of `tournament_standings`; ``me`` is this client's account (case-folded). The
+    rating shown is the live one (``rating_now``), the one at entry from a server before it."""
+    ratings = (row.get("rating_now"), row.get("rating"))
     if row.get("racing"):
         presence = Presence.RACING
     elif row.get("active"):
@@ -291,14 +335,26 @@ def standing(row: Mapping[str, Any], *, me: str | None) -> Standing:
         name=str(row["name"]),
         score=int(row["score"]),
         sheet=tuple(
-            Result(int(r["points"]), bool(r.get("doubled")), bool(r.get("berserk")))
+            Result(
+                int(r["points"]),
+                bool(r.get("doubled")),
+                bool(r.get("berserk")),
+                bool(r.get("timed_out")),
+            )
             for r in row.get("sheet") or ()
         ),
         streak=bool(row.get("fire")),
-        rating=row.get("rating") if isinstance(row.get("rating"), int) else None,
+        rating=next((r for r in ratings if isinstance(r, int)), None),
         presence=presence,
         me=me is not None and str(row.get("account", "")).casefold() == me.casefold(),
     )
+
+
+def done(row: Standing, *, over: bool) -> Standing:
+    """A row once nobody is paired any more: not racing means done, not waiting."""
+    if over and row.presence is not Presence.RACING:
+        return replace(row, presence=Presence.DONE)
+    return row
 
 
 def places(rows: Sequence[Mapping[str, Any]]) -> list[Place]:
@@ -367,8 +423,9 @@ def lobby_lines(
         lines.extend(podium_lines(places(podium), name=str(tournament["name"])))
     if standings is None:
         return lines
-    rows = [standing(row, me=me) for row in standings["rows"]]
-    mine = standing(standings["me"], me=me) if standings.get("me") else None
+    over = tournament.get("status") in (Phase.FINISHING.value, Phase.FINISHED.value)
+    rows = [done(standing(row, me=me), over=over) for row in standings["rows"]]
+    mine = done(standing(standings["me"], me=me), over=over) if standings.get("me") else None
     lines.append("")
     lines.extend(
         standings_lines(

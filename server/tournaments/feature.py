@@ -19,7 +19,7 @@ from server.tournaments.services.book import TournamentBook
 from server.tournaments.services.metrics import TournamentMetrics
 from server.tournaments.services.pairer import TournamentPairer
 from server.tournaments.services.presence import TournamentPresence
-from server.tournaments.services.scorer import TournamentScorer
+from server.tournaments.services.scorer import Rate, TournamentScorer
 from server.tournaments.wire.feed import Follower, TournamentFeed
 from server.tournaments.wire.page import TournamentPage
 from server.tournaments.wire.requests import RatingOf, TournamentRequests
@@ -39,6 +39,7 @@ class Tournaments:
         seated: Callable[[str], Awaitable[None]],
         rating_of: RatingOf,
         hidden: Callable[[], frozenset[str]] = frozenset,
+        rate: Rate | None = None,
     ) -> None:
         self.config = config
         self.rating_of = rating_of
@@ -49,7 +50,7 @@ class Tournaments:
         self.book = TournamentBook(store, clock, kept, hidden=hidden)
         self.presence = TournamentPresence(store, clock, config, commands.presence)
         self.metrics = TournamentMetrics(registry)
-        self.scorer = TournamentScorer(self.book, self.metrics)
+        self.scorer = TournamentScorer(self.book, self.metrics, rate)
         commands.hub.listen(self.scorer.on_change)
         self.pairer = TournamentPairer(
             store, self.book, commands, self.presence, clock, config, self.metrics, self.scorer

@@ -95,6 +95,8 @@ def test_a_profile_shows_ratings_and_replayable_races() -> None:
     assert "best win 4:05" in lines[1]
     assert "solitaire replay CODE --player NAME" in lines[2]
     assert lines[3].split() == ["k2x7m4qa", "swiss", "place", "2/4", "1612", "(-7)"]
+    card["recent"][0]["timed_out"] = True
+    assert "place 2/4, out of time  1612 (-7)" in profile_lines(card)[3]
 
 
 def test_a_profile_lists_tournaments_played_and_podiums() -> None:

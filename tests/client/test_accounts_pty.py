@@ -150,6 +150,6 @@ def test_register_login_a_rated_race_then_leaderboard_and_profile(
 
     child = run(server, bob_env, "profile", "ann")
     child.expect("Profile: ann")
-    child.expect(r"swiss\s+\d+\?\s+rank 1/2\s+1 games, 0 wins, best win -")
+    child.expect(r"swiss\s+\d+\?\s+rank 1/2\s+1 game, 0 wins, best win -")
     child.expect(re.escape(f"{code}  swiss        place 1/2"))
     assert finish(child) == 0

@@ -11,7 +11,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.client.pty_driver import spawn, type_line, words
+from tests.client.pty_driver import Term, spawn, type_line, words
 from tests.support.server_process import ServerProcess
 
 pytestmark = pytest.mark.e2e
@@ -51,11 +51,18 @@ def test_a_race_created_with_bots_and_one_added_in_the_lobby(server: ServerProce
         type_line(ann, "bot 4")
         ann.expect(words("A bot took a seat: this race is unrated."))
         ann.expect("Go! The race has started", timeout=30)  # the third seat taken: it starts
+        # On screen the lines are in the order things happened: the seat, then the start.
+        term = Term(ann, **SIZE)
+        term.type("moves")  # a redraw, read from here on
+        screen = " ".join(term.wait(r"Go! The race has started").split())
+        assert screen.index("A bot took a seat") < screen.index("Go! The race has started")
         type_line(ann, "bot")
         ann.expect(words("bot: room"))  # too late: bots join in the lobby
         resign(ann)
         ann.expect("Race over", timeout=90)
-        ann.expect(r"\(bot 4\)")
+        # The bots' names in the results are the panel's (`Ada bot2`), not another form.
+        ann.expect(r"Results: [^\r\n]*\b\w+ bot4 \(\d+\)")
+        assert "(bot " not in str(ann.before) + str(ann.after)
     finally:
         ann.close(force=True)
 
@@ -68,6 +75,6 @@ def test_a_quick_race_with_nobody_else_races_a_bot(server: ServerProcess) -> Non
         ann.expect("Go! The race has started", timeout=30)
         resign(ann)
         ann.expect("Race over", timeout=90)
-        ann.expect(r"\(bot 3\)")
+        ann.expect(r"Results: [^\r\n]*\b\w+ bot3 \(\d+\)")
     finally:
         ann.close(force=True)

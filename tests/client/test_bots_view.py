@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from client.commands import Kind, parse_command
 from client.quick import searching_line
+from client.race_panel import results_line
+from client.room_state import RoomState
 from client.rooms import room_lines
 from client.screen import NAME_COLUMNS, Racer, render_panel
-from client.text import width
+from client.text import racer_name, width
 
 
 def test_bot_with_or_without_a_level_is_a_command_and_anything_else_a_move() -> None:
@@ -47,3 +49,15 @@ def test_the_searching_line_counts_down_to_a_bot() -> None:
            "range": "any", "bot_in_ms": 14_200}  # fmt: skip
     assert searching_line(msg).endswith("a bot in 15s")
     assert "bot" not in searching_line({**msg, "bot_in_ms": None})
+
+
+def test_a_bot_has_one_name_in_the_panel_the_results_and_the_messages() -> None:
+    state = RoomState()
+    state.fold_room({"id": "r1", "players": [{"player": "b1", "name": "Ada (bot 2)", "bot": 2}]})
+    assert state.names["b1"] == "Ada bot2"
+    ranking = [{"place": 1, "player": "b1", "name": "Ada (bot 2)", "bot": 2, "foundation": 4}]
+    assert results_line(ranking) == "Results: 1. Ada bot2 (4)"
+    panel = render_panel([Racer(state.names["b1"], bot=2)], title="Racers", color=False)
+    assert "Ada bot2" in panel[2]
+    assert state.player_id("Ada bot2", []) == state.player_id("Ada (bot 2)", []) == "b1"
+    assert racer_name("ann") == "ann"

@@ -6,9 +6,11 @@ import io
 import subprocess
 import sys
 
+import pexpect
 import pytest
 
-from client.cli import DEFAULT_SERVER, build_parser, resolve_output
+from client.cli import DEFAULT_SERVER, build_parser, parse_args, resolve_output
+from tests.client.pty_driver import finish, spawn
 
 COMMON = ["--server", "--name", "--variant", "--seed", "--no-color", "--moves", "--json"]
 
@@ -105,7 +107,7 @@ def test_top_level_help_ends_with_the_common_options() -> None:
     out = result.stdout
     for command in ("play", "race", "rooms", "watch", "replay"):
         assert f"    {command} " in out, command
-    epilog = out[out.index("common options (every COMMAND takes them):") :]
+    epilog = out[out.index("common options (every COMMAND takes them;") :]
     for option in COMMON:
         assert f"  {option}" in epilog, option
     assert "--variant {swiss,quadrennial}" in epilog
@@ -160,3 +162,30 @@ def test_the_tournament_commands() -> None:
     assert (made.title, made.minutes, made.racers, made.no_berserk) == ("Friday", 45.0, 3, True)
     assert (made.starts_in, made.race_time, made.unrated) == (0.0, None, False)
     assert parse(["tournament", "list"]).tournament_command == "list"
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    "command", [("register",), ("login",), ("whoami",), ("tournament", "create")]
+)
+def test_help_offers_no_option_that_means_nothing_to_the_command(command: tuple[str, ...]) -> None:
+    """An account's commands and a tournament's creation deal no cards and play no script:
+    their help, as a person reads it at 80 columns, offers no --seed, --moves or --json."""
+    child = spawn(*command, "--help", columns=80, rows=24)
+    child.expect(pexpect.EOF)
+    text = str(child.before)
+    assert "--server" in text
+    for option in ("--seed", "--moves", "--json"):
+        assert option not in text, option
+    assert finish(child) == 0
+    with pytest.raises(SystemExit):  # refused, not silently ignored
+        parse_args([*command, *(("NAME",) if command[0] != "whoami" else ()), "--json"])
+
+
+def test_commands_that_deal_or_script_still_offer_them() -> None:
+    play = parse_args(["play", "--seed", "7", "--moves", "f", "--json"])
+    assert (play.seed, play.moves, play.json) == ("7", "f", True)
+    joined = parse_args(["tournament", "join", "abc", "--moves", "f", "--json"])
+    assert (joined.moves, joined.json) == ("f", True)
+    made = parse_args(["tournament", "create", "Cup"])
+    assert (made.seed, made.moves, made.json) == (None, None, False)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.client.pty_driver import ROOT, finish, spawn, type_line, words
+from tests.client.pty_driver import ROOT, Term, finish, spawn, type_line, words
 from tests.support.server_process import ServerProcess
 
 pytestmark = pytest.mark.e2e  # every test here starts a process
@@ -203,12 +203,19 @@ def test_scripted_game_then_rooms_then_replay_stepping(server: ServerProcess) ->
     assert "\nresigned\n" in out
     code = CODE.search(out).group(1)
     rooms = run_client("rooms", "--server", server.url)
-    # Who played, and that the room's seed was chosen (--seed 1), so its deck was known.
+    # Who played, and that the room's seed was chosen (--seed 1), so its deck was known: at 80
+    # columns the note goes on below the players, broken between words.
     line = (
-        rf"^{code}\s+swiss\s+finished\s+solo\s+\d+\s+cat"
-        r"  \(open seed: the creator knows the deck\)$"
+        rf"^{code}\s+swiss\s+finished\s+solo\s+\d+\s+cat\n {{46}}"
+        r"\(open seed: the creator knows the\n {46}deck\)$"
     )
-    assert re.search(line, rooms, re.MULTILINE)
+    assert re.search(line, rooms, re.MULTILINE), rooms
+    assert all(len(row) <= 80 for row in rooms.splitlines())
+    # The same in a terminal of 80 columns, as a person reads it.
+    listing = Term(spawn("rooms", "--server", server.url, "--no-color", rows=24), 80, 24)
+    screen = listing.wait(r"\n {46}deck\)")
+    assert re.search(rf"{code}.* cat\n {{46}}\(open seed: the creator knows the\n", screen), screen
+    assert finish(listing.child) == 0
     replay = spawn("replay", code, "--server", server.url, "--no-color")
     try:
         replay.expect("replay of cat")

@@ -13,7 +13,7 @@ from client.room_play import LOST
 from client.rooms import room_lines
 from client.screen import RacerState, too_small
 from client.session import game_status
-from client.text import cards_as_shown, plural, to_ascii
+from client.text import cards_as_shown, plural, to_ascii, width
 from tests.client.test_room_client import (
     ROOM,
     game_events,
@@ -183,9 +183,15 @@ def test_the_room_list_orders_rooms_names_racers_and_marks_open_seeds() -> None:
         "lobby4     swiss       lobby       1/4     0  dan",
         "race3      swiss       racing      2/4     3  bob, cat  (winnable deal)",
         "new2       quadrennial finished   solo     0  山田",
-        "old1       swiss       finished   solo     0  ann"
-        "  (open seed: the creator knows the deck)",
+        # At 80 columns the notes that do not fit go on below the players, cut at words.
+        "old1       swiss       finished   solo     0  ann",
+        "                                              (open seed: the creator knows the",
+        "                                              deck)",
     ]
+    assert room_lines(rooms, columns=120)[-1] == (
+        "old1       swiss       finished   solo     0  ann  (open seed: the creator knows the deck)"
+    )
+    assert all(width(line) <= 80 for line in room_lines(rooms))
     assert room_lines([]) == [
         "room       game        status    seats watch  players",
         "(no rooms: 'solitaire race create' opens one)",

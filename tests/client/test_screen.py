@@ -8,6 +8,8 @@ import re
 
 import pyte
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from client.board import render_board, render_compact
 from client.screen import (
@@ -26,7 +28,9 @@ from client.screen import (
 from client.text import card_text
 from shared import apply_move, new_game, public_view
 from shared.cards import IS_RED
+from shared.state import GameState
 from shared.views import PublicView
+from tests.shared.strategies import quadrennial_positions, swiss_positions
 
 SIZES = [(80, 24), (100, 40), (40, 12)]
 
@@ -70,11 +74,11 @@ def race_screen(view: PublicView, **extra: object) -> Screen:
 
 SWISS_RACE_80x24 = """\
 Solitaire Arena - Swiss - race - room abc123                 1 move  clock 01:05
-Stock: 26 cards   Waste: 3♣ (1 card)          Racers
-Foundations: ♣ --   ♦ --   ♥ --   ♠ --  0/52   #  name       fnd  mvs state
-                                               1 *ann         12   40 playing
-  t1   t2   t3   t4   t5   t6   t7   t8   t9   2  bob         52  130 02:05
-  Q♠   9♥   6♣   4♠   5♦   9♠   7♠   2♥   7♥   3  carolinem…   3    9 resigned
+Stock: 26 cards   Waste: 3♣ (1 card)           Racers
+Foundations: ♣ --   ♦ --   ♥ --   ♠ --  0/52    #  name       fnd  mvs state
+                                                1 *ann         12   40 playing
+  t1   t2   t3   t4   t5   t6   t7   t8   t9    2  bob         52  130 02:05
+  Q♠   9♥   6♣   4♠   5♦   9♠   7♠   2♥   7♥    3  carolinem…   3    9 resigned
        Q♦   Q♣   K♠   8♣   10♠  8♦   4♦
             K♦   2♦   K♣   K♥   J♥
                  9♣   6♥   3♠
@@ -333,3 +337,19 @@ def test_fit_and_clock_helpers() -> None:
     assert format_clock(65_000) == "01:05"
     assert format_clock(3_725_000) == "1:02:05"
     assert IS_RED["9H"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(swiss_positions(hidden=False), quadrennial_positions(hidden=False)))
+def test_the_panel_keeps_its_column_whatever_the_cards(state: GameState) -> None:
+    """A `10♥` on a pile or ten cards up do not push the race panel a column to the right."""
+    lines = compose(race_screen(public_view(state)), width=80, height=40)
+    [heading] = [line for line in lines if "#  name" in line]
+    assert visible_width(heading[: heading.index("#  name")]) == 48
+
+
+def test_the_header_keeps_two_spaces_before_the_moves_and_clock() -> None:
+    title = "Solitaire Arena - Friday evening blitz of the club - race 12 - room f6ub79u3"
+    [header, *_] = compose(race_screen(swiss_after_d(), title=title), width=80, height=24)
+    assert header.endswith("…  1 move  clock 01:05")
+    assert visible_width(header) == 80

@@ -35,6 +35,10 @@ return [...document.querySelectorAll('table.standings tbody tr[data-account]')].
    [...r.querySelectorAll('.sheet .result')].map((s) => s.textContent).join(''),
    r.querySelector('.state').textContent]);
 """
+RATINGS = """
+return Object.fromEntries([...document.querySelectorAll('table.standings tbody tr[data-account]')]
+  .map((r) => [r.dataset.account, Number(r.querySelector('.rating').textContent)]));
+"""
 TV_ROWS = """
 return [...document.querySelectorAll('#tournament-tv:not([hidden]) table.ranking tbody tr')]
   .map((r) => [r.cells[1].textContent, r.cells[4].textContent]);
@@ -184,6 +188,11 @@ def test_join_play_a_race_see_the_standings_move_and_the_podium(
     assert sorted(sheets.values()) == ["0", "2"]  # a race of two: 2 points to its winner
     WebDriverWait(page, 20).until(lambda d: not d.find_element(By.ID, "my-race").is_displayed())
     assert page.find_element(By.ID, "my-sheet").text.startswith("Your sheet: ")
+    # The ratings shown are the live ones: the rated race moved them apart from where they
+    # joined (both new, the same).
+    WebDriverWait(page, 20).until(lambda d: len(set(d.execute_script(RATINGS).values())) == 2)
+    ratings = page.execute_script(RATINGS)
+    assert ratings[max(sheets, key=lambda a: sheets[a])] > ratings[min(sheets, key=sheets.get)]
 
     # Both stop: the browser withdraws, the terminal pauses with Ctrl-C.
     press(page, "withdraw", Keys.SPACE)
@@ -365,3 +374,38 @@ def test_a_race_whose_seat_never_comes_closes_and_the_page_waits_again(
     assert not page.find_element(By.ID, "my-race").is_displayed()
     assert page.find_elements(By.CSS_SELECTOR, "button[data-act='withdraw']")  # still in
     assert severe_console_messages(page) == []
+
+
+def test_a_berserk_clock_that_runs_out_reads_as_a_timeout_in_the_page(
+    browser: webdriver.Chrome, arena: ServerProcess, tmp_path: Path, terminals: list
+) -> None:
+    """The page's racer goes berserk (6 s of a 12 s race) and lets the clock run out: a
+    timeout in the page's lines and panel, and for the rival, never a resignation."""
+    page = browser
+    home = two_players(page, arena, tmp_path, terminals, ("webwes", "wes"), ("xan", "xan"))
+    child = terminal(arena, home, "xan", terminals, "tournament", "create", "Clock Cup",
+                     "--minutes", "1", "--race-time", "12")  # fmt: skip
+    child.expect(r"Tournament (\w+): ")
+    code = child.match.group(1)
+    assert finish(child) == 0
+    page.get(f"http://127.0.0.1:{arena.port}/tournament/{code}")
+    click(page, "join")
+    xan = terminal(arena, home, "xan", terminals, "tournament", "join", code)
+    WebDriverWait(page, 30).until(lambda d: d.find_element(By.ID, "my-race").is_displayed())
+    click(page, "berserk")
+    wait_text(page, "#race-note", "Berserk: your clock is halved")
+    xan.expect(words("Go! The race has started"), timeout=20)
+    type_move(page, "d")  # one move: a racer who never moves is taken as absent
+    assert board_at(page, 2) == 2
+    lead = wait_text(page, "#my-race #lead", "You ran out of time with 0 cards", wait_s=20)
+    assert "resigned" not in lead
+    xan.expect(words("webwes ran out of time with 0 cards on the foundations."), timeout=20)
+    cells = page.execute_script(
+        "return [...document.querySelectorAll('#my-race td.status')].map((c) => c.textContent)"
+    )
+    assert "ran out of time" in cells, cells
+    assert "resigned" not in cells
+    type_line(xan, "resign")
+    xan.expect("Resign this game")
+    type_line(xan, "y")
+    xan.sendintr()

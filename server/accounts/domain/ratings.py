@@ -20,6 +20,7 @@ from openskill.models import PlackettLuce
 from server.kernel.names import fold_name
 from server.kernel.schema import Schema
 from server.race.domain.model import Room
+from server.race.domain.progress import PlayerStatus
 
 RATING_EVENT_VERSION = 1
 DISPLAY_BASE = 1500
@@ -34,8 +35,9 @@ MODEL = PlackettLuce()  # openskill's defaults: mu 25, sigma 25/3, beta sigma/2,
 @dataclass(frozen=True, slots=True)
 class RaceRated:
     """A rated race's outcome among its logged-in racers: ``racers`` are maps of ``account``,
-    ``name``, ``place`` (the race's place), ``won`` and ``time_ms`` (a win's time from the
-    start, else None), in the race's ranking order."""
+    ``name``, ``place`` (the race's place), ``won``, ``time_ms`` (a win's time from the
+    start, else None) and ``timed_out`` (their clock ended their game; absent in events
+    written before it was: false), in the race's ranking order."""
 
     TYPE: ClassVar[str] = "race_rated"
     at: int
@@ -105,6 +107,7 @@ def decide_rating(room: Room) -> RaceRated | None:
                 "place": int(rank["place"]),
                 "won": won,
                 "time_ms": finished_at - room.started_at if won and finished_at else None,
+                "timed_out": rank.get("status") == PlayerStatus.TIMED_OUT.value,
             }
         )
     if len(racers) < 2:
@@ -242,6 +245,7 @@ class RatingTable:
                     "at": event.at,
                     "place": racer["place"],
                     "of": len(event.racers),
+                    "timed_out": bool(racer.get("timed_out")),
                     "won": racer["won"],
                     "rating": change.after,
                     "delta": change.after - change.before,

@@ -6,8 +6,11 @@ floor; it slips (plays another legal move than the one it meant) with a chance t
 the level drops; levels 3 to 5 follow the solver's winning line when it proves one within
 their budget (the solver sees the position as the server holds it, as a solo hint does), and
 otherwise, as levels 1 and 2 always, the hint's heuristic (``shared.solver.good_move``). It
-never goes back to a position it has been in, and resigns when nothing new is left to try: a
-person does not shuffle cards for ever.
+never goes back to a position it has been in. Shuffling cards for ``PATIENCE`` moves without
+one going up, it gives up when nobody needs it; while a person still races (``company``), it
+does what a weak player does instead: deals and redeals, playing only a card that goes up,
+until nothing new is left to try; then it waits, and the runner resigns it only once the
+people it races are done (a person's first race is not left to them alone).
 
 Everything here is a function of its arguments (the position, the level, a random source), so the
 runner (server/bots/services/runner.py) and the benchmark (bench/bots.py) play the same bot, and the
@@ -28,7 +31,8 @@ from shared.state import GameState
 MIN_LEVEL = 1
 MAX_LEVEL = 5
 PATIENCE = 20
-"""Moves (deals aside) since a card last went up to a foundation, after which a bot resigns."""
+"""Moves (deals aside) since a card last went up to a foundation, after which a bot gives up,
+or, keeping a person company, only deals, redeals and puts cards up."""
 RESOLVE_EVERY = 8
 """A solver level with no winning line asks the solver again after this many moves."""
 _ALWAYS_NEW = frozenset({"d", "redeal"})  # moves that always reach a new position
@@ -153,23 +157,24 @@ def with_solution(memory: Memory, solution: Solution) -> Memory:
 
 @dataclass(frozen=True, slots=True)
 class Choice:
-    """The bot's next action: ``move``, or resign when it is None; ``slip``: not the move it
-    meant (a mistake)."""
+    """The bot's next action: ``move``, or None when nothing new is left to try (it waits, or
+    gives up once nobody needs it to race on); ``slip``: not the move it meant (a mistake)."""
 
     move: str | None
     slip: bool = False
 
 
-def choose(state: GameState, level: Level, memory: Memory, rng: random.Random) -> Choice:
+def choose(
+    state: GameState, level: Level, memory: Memory, rng: random.Random, *, company: bool = False
+) -> Choice:
     """The bot's next move in ``state``: the plan's or the heuristic's, now and then a slip;
-    resign when every legal move goes back to a position it has been in, or it has been
-    shuffling for ``PATIENCE`` moves. Always a legal move (or a resignation)."""
-    fresh = [
-        move
-        for move in sorted(legal_moves(state))
-        if move in _ALWAYS_NEW or hash(apply_move(state, move)) not in memory.visited
-    ]
-    if not fresh or memory.idle >= PATIENCE:
+    after ``PATIENCE`` moves of shuffling, None, or with ``company`` (a person still races)
+    only a deal, a redeal or a card going up; None when every legal move goes back to a
+    position it has been in. Always a legal move (or None)."""
+    if memory.idle >= PATIENCE and not company:
+        return Choice(None)
+    fresh = [move for move in sorted(legal_moves(state)) if _worth(state, move, memory)]
+    if not fresh:
         return Choice(None)
     meant = memory.plan[0] if memory.plan and memory.plan[0] in fresh else None
     if meant is None:
@@ -179,6 +184,18 @@ def choose(state: GameState, level: Level, memory: Memory, rng: random.Random) -
     if others and rng.random() < level.slip:
         return Choice(rng.choice(others), slip=True)
     return Choice(meant)
+
+
+def _worth(state: GameState, move: str, memory: Memory) -> bool:
+    """Whether ``move`` is worth playing: it reaches a position not seen yet, and once the bot
+    has shuffled for ``PATIENCE`` moves (keeping company), it deals, redeals or puts a card
+    up."""
+    if move in _ALWAYS_NEW:
+        return True
+    after = apply_move(state, move)
+    if hash(after) in memory.visited:
+        return False
+    return memory.idle < PATIENCE or foundation_count(after) > foundation_count(state)
 
 
 Solve = Callable[[GameState, int], Solution]

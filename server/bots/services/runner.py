@@ -53,6 +53,15 @@ _RETRY_S = 1.0  # after a failed move (the store down, say)
 BotKey = tuple[str, str]  # (room id, player)
 
 
+def people_racing(room: Room) -> bool:
+    """Whether a person (not a bot) in the room still plays their game."""
+    for player, seat in room.seats.items():
+        game = room.games.get(player)
+        if not seat.bot and game is not None and not game.progress.status.done:
+            return True
+    return False
+
+
 class BotRunner:
     """This process's bots: one task each, and the scan that takes over orphaned ones."""
 
@@ -199,7 +208,8 @@ class BotRunner:
         version = game.version
         if wants_solver(level, memory, state):
             memory = with_solution(memory, await self.solver().solve(state, level.solver_nodes))
-        choice = choose(state, level, memory, rng)
+        company = people_racing(room)
+        choice = choose(state, level, memory, rng, company=company)
         await self.clock.sleep_until(last_at + think_ms(level, self.pace, rng))
         # The fold, not a store round trip: a stale one shows up as a refused move (synced
         # then by the command), and the race's end as a wake-up.
@@ -212,6 +222,12 @@ class BotRunner:
         ):
             return memory, last_at  # something moved on meanwhile: decide again
         if choice.move is None:
+            if company:
+                # Nothing new to try, but a person still races: keep them company until
+                # their end (or the race's clock); the room's next change looks again.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wakes[(room.id, game.player)].wait(), _RECHECK_S)
+                return memory, last_at
             await self.commands.games.resign(room, game.player)
             log.info("bot_resigned", room=room.id, player=game.player)
             return memory, self.clock.now_ms()

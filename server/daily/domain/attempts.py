@@ -34,6 +34,7 @@ _OUTCOMES = {
     PlayerStatus.WON: Outcome.WON,
     PlayerStatus.OVER: Outcome.OVER,
     PlayerStatus.RESIGNED: Outcome.RESIGNED,
+    PlayerStatus.TIMED_OUT: Outcome.OVER,  # as any game the time limit ended
 }
 
 

@@ -8,7 +8,7 @@
 window.Play = (() => {
   const { h } = window.Board;
   const { gameStatus, suggestionText, VARIANTS } = window.PlayPrompt;
-  const DONE = new Set(["won", "over", "resigned"]);
+  const DONE = new Set(["won", "over", "resigned", "timed_out"]);
 
   // ---- what the browser keeps ------------------------------------------------------------
   const Keep = {

@@ -58,6 +58,8 @@ window.PlayPrompt = (() => {
   function gameStatus(view, progress) {
     const cards = view.foundations.reduce((n, f) => n + f.length, 0);
     if (cards === 52) return `You won: all 52 cards up in ${view.moves} moves.`;
+    const s = cards === 1 ? "" : "s";
+    if (progress && progress.status === "timed_out") return `You ran out of time with ${cards} card${s} on the foundations.`;
     if (view.resigned) return `You resigned with ${cards} card${cards === 1 ? "" : "s"} on the foundations.`;
     if (progress && progress.status === "over" || (!view.stock && !Rules.legalMoves(view).size)) {
       return `No legal move left: ${cards} card${cards === 1 ? "" : "s"} on the foundations.`;
@@ -244,7 +246,7 @@ window.PlayPrompt = (() => {
       } else if (r.status === "finished") {
         this.page.setLead(this.page.how.kind === "tournament" ? "The race is over: back to the standings in a moment."
           : r.capacity > 1 ? "The race is over: the results are below. 'rematch' races again."
-          : (this.page.view && gameStatus(this.page.view, null)) || "The game is over.");
+          : (this.page.view && gameStatus(this.page.view, this.page.myProgress())) || "The game is over.");
       } else if (r.status === "closed") {
         this.page.setLead(r.closed_reason === "unfilled"
           ? "This room closed: not enough of the players matched sat down for the start."

@@ -466,7 +466,7 @@ window.Tournament = (() => {
         h("td", { class: "name" }, window.Viewer.profileLink(r.name), mine ? h("span", { class: "you" }, " (you)") : null),
         h("td", { class: "score" }, String(r.score),
           r.fire ? h("span", { class: "fire", title: "on a streak: the next first place counts double" }, " ×2") : null),
-        this.sheetCell(r.sheet), h("td", { class: "rating" }, r.rating),
+        this.sheetCell(r.sheet), h("td", { class: "rating" }, r.rating_now ?? r.rating),
         h("td", { class: "state" }, state === "racing"
           ? h("a", { href: `/watch/${encodeURIComponent(r.racing)}` }, "racing") : state));
     }

@@ -11,7 +11,7 @@
   linkState.textContent = "connecting…"; // said by the script: a page without one never connects
   const STATUS_TEXT = {
     waiting: "waiting", playing: "playing", won: "won", over: "no move left",
-    resigned: "resigned", left: "left",
+    resigned: "resigned", timed_out: "ran out of time", left: "left",
   };
 
   // ---- the connection ------------------------------------------------------------------
@@ -847,7 +847,7 @@
               class: "replay" }, "replay"), " · ",
             h("a", { href: `/watch/${encodeURIComponent(r.room)}`, class: "watch" }, "watch")]),
           h("td", { class: "place" }, `${r.place} of ${r.of}`),
-          h("td", { class: "result" }, r.won ? "won" : "–"),
+          h("td", { class: "result" }, r.won ? "won" : r.timed_out ? "out of time" : "–"),
           h("td", { class: "rating" }, r.rating),
           h("td", { class: "change" }, r.delta > 0 ? `+${r.delta}` : String(r.delta))))
           : none(8)));

@@ -40,7 +40,7 @@ from server.race.domain.events import (
 )
 from server.race.domain.lifecycle import ENDED, RoomStatus, allows
 from server.race.domain.model import Game, Room
-from server.race.domain.progress import ranking
+from server.race.domain.progress import TIME_LIMIT, ranking, timed_out_ranking
 from shared import (
     DEAL_VERSION,
     canonical_seed,
@@ -323,7 +323,10 @@ def decide_finish(room: Room, reason: str, *, now: int) -> Events:
     if reason == "all_done" and not room.all_done():
         return []
     decided_from = {player: game.version for player, game in room.games.items()}
-    return [RaceFinished(now, reason, tuple(ranking(room.entrants())), decided_from)]
+    ranks = tuple(ranking(room.entrants()))
+    if reason == TIME_LIMIT:
+        ranks = timed_out_ranking(ranks)
+    return [RaceFinished(now, reason, ranks, decided_from)]
 
 
 # ---- games ----------------------------------------------------------------------------------
@@ -350,7 +353,7 @@ def check_playing(room: Room, game: Game, *, now: int) -> None:
     if game.state is None:
         raise NotRacing("your game has not started yet")
     if game.progress.status.done:
-        raise GameOver(f"your game is {game.progress.status.value}")
+        raise GameOver(f"your game is {game.progress.status.words}")
 
 
 def decide_move(room: Room, game: Game, move: str, *, cid: Any, now: int) -> dict[str, Any]:
@@ -381,7 +384,7 @@ def decide_resign(room: Room, game: Game, *, reason: str | None, now: int) -> di
     if room.status is not RoomStatus.RACING or game.state is None:
         raise NotRacing(f"the race is {room.status.value}, not racing")
     if game.progress.status.done:
-        raise GameOver(f"your game is {game.progress.status.value}")
+        raise GameOver(f"your game is {game.progress.status.words}")
     event = resign_event(at=now)
     if reason is not None:
         event["reason"] = reason
@@ -397,7 +400,7 @@ def check_hint(room: Room, game: Game) -> None:
     if room.status is not RoomStatus.RACING or game.state is None:
         raise NotRacing(f"the race is {room.status.value}, not racing")
     if game.progress.status.done:
-        raise GameOver(f"your game is {game.progress.status.value}")
+        raise GameOver(f"your game is {game.progress.status.words}")
 
 
 def ended(room: Room) -> bool:

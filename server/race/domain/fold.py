@@ -5,13 +5,15 @@ order per stream, and hands the changes it returns to delivery and the race cloc
 are decoded once (``server.race.domain.events``) and folded by a dispatch table, one small function
 per event type, after the lifecycle table (``server.race.domain.lifecycle``) allowed them. Game
 streams hold the shared game events, each ``moved`` with the client move id as ``cid``, so a
-resent id is answered, never applied; a ``resigned`` may carry a ``reason`` (``abandoned``).
+resent id is answered, never applied; a ``resigned`` may carry a ``reason`` (``abandoned``;
+``clock``: the racer's own clock ran out, which the fold reads as ``timed_out``, as it does a game
+still on when the race's time limit ends it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
 from server.kernel.errors import WrongStatus
@@ -33,7 +35,13 @@ from server.race.domain.events import (
 )
 from server.race.domain.lifecycle import next_status
 from server.race.domain.model import Game, Room, Seat, game_stream
-from server.race.domain.progress import PlayerStatus, Progress
+from server.race.domain.progress import (
+    CLOCK,
+    TIME_LIMIT,
+    PlayerStatus,
+    Progress,
+    timed_out_ranking,
+)
 from server.runtime.logging import get_logger
 from shared import fold_event, is_over, public_event
 from shared.errors import CorruptEvent
@@ -84,11 +92,14 @@ class GameAdvanced:
 Change = Loaded | RoomChanged | GameAdvanced
 
 
-def player_status(state: GameState) -> PlayerStatus:
-    """A racer's status after an event that is not the start."""
+def player_status(state: GameState, event: Mapping[str, Any] | None = None) -> PlayerStatus:
+    """A racer's status after an event that is not the start (``event``, the last folded): a
+    resignation for the clock is a timeout, not a choice the racer made."""
     if state.won:
         return PlayerStatus.WON
     if state.resigned:
+        if event is not None and event.get("reason") == CLOCK:
+            return PlayerStatus.TIMED_OUT
         return PlayerStatus.RESIGNED
     if is_over(state):
         return PlayerStatus.OVER
@@ -238,6 +249,14 @@ def _started(room: Room, e: RaceStarted) -> None:
 
 
 def _finished(room: Room, e: RaceFinished) -> None:
+    if e.reason == TIME_LIMIT:
+        # Written before the ranking said so itself: the time limit ended the games still on.
+        e = replace(e, ranking=timed_out_ranking(e.ranking))
+        for game in room.games.values():
+            if game.state is not None and not game.progress.status.done:
+                game.progress = replace(
+                    game.progress, status=PlayerStatus.TIMED_OUT, finished_at=e.at
+                )
     room.finished = e
 
 
@@ -311,7 +330,7 @@ def fold_game_events(game: Game, events: Sequence[StoredEvent]) -> GameAdvanced 
         seen.update(revealed)
         progress = progress.after(
             at=at,
-            status=player_status(state),
+            status=player_status(state, data),
             foundation=state.foundation_count,
             moved=kind == "moved",
         )

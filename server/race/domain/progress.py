@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-_DONE = frozenset({"won", "over", "resigned"})
+_DONE = frozenset({"won", "over", "resigned", "timed_out"})
 
 
 class PlayerStatus(Enum):
@@ -19,6 +19,14 @@ class PlayerStatus(Enum):
     WON = "won"
     OVER = "over"
     RESIGNED = "resigned"
+    # The racer's clock ran out (berserk halves it), or the race's time limit ended the game:
+    # not a resignation, whatever the event that ended it (docs/protocol.md, "Rooms").
+    TIMED_OUT = "timed_out"
+
+    @property
+    def words(self) -> str:
+        """The status as a sentence says it ("timed out")."""
+        return self._value_.replace("_", " ")
 
     @property
     def done(self) -> bool:
@@ -93,3 +101,19 @@ def ranking(entrants: Iterable[Entrant]) -> list[dict[str, Any]]:
         {"place": i, "player": e.player, "name": e.name, "bot": e.bot or None, **e.progress.wire()}
         for i, e in enumerate(ordered, start=1)
     ]
+
+
+CLOCK = "clock"
+"""The reason of a ``resigned`` event the server appends when a racer's own clock ran out."""
+
+TIME_LIMIT = "time_limit"
+"""A race's end reason when its time limit ended it (the other: ``all_done``)."""
+
+
+def timed_out_ranking(ranking: Iterable[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    """A ranking at the time limit: a racer whose game was still on ran out of time."""
+    on = (PlayerStatus.WAITING.value, PlayerStatus.PLAYING.value)
+    return tuple(
+        {**entry, "status": PlayerStatus.TIMED_OUT.value} if entry.get("status") in on else entry
+        for entry in ranking
+    )

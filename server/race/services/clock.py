@@ -22,6 +22,7 @@ from server.race.domain.events import RaceFinished, RaceStarted
 from server.race.domain.fold import Change, GameAdvanced, Loaded, RoomChanged
 from server.race.domain.lifecycle import RoomStatus
 from server.race.domain.model import Room
+from server.race.domain.progress import TIME_LIMIT
 from server.race.domain.timers import Graces, abandoned_now, clocked_out_now, next_due, time_is_up
 from server.race.services.commands import Commands
 from server.race.services.hub import Hub
@@ -163,7 +164,7 @@ class RaceClock:
                 await self.commands.timed.go(room)
             elif room.status is RoomStatus.RACING:
                 if time_is_up(room, now):
-                    await self.commands.timed.finish(room, "time_limit")
+                    await self.commands.timed.finish(room, TIME_LIMIT)
                 for player in abandoned_now(room, self.graces, now):
                     await self.commands.timed.abandon(room, player)
                 for player in clocked_out_now(room, now):

@@ -11,6 +11,7 @@ import contextlib
 from server.kernel.errors import GameOver, NotRacing
 from server.race.domain import decide as d
 from server.race.domain.model import Room
+from server.race.domain.progress import CLOCK
 from server.race.services.directory import Directory
 from server.race.services.game_commands import GameCommands
 from server.race.services.hub import Hub
@@ -89,7 +90,7 @@ class TimedCommands:
         if own_end is None or self.clock.now_ms() < own_end:
             return
         with contextlib.suppress(NotRacing, GameOver):
-            await self.games.resign(room, player, reason="clock")
+            await self.games.resign(room, player, reason=CLOCK)
             log.info("racer_clocked_out", room=room.id, player=player)
 
     async def close_idle(self, room: Room) -> None:

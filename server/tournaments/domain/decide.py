@@ -167,7 +167,8 @@ def decide_score(
 ) -> list[TournamentEvent]:
     """Score a race once: nothing for a room not in play (scored already, or never paired).
     ``results`` in finishing order, each ``account``, ``place``, ``moves``, ``berserk``,
-    ``abandoned``; a racer who abandoned is withdrawn as well."""
+    ``abandoned``, ``timed_out`` and ``rating`` (after the race, when it rated them); a racer
+    who abandoned is withdrawn as well."""
     race = tournament.races.get(room)
     if race is None:
         return []
@@ -178,6 +179,8 @@ def decide_score(
             "moves": int(r["moves"]),
             "berserk": bool(r.get("berserk")),
             "abandoned": bool(r.get("abandoned")),
+            "timed_out": bool(r.get("timed_out")),
+            **({"rating": int(r["rating"])} if isinstance(r.get("rating"), int) else {}),
         }
         for r in results
         if r["account"] in race.players

@@ -81,8 +81,10 @@ class RacePaired(TournamentEvent):
 @dataclass(frozen=True, slots=True)
 class RaceScored(TournamentEvent):
     """A paired race ended: ``results`` in finishing order, each ``{"account", "place",
-    "moves", "berserk", "abandoned"}``. Racers who never sat down have no result (an unfilled
-    room scores nothing). Once per room: a second one is refused by the decision."""
+    "moves", "berserk", "abandoned", "timed_out", "rating"?}`` (``timed_out`` absent before it
+    was written: false; ``rating``: the racer's after the race, absent when it was not rated).
+    Racers who never sat down have no result (an unfilled room scores nothing). Once per room:
+    a second one is refused by the decision."""
 
     TYPE: ClassVar[str] = "race_scored"
     room: str

@@ -74,6 +74,7 @@ class Result:
     points: int
     doubled: bool
     berserk: bool
+    timed_out: bool = False  # the racer's clock, or the race's time limit, ended their game
 
     def wire(self) -> dict[str, Any]:
         return {
@@ -83,6 +84,7 @@ class Result:
             "points": self.points,
             "doubled": self.doubled,
             "berserk": self.berserk,
+            "timed_out": self.timed_out,
         }
 
 
@@ -103,6 +105,14 @@ class Entrant:
     wins: int = 0
     last_opponents: frozenset[str] = frozenset()
     _performance_sum: float = 0.0
+    # The rating its last rated race here left it at (``rating`` stays the one it joined with,
+    # which pairing and the tie-break use); None before one.
+    rating_after: int | None = None
+
+    @property
+    def rating_now(self) -> int:
+        """The rating as it stands after this tournament's races, as far as they told."""
+        return self.rating if self.rating_after is None else self.rating_after
 
     @property
     def performance(self) -> int | None:
@@ -285,8 +295,20 @@ class Tournament:
             ]
             mean = sum(opponents) / len(opponents) if opponents else entrant.rating
             entrant._performance_sum += race_performance(place, of, mean)
-            entrant.sheet.append(Result(event.room, place, of, won.points, won.doubled, berserk))
+            entrant.sheet.append(
+                Result(
+                    event.room,
+                    place,
+                    of,
+                    won.points,
+                    won.doubled,
+                    berserk,
+                    bool(result.get("timed_out")),
+                )
+            )
             entrant.score += won.points
+            if isinstance(result.get("rating"), int):
+                entrant.rating_after = int(result["rating"])
             entrant.run = won.run
             entrant.wins += 1 if place == 1 and of >= 2 else 0
         for account in players:

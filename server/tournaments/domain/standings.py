@@ -17,6 +17,7 @@ def row(tournament: Tournament, entrant: Entrant, rank: int) -> dict[str, Any]:
         "account": entrant.account,
         "name": entrant.name,
         "rating": entrant.rating,
+        "rating_now": entrant.rating_now,
         "score": entrant.score,
         "fire": entrant.fire(streaks=tournament.settings.streaks),
         "performance": entrant.performance,

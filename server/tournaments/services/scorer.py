@@ -8,9 +8,10 @@ ending together, are a few appends rather than a hundred in a row.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from server.accounts.domain.ratings import Change as RatingChange
 from server.kernel.names import fold_name
 from server.race.domain.events import RaceFinished, RoomClosed
 from server.race.domain.fold import Change as RoomChange
@@ -27,6 +28,9 @@ from server.tournaments.services.metrics import TournamentMetrics
 from shared.errors import ArenaError
 
 log = get_logger("server.tournaments.services.scorer")
+
+Rate = Callable[[Room], Awaitable[Sequence[RatingChange] | None]]
+"""Rates a finished race once (the ratings' ``record``): its changes, None if unrated."""
 
 
 def results_of(room: Room) -> list[dict[str, Any]]:
@@ -45,10 +49,30 @@ def results_of(room: Room) -> list[dict[str, Any]]:
                 "place": entry["place"],
                 "moves": entry["moves"],
                 "berserk": seat.berserk,
-                "abandoned": entry["status"] == PlayerStatus.RESIGNED.value and entry["moves"] == 0,
+                "abandoned": abandoned(entry, berserk=seat.berserk),
+                "timed_out": entry["status"] == PlayerStatus.TIMED_OUT.value,
             }
         )
     return out
+
+
+def with_ratings(
+    results: list[dict[str, Any]], changes: Sequence[RatingChange] | None
+) -> list[dict[str, Any]]:
+    """Each racer's ``rating`` after the race, when it rated them: the standings show it."""
+    after = {change.account: change.after for change in changes or ()}
+    return [{**r, "rating": after[r["account"]]} if r["account"] in after else r for r in results]
+
+
+def abandoned(entry: dict[str, Any], *, berserk: bool) -> bool:
+    """No move made, and the game ended by the server: resigned (the grace ran out), or a
+    berserk racer's own clock (the race's time limit alone leaves nobody out)."""
+    if entry["moves"] != 0:
+        return False
+    status = entry["status"]
+    return status == PlayerStatus.RESIGNED.value or (
+        berserk and status == PlayerStatus.TIMED_OUT.value
+    )
 
 
 def scores(
@@ -65,9 +89,12 @@ def scores(
 class TournamentScorer:
     """Races ended here, waiting to be scored, per tournament."""
 
-    def __init__(self, book: TournamentBook, metrics: TournamentMetrics) -> None:
+    def __init__(
+        self, book: TournamentBook, metrics: TournamentMetrics, rate: Rate | None = None
+    ) -> None:
         self.book = book
         self.metrics = metrics
+        self.rate = rate
         self.pending: dict[str, dict[str, list[dict[str, Any]]]] = {}
         self._draining: set[str] = set()
         self.background = Background()
@@ -86,13 +113,28 @@ class TournamentScorer:
             if not isinstance(change, RoomChanged) or change.refused:
                 continue
             if isinstance(change.event, (RaceFinished, RoomClosed)):
-                self.pending.setdefault(tournament, {})[room.id] = results_of(room)
-                if tournament not in self._draining:
-                    self.background.spawn(self._drain_logged(tournament))
+                self.background.spawn(self._score_logged(tournament, room))
+
+    async def results(self, room: Room) -> list[dict[str, Any]]:
+        """The race's results, each with the rating it left the racer at (the race rated
+        first, once, whoever asks); without it if the ratings cannot be reached now."""
+        results = results_of(room)
+        if self.rate is None or not results or room.finished is None:
+            return results
+        try:
+            return with_ratings(results, await self.rate(room))
+        except ArenaError as exc:
+            log.warning("tournament_rating_unknown", room=room.id, code=exc.code)
+            return results
+
+    async def _score_logged(self, tournament: str, room: Room) -> None:
+        self.pending.setdefault(tournament, {})[room.id] = await self.results(room)
+        if tournament not in self._draining:
+            await self._drain_logged(tournament)
 
     async def score(self, tournament: str, room_id: str, room: Room | None) -> None:
         """Score one race now (with whatever else waits); ``room`` None: nobody raced."""
-        self.pending.setdefault(tournament, {})[room_id] = results_of(room) if room else []
+        self.pending.setdefault(tournament, {})[room_id] = await self.results(room) if room else []
         if tournament not in self._draining:
             await self.drain(tournament)
 

@@ -112,17 +112,23 @@ def two_players_and_a_tournament(
     create = run(server, ann_env, children, "tournament", "create", "Pty Cup", "--minutes",
                  str(minutes), "--race-time", str(race_s))  # fmt: skip
     length = f"{minutes:g} min" if minutes >= 1 else f"{minutes * 60:g} s"
-    create.expect(rf"Tournament (\w+): Pty Cup \(Swiss, {length}, races of 2")
+    create.expect(re.compile(r"Tournament (\w+): .*?Join it with '[^']*'\.", re.S))
     code = create.match.group(1)
-    create.expect(f"Join it with 'solitaire tournament join {code}'")
+    said = " ".join(create.after.split())  # type: ignore[union-attr]
+    assert said.startswith(f"Tournament {code}: Pty Cup (Swiss, {length}, races of 2"), said
+    assert said.endswith(f"Join it with 'solitaire tournament join {code}'."), said
+    # At 80 columns the confirmation breaks between words, never inside one.
+    lines = create.after.replace("\r", "").splitlines()  # type: ignore[union-attr]
+    assert all(len(line) <= 80 for line in lines), lines
+    assert "rated, berserk, streaks; 0 players)." in said, said
     assert finish(create) == 0
     return ann_env, bob_env, code
 
 
 def sheet(races: int) -> str:
-    """A sheet of so many races, as the standings write it (a berserk race's figure ends in
-    'b', and then the figures are spaced)."""
-    return rf"[0-4]b?(?: ?[0-4]b?){{{races - 1}}}"
+    """A sheet of so many races, as the standings write it: figures spaced (a 2 then a 0 is
+    never 20), a berserk race's ending in 'b'."""
+    return rf"[0-4]b?(?: [0-4]b?){{{races - 1}}}"
 
 
 def play_and_resign(term: Term, moves: int = 1) -> None:
@@ -144,7 +150,9 @@ def test_two_players_race_again_and_again_then_pause_and_carry_on(
     assert finish(listed) == 0
 
     ann = Term(run(server, ann_env, children, "tournament", "join", code), **SIZE)
-    ann.wait("Waiting to be paired")
+    screen = ann.wait("Waiting to be paired")
+    # The header names the tournament and its id, once.
+    assert screen.splitlines()[0].rstrip() == f"Solitaire Arena - tournament Pty Cup - {code}"
     bob = Term(run(server, bob_env, children, "tournament", "join", code), **SIZE)
     bob.wait("Waiting to be paired")
     for race in (1, 2):
@@ -171,7 +179,7 @@ def test_two_players_race_again_and_again_then_pause_and_carry_on(
             r"Waiting to be paired for",
             timeout=WAIT_S,
         )
-        assert re.search(rf"\n\s+\d+\s+bob\s+\d+(?: x2)?\s+[0-4]{{{race}}}\s", screen)
+        assert re.search(rf"\n\s+\d+\s+bob\s+\d+(?: x2)?\s+{sheet(race)}\s", screen)
         assert re.search(rf"Your sheet: (\db? ){{{race}}}= \d+ points?, rank \d", screen)
         assert all(len(line) <= 80 for line in screen.splitlines())
     points = int(re.search(r"= (\d+) points?", screen).group(1))  # type: ignore[union-attr]
@@ -180,7 +188,7 @@ def test_two_players_race_again_and_again_then_pause_and_carry_on(
     bob.child.sendintr()
     bob.wait(words(f"Paused in tournament {code}: your points stay"))
     assert finish(bob.child) == 130
-    ann.wait(r"\n\s+\d+\s+bob\s+\d+(?: x2)?\s+[0-4]{2}\s+\d+\s+paused", timeout=WAIT_S)
+    ann.wait(rf"\n\s+\d+\s+bob\s+\d+(?: x2)?\s+{sheet(2)}\s+\d+\s+paused", timeout=WAIT_S)
     # Alone, ann is not paired; she pauses and leaves with 'quit'.
     ann.type("quit")
     ann.wait(words(f"Paused in tournament {code}"))
@@ -227,6 +235,90 @@ def test_ctrl_c_in_a_race_keeps_the_seat_and_join_takes_it_back(
         term.type("quit")
         term.wait(words(f"Paused in tournament {code}"))
         assert finish(term.child) == 0
+
+
+def test_a_berserk_clock_that_runs_out_is_a_timeout_in_every_line(
+    server: ServerProcess, tmp_path: Path, children: list[pexpect.spawn]
+) -> None:
+    """Berserk said before it is typed and after (the halved clock, in the Go line too); the
+    clock running out is told as a timeout, to the racer and the rival, and on the sheet."""
+    ann_env, bob_env, code = two_players_and_a_tournament(
+        server, tmp_path, children, race_s=20, minutes=1
+    )
+    ann = Term(run(server, ann_env, children, "tournament", "join", code), **SIZE)
+    bob = Term(run(server, bob_env, children, "tournament", "join", code), **SIZE)
+    hint = words("Type 'berserk' to race on 00:10 instead of 00:20.")
+    ann.wait(hint, timeout=WAIT_S)
+    # The countdown's line keeps it: berserk is not typed blind.
+    ann.wait(r"Get ready: the race starts in \d\.\.\.(?:\s|\x1b\[K)+" + hint, timeout=WAIT_S)
+    ann.type("berserk")
+    ann.wait(words("Berserk: your clock is halved to 00:10; a first place in 20 moves"))
+    for term, limit in ((ann, "10 seconds"), (bob, "20 seconds")):
+        term.wait(words(f"Go! The race has started: {limit} to play."), timeout=WAIT_S)
+    # The countdown's lines in the order things happened.
+    told = " ".join(bob.text().split())
+    lines = ("Paired: race 1 in room", "The race starts in 3 seconds.", "ann went berserk", "Go!")
+    at = [told.find(line) for line in lines]
+    assert -1 not in at, told
+    assert at == sorted(at), told
+    ann.type("d")  # one move: a racer who never moves is taken as absent
+    room = re.search(r"race 1 - room (\w+)", ann.wait(r"\b1 move\b")).group(1)  # type: ignore[union-attr]
+    screen = ann.wait(words("You ran out of time with 0 cards on the foundations."), timeout=20)
+    assert "resigned" not in screen.lower()
+    screen = bob.wait(words("ann ran out of time with 0 cards on the foundations."), timeout=20)
+    assert re.search(r"\b2  ann\s+0\s+1 time up", screen), screen
+    assert "resigned" not in screen.lower()
+    play_and_resign(bob)
+    screen = ann.wait(words("You ran out of time in race 1."), timeout=WAIT_S)
+    assert "You resigned" not in screen
+    assert "bob resigned with 0 cards" in screen
+    assert re.search(r"Results: .*\bann \(0, out of time\)", " ".join(screen.split())), screen
+    # The standings' ratings are the live ones: the rated race moved both from their 1500.
+    shown = dict(re.findall(r"\b(ann|bob)\s+\d+\s+\db?\s+(\d+)\s+(?:waiting|paused)", screen))
+    assert sorted(shown) == ["ann", "bob"], screen
+    assert "1500" not in shown.values(), screen
+    assert f"ann 1500 → {shown['ann']}" in " ".join(screen.split())
+    for term in (ann, bob):
+        term.type("quit")
+        term.wait(words(f"Paused in tournament {code}"))
+        assert finish(term.child) == 0
+    # The replay and the export say it too.
+    replay = Term(run(server, bob_env, children, "replay", room, "--player", "ann"), **SIZE)
+    replay.wait(r"step 0/2 \(the deal\)")
+    replay.type("2")
+    screen = replay.wait(r"step 2/2 \(ran out of time\)")
+    assert "The player ran out of time with 0 cards" in " ".join(screen.split()), screen
+    replay.type("q")
+    assert finish(replay.child) == 0
+    export = run(server, bob_env, children, "export", room, "--player", "ann")
+    export.expect(pexpect.EOF)
+    record = str(export.before)
+    assert '[Result "timed_out"]' in record, record
+    assert re.search(r"^resign \d+:\d\d\.\d{3} clock\s*$", record, re.M), record
+    assert finish(export) == 0
+    # And ann's profile: the race is there, out of time.
+    profile = Term(run(server, bob_env, children, "profile", "ann"), **SIZE)
+    screen = profile.wait(rf"{room}\s+swiss\s+place \d/2, out of time\s+\d+ \(")
+    assert "resign" not in screen
+    assert finish(profile.child) == 0
+
+
+def test_the_last_stretch_says_no_race_is_coming(
+    server: ServerProcess, tmp_path: Path, children: list[pexpect.spawn]
+) -> None:
+    """Less than a race's time left: nobody is paired, and the wait line says so rather than
+    counting a wait that will not end in a race."""
+    ann_env, _, code = two_players_and_a_tournament(
+        server, tmp_path, children, race_s=20, minutes=0.5
+    )
+    ann = Term(run(server, ann_env, children, "tournament", "join", code), **SIZE)
+    ann.wait(r"Waiting to be paired", timeout=WAIT_S)  # alone: nobody to race
+    screen = ann.wait(words("No more races: the last stretch ("), timeout=WAIT_S)
+    assert re.search(r"\(00:(?:1\d|20) left, less than a race\)", screen), screen
+    assert "Waiting to be paired" not in screen
+    ann.type("quit")
+    ann.wait(words(f"Paused in tournament {code}"))
+    assert finish(ann.child) == 0
 
 
 def scripted(
@@ -296,6 +388,15 @@ def test_scripted_racers_play_their_moves_in_every_race_until_the_podium(
     assert len(re.findall(r"^race \d+ in room \w+ against ann$", bob_out, re.M)) == len(rooms)
     assert bob_out.count("\nd\nd\nresigned\n") == len(rooms)
     assert "Pty Cup: the podium" in bob_out
+    # The final standings: nobody is 'waiting' once it is over.
+    final = bob_out[bob_out.rindex("Pty Cup: the podium") :]
+    assert re.findall(r"^[ >]\s+\d+\s+(?:ann|bob)\s.*\s(\w+)$", final, re.M) == ["done"] * 2, final
+    # A race's first place is called so (a win is all 52 cards up), its plural right.
+    steps = re.findall(
+        r"^\s+(?:1st|2nd)\s+\w+\s+\d+ points?\s+\d+ races?, (\d+ first places?)$", bob_out, re.M
+    )
+    assert len(steps) == 2, bob_out[-1500:]
+    assert all(re.fullmatch(r"1 first place|(?:0|[2-9]\d*) first places", s) for s in steps)
     assert "Paused" not in bob_out  # the tournament ended: nothing to take back
 
 

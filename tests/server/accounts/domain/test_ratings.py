@@ -105,3 +105,14 @@ def test_a_mark_is_as_if_the_accounts_races_were_never_rated_and_unmark_restores
     for number, order in enumerate(history, 1):
         plain.apply(number, race(number, order))
     assert _standings(table) == _standings(plain)
+
+
+def test_a_profiles_recent_race_says_whose_clock_ran_out() -> None:
+    table = RatingTable("swiss")
+    racers = (
+        {"account": "a0", "name": "A0", "place": 1, "won": False, "time_ms": None},
+        {"account": "a1", "name": "A1", "place": 2, "won": False, "time_ms": None,
+         "timed_out": True},
+    )  # fmt: skip
+    table.apply(1, encode(RaceRated(5, "r1", "swiss", racers)))
+    assert [table.players[a].recent[0]["timed_out"] for a in ("a0", "a1")] == [False, True]

@@ -27,7 +27,7 @@ from server.bots.domain.player import (
     with_solution,
 )
 from server.kernel.names import bot_level_of_name, bot_name
-from shared import apply_move, is_over, legal_moves, new_game
+from shared import apply_move, foundation_count, is_over, legal_moves, new_game
 from shared.solver import Solution, Status, solve
 from shared.state import GameState
 from tests.shared.strategies import quadrennial_positions, swiss_positions
@@ -72,13 +72,13 @@ def test_a_bot_plays_a_legal_move_in_any_live_position(
 
 
 @settings(max_examples=100, deadline=None)
-@given(played_positions(), levels, st.integers())
+@given(played_positions(), levels, st.integers(), st.booleans())
 def test_a_bot_never_goes_back_to_a_position_and_resigns_only_with_nothing_new(
-    path: list[GameState], level: int, seed: int
+    path: list[GameState], level: int, seed: int, company: bool
 ) -> None:
     memory = recall(path)
     state = path[-1]
-    choice = choose(state, LEVELS[level], memory, random.Random(seed))
+    choice = choose(state, LEVELS[level], memory, random.Random(seed), company=company)
     if choice.move is not None:
         if choice.move not in ("d", "redeal"):
             assert hash(apply_move(state, choice.move)) not in memory.visited
@@ -89,6 +89,32 @@ def test_a_bot_never_goes_back_to_a_position_and_resigns_only_with_nothing_new(
             if m in ("d", "redeal") or hash(apply_move(state, m)) not in memory.visited
         ]
         assert not fresh or memory.idle >= PATIENCE
+        if company:  # a person still races: nothing useful left, no deal, no redeal
+            assert "d" not in fresh
+            assert "redeal" not in fresh
+
+
+@settings(max_examples=150, deadline=None)
+@given(positions, levels, st.integers(), st.integers(PATIENCE, PATIENCE + 50))
+def test_a_bot_that_shuffled_too_long_deals_redeals_or_puts_a_card_up(
+    state: GameState, level: int, seed: int, idle: int
+) -> None:
+    """Keeping a person company, as a weak player: no more shuffling, but no giving up while a
+    deal, a redeal or a card going up is left (then the runner decides when to resign); alone,
+    it gives up."""
+    memory = Memory(frozenset({hash(state)}), idle=idle)
+    assert choose(state, LEVELS[level], memory, random.Random(seed)).move is None  # alone
+    choice = choose(state, LEVELS[level], memory, random.Random(seed), company=True)
+    up = foundation_count(state)
+    useful = [
+        m
+        for m in legal_moves(state)
+        if m in ("d", "redeal") or foundation_count(apply_move(state, m)) > up
+    ]
+    if useful:
+        assert choice.move in useful
+    else:
+        assert choice.move is None
 
 
 @settings(max_examples=300, deadline=None)

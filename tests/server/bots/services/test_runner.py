@@ -13,10 +13,12 @@ from dataclasses import replace
 import pytest
 
 from server.app import App
+from server.bots.domain.player import PATIENCE
 from server.kernel.errors import NotAllowed, TooManyBots, WrongStatus
 from server.race.domain.bot_seats import bot_connection
 from server.race.domain.lifecycle import RoomStatus
 from server.race.domain.model import Room
+from server.race.domain.progress import PlayerStatus
 from server.race.services.presence import PROCESSES_INDEX
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
@@ -74,6 +76,30 @@ async def test_a_person_and_three_bots_race_to_the_end(
     state = app.delivery.room_state(room)
     assert sorted(p["bot"] or 0 for p in state["players"]) == [0, 4, 4, 4]
     assert room.summary()["bots"].count(4) == 3
+
+
+@pytest.mark.parametrize("variant", ["swiss", "quadrennial"])
+async def test_a_stuck_bot_keeps_a_person_company_until_their_end(
+    app: App, clock: FakeClock, variant: str
+) -> None:
+    room = await app.commands.create_room(
+        {"variant": variant, "capacity": 2, "bots": 1, "bot_level": 1, "seed": "7"},
+        creator="ann",
+    )
+    ann = Peer("ann")
+    await join(app, ann, room.id)
+    await start_race(app, clock, room, ann)
+    [bot] = [seat.player for seat in room.bots()]
+    for _ in range(6000):  # ten minutes of the bot's play while ann thinks
+        clock.advance(100)
+        await asyncio.sleep(0.0005)
+    game = room.games[bot]
+    assert room.status is RoomStatus.RACING
+    assert game.progress.status is not PlayerStatus.RESIGNED  # stuck, maybe, but still there
+    assert game.progress.moves > PATIENCE
+    await app.commands.games.resign(room, "ann")
+    await play_out(clock, room)  # ann is done: now the bot may give up, and the race ends
+    assert game.progress.status.done
 
 
 async def test_bot_moves_are_never_closer_than_the_floor(

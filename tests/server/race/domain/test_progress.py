@@ -8,9 +8,14 @@ from server.race.domain.progress import Entrant, PlayerStatus, Progress, ranking
 from shared.protocol import commitment
 
 
-def test_a_game_is_done_once_won_over_or_resigned() -> None:
+def test_a_game_is_done_once_won_over_resigned_or_timed_out() -> None:
     done = {status for status in PlayerStatus if status.done}
-    assert done == {PlayerStatus.WON, PlayerStatus.OVER, PlayerStatus.RESIGNED}
+    assert done == {
+        PlayerStatus.WON,
+        PlayerStatus.OVER,
+        PlayerStatus.RESIGNED,
+        PlayerStatus.TIMED_OUT,
+    }
 
 
 def test_progress_tracks_when_the_foundation_count_changed() -> None:

@@ -65,7 +65,9 @@ def tour(*players: tuple[str, int], **over: Any) -> Tournament:
     return t
 
 
-def race(t: Tournament, room: str, *order: str, moves: int = 30, berserk: str = "") -> None:
+def race(
+    t: Tournament, room: str, *order: str, moves: int = 30, berserk: str = "", timed_out: str = ""
+) -> None:
     """Pair ``order`` in ``room`` and score it in that finishing order."""
     at = START + t.version
     t.apply(RacePaired(at=at, room=room, players=tuple(order)))
@@ -76,6 +78,7 @@ def race(t: Tournament, room: str, *order: str, moves: int = 30, berserk: str = 
             "moves": moves,
             "berserk": a in berserk.split(),
             "abandoned": False,
+            "timed_out": a in timed_out.split(),
         }
         for i, a in enumerate(order, 1)
     ]
@@ -149,9 +152,39 @@ def test_the_sheet_records_each_race_with_its_streak_and_berserk() -> None:
         "points": 5,
         "doubled": True,
         "berserk": True,
+        "timed_out": False,
     }
     assert msg["me"]["account"] == "b"
     assert msg["me"]["rank"] == 2
+
+
+def test_the_sheet_says_which_races_the_clock_ended() -> None:
+    t = tour(("a", 1500), ("b", 1500))
+    race(t, "r1", "a", "b", timed_out="b")
+    race(t, "r2", "b", "a")
+    b = t.entrants["b"]
+    assert [r.timed_out for r in b.sheet] == [True, False]
+    rows = {row["account"]: row for row in standings_message(t, 1, "b")["rows"]}
+    assert [r["timed_out"] for r in rows["b"]["sheet"]] == [True, False]
+    assert [r["points"] for r in rows["b"]["sheet"]] == [0, 2]  # scored as any other place
+
+
+def test_the_standings_carry_the_rating_each_race_left_a_racer_at() -> None:
+    t = tour(("a", 1500), ("b", 1500))
+    race(t, "r1", "a", "b")
+    rows = {row["account"]: row for row in standings_message(t, 1, None)["rows"]}
+    assert (rows["a"]["rating"], rows["a"]["rating_now"]) == (1500, 1500)  # none told yet
+    t.apply(RacePaired(at=START + 50, room="r2", players=("a", "b")))
+    results = [
+        {"account": "a", "place": 1, "moves": 9, "rating": 1569},
+        {"account": "b", "place": 2, "moves": 9, "rating": 1463},
+    ]
+    for event in decide_score(t, "r2", results, START + 60):
+        t.apply(decode(encode(event)))
+    rows = {row["account"]: row for row in standings_message(t, 1, None)["rows"]}
+    assert (rows["a"]["rating"], rows["a"]["rating_now"]) == (1500, 1569)
+    assert (rows["b"]["rating"], rows["b"]["rating_now"]) == (1500, 1463)
+    assert t.entrants["a"].rank_key()[2] == -1500  # the tie-break keeps the entry rating
 
 
 def test_berserk_counts_only_where_the_tournament_allows_it() -> None:
