@@ -195,7 +195,6 @@ class TournamentFeed:
         version, sent = self._pushed.get(tournament_id, (-1, {}))
         if version == tournament.version and sent == view:
             return
-        self._pushed_at[tournament_id] = now
         self._pushed[tournament_id] = (tournament.version, view)
         if sent != view:
             frame = p.encode_unchecked({"type": p.TOURNAMENT, "tournament": view})
@@ -206,6 +205,9 @@ class TournamentFeed:
             for following in list(followers.values()):
                 following.follower.send(self._standings(tournament, following, pages))
                 self.pushes += 1
+        # The throttle counts from the frames' sending, done now, not from the start of the
+        # push: building the pages took milliseconds, which would come off the next wait.
+        self._pushed_at[tournament_id] = self.clock.now_ms()
 
     def _standings(
         self, tournament: Tournament, following: Following, pages: dict[int, dict[str, Any]]
