@@ -15,6 +15,9 @@ from server.accounts.services.accounts import Accounts
 from server.accounts.services.limits import AttemptLimiter
 from server.accounts.services.logins import Logins
 from server.accounts.services.ratings import PENDING_INDEX, Ratings
+from server.analysis.feature import AnalysisFeature
+from server.analysis.services.analyser import Analyser
+from server.analysis.services.book import analysis_streams
 from server.archive import Archive
 from server.bots.services.runner import BotRunner
 from server.challenges.domain.challenge import Challenge
@@ -32,6 +35,7 @@ from server.matchmaking.services.matchmaker import Matchmaker
 from server.net.connection import Connection, Outbox
 from server.net.router import Router
 from server.race.domain.lifecycle import RoomStatus
+from server.race.domain.model import Room
 from server.race.feature import RaceFeature
 from server.race.services.archiver import Archiver
 from server.race.services.clock import RaceClock
@@ -58,7 +62,7 @@ def configured_archiver(
     store: EventStore, archive: Archive, clock: Clock, config: Config, process: str
 ) -> Archiver:
     """The archiver at the configured delay and sweep interval; a race is rated before it
-    leaves the store."""
+    leaves the store, and its games' analyses go with it."""
     return Archiver(
         store,
         archive,
@@ -67,7 +71,21 @@ def configured_archiver(
         interval_s=config.archive_sweep_s,
         hold_indexes=[PENDING_INDEX],
         process=process,
+        side_streams=kept_with_room,
     )
+
+
+def configured_analyser(
+    store: EventStore, archive: Archive | None, clock: Clock, config: Config, process: str
+) -> Analyser:
+    """The analyser at the configured budgets and queue (docs/operations.md)."""
+    budgets, queue = config.analysis_max_nodes, config.analysis_queue
+    return Analyser(store, archive, clock, budgets, queue=queue, process=process)
+
+
+def kept_with_room(room: Room) -> list[str]:
+    """The streams the archiver moves with a room beside its games: their analyses."""
+    return analysis_streams(room.id, list(room.games))
 
 
 class App:
@@ -109,6 +127,8 @@ class App:
         self.logins = Logins(store, self.accounts)
         self.ratings = Ratings(store, clock)
         self.hub.listen(self.ratings.on_change)
+        self.analyser = configured_analyser(store, archive, clock, config, self.process)
+        self.hub.listen(self.analyser.on_change)
         self.archiver: Archiver | None = None
         if archive is not None:
             self.archiver = configured_archiver(store, archive, clock, config, self.process)
@@ -184,6 +204,7 @@ class App:
             "bots_playing": self.bots.playing,
             "bot_moves": self.bots.moves,
             **(self.archiver.stats() if self.archiver is not None else {}),
+            **self.analyser.stats(),
         }
 
     async def handler(self, ws: ServerConnection) -> None:
@@ -229,8 +250,11 @@ class App:
             self.archiver.start()
 
     async def start(self) -> Server:
-        """Listen at once; rooms load on first use, and the live ones in the background."""
+        """Listen at once; rooms load on first use, and the live ones in the background. Games
+        are analysed by a listening server only (parts opened without it, in a tool or a
+        test, analyse nothing unless told to)."""
         self.open()
+        self.analyser.start()
         # Racing keeps every game's state for about a second (one move each), long enough to be
         # promoted to the oldest generation, so with the default thresholds a full collection
         # (~100 ms over every connection's objects) ran every few seconds and was the ack tail
@@ -292,6 +316,7 @@ class App:
         await self.tournaments.aclose()
         await self.bots.aclose()
         await self.challenge_sweep.aclose()
+        await self.analyser.aclose()
         if self.archiver is not None:
             await self.archiver.aclose()
         await self.unloader.aclose()
@@ -333,5 +358,6 @@ def assembled(app: App) -> Router:
             RaceFeature(app.race),
             DailyFeature(app.race, app.daily),
             ChallengesFeature(app.race, app.challenges, app.accounts),
+            AnalysisFeature(app.race, app.analyser.book),
         )
     )

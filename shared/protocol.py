@@ -58,6 +58,7 @@ CHALLENGE_CREATE = "challenge_create"
 CHALLENGE_PLAY = "challenge_play"
 CHALLENGE_SHOW = "challenge_show"
 CHALLENGES = "challenges"
+ANALYSIS = "analysis"
 
 # Server → client message types.
 WELCOME = "welcome"
@@ -105,6 +106,7 @@ BERSERKED = "berserked"
 CHALLENGE = "challenge"
 CHALLENGE_STARTED = "challenge_started"
 CHALLENGE_LIST = "challenge_list"
+GAME_ANALYSIS = "game_analysis"
 
 # Why a `closed` room closed (its `closed_reason`): a lobby nobody stayed in, or a room formed
 # for a quick race that fewer than two of its players sat down, or stayed, in.
@@ -385,6 +387,10 @@ CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
     CHALLENGE_PLAY: (_f("challenge", "str", max_len=MAX_ID_LEN),),
     CHALLENGE_SHOW: (_f("challenge", "str", max_len=MAX_ID_LEN),),
     CHALLENGES: (),
+    ANALYSIS: (
+        _f("room", "str", max_len=MAX_ID_LEN),
+        _f("player", "str", max_len=MAX_ID_LEN),
+    ),
 }
 
 SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
@@ -556,6 +562,21 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("closes_at", "int"),
     ),
     CHALLENGE_LIST: (_f("challenges", "list", items="map"),),
+    GAME_ANALYSIS: (
+        _f("room", "str"),
+        _f("player", "str"),
+        _f("name", "str"),
+        _f("variant", "str", choices=VARIANTS),
+        _f("solver_version", "int"),
+        _f("max_nodes", "int"),
+        _f("nodes", "int"),
+        _f("deal", "str", choices=("won", "lost", "unknown")),
+        _f("losing_move", "int", "nil"),
+        _f("won_until", "int"),
+        _f("lost_from", "int"),
+        _f("line", "list", items="str"),
+        _f("moves", "list", items="map"),
+    ),
     ERROR: (
         _f("code", "str"),
         _f("reason", "str"),

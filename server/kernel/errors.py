@@ -190,3 +190,10 @@ class NotInvited(ClientError):
     """An attempt at a challenge made for others: only its creator and those invited play it."""
 
     code = "not_invited"
+
+
+class NoAnalysis(ClientError):
+    """A finished game with no analysis yet: the server analyses games after their race, a
+    busy server later (or not that variant's: --analysis-max-nodes 0)."""
+
+    code = "no_analysis"
