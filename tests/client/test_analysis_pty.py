@@ -1,0 +1,99 @@
+"""The server's analysis in the terminal, through real pseudo-terminals at 80x24 against a real
+server that analyses games: a solo Quadrennial game lost from a won deal says, at its end, that
+the deal could be won and which move lost it; `solitaire analyse` prints every move with its
+verdicts and a winning line, and `--json` the analysis itself."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from shared import apply_move, new_game, solve
+from shared.solver import Status
+from tests.client.pty_driver import Term, finish, spawn, words
+from tests.support.server_process import ServerProcess
+
+pytestmark = pytest.mark.e2e
+
+SIZE = {"columns": 80, "rows": 24}
+SEED = 47
+PLAYED = ["r4f", "r4f", "r7f"]  # won until the third move, which loses the deal
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ServerProcess]:
+    process = ServerProcess(
+        log_path=tmp_path / "server.log",
+        extra_args=["--analysis-max-nodes", "swiss=4000,quadrennial=40000"],
+    )
+    process.start()
+    yield process
+    process.stop()
+
+
+def test_the_deal_is_what_the_test_says() -> None:
+    """The game below: the deal is won after two moves, and lost after the third."""
+    state = new_game("quadrennial", seed=SEED)
+    for move in PLAYED[:2]:
+        state = apply_move(state, move)
+    assert solve(state, max_nodes=40_000).status == Status.WON
+    assert solve(apply_move(state, PLAYED[2]), max_nodes=40_000).status == Status.UNWINNABLE
+
+
+def test_the_end_of_a_game_says_which_move_lost_it(server: ServerProcess) -> None:
+    child = spawn(
+        "play", "--server", server.url, "--variant", "quadrennial", "--seed", str(SEED),
+        "--name", "ann", "--no-color", **SIZE,
+    )  # fmt: skip
+    term = Term(child, **SIZE)
+    try:
+        screen = term.wait(r"room ([a-z0-9]+)")
+        code = re.search(r"room ([a-z0-9]+)", screen)
+        assert code is not None
+        room = code.group(1)
+        term.wait(r"(?m)^>")
+        for number, move in enumerate(PLAYED, 1):
+            term.type(move)
+            term.wait(rf"\b{number} moves?\b")
+        term.type("resign")
+        term.wait("Resign this game")
+        term.type("y")
+        screen = term.wait(words("move 3: r7f lost a won game"), timeout=60)
+        assert "this deal could be won" in " ".join(screen.split())
+        assert all(len(line) <= 80 for line in term.lines())
+        term.type("quit")
+        assert finish(child) == 0
+    finally:
+        child.close(force=True)
+
+    child = spawn("analyse", room, "--player", "ann", "--server", server.url, **SIZE)
+    child.expect(words(f"Room {room}, ann's game (quadrennial, 3 moves): this deal could be won."))
+    child.expect(re.escape("Move 3: r7f lost a won game."))
+    child.expect(r"1\. r4f\s+won -> won")
+    child.expect(r"3\. r7f\s+won -> lost\s+<- lost a won game")
+    child.expect(words("A winning line from after move 2:") + r"\s+\S")
+    assert finish(child) == 0
+
+    child = spawn("analyse", room, "--player", "ANN", "--server", server.url, "--json", **SIZE)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    analysis = json.loads(child.before.strip().splitlines()[-1])
+    assert analysis["type"] == "game_analysis"
+    assert (analysis["deal"], analysis["losing_move"]) == ("won", 3)
+    assert [m["move"] for m in analysis["moves"]] == PLAYED
+    state = new_game("quadrennial", seed=SEED)
+    for move in [*PLAYED[:2], *analysis["line"]]:
+        state = apply_move(state, move)
+    assert state.won  # the line from before the losing move wins
+
+
+def test_analyse_of_a_room_that_is_not_there(server: ServerProcess) -> None:
+    child = spawn("analyse", "zzzzzzzz", "--player", "ann", "--server", server.url, **SIZE)
+    child.expect(words("no room 'zzzzzzzz'"))
+    assert finish(child) == 2
