@@ -5,6 +5,7 @@ verdicts and a winning line, and `--json` the analysis itself."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -22,7 +23,8 @@ pytestmark = pytest.mark.e2e
 
 SIZE = {"columns": 80, "rows": 24}
 SEED = 47
-PLAYED = ["r4f", "r4f", "r7f"]  # won until the third move, which loses the deal
+PLAYED = ["r4f", "r4f", "r7f"]
+QUAD_MOVE = re.compile(r"d|redeal|wf|r[1-8]f")  # won until the third move, which loses the deal
 
 
 @pytest.fixture
@@ -91,6 +93,56 @@ def test_the_end_of_a_game_says_which_move_lost_it(server: ServerProcess) -> Non
     for move in [*PLAYED[:2], *analysis["line"]]:
         state = apply_move(state, move)
     assert state.won  # the line from before the losing move wins
+
+
+def test_a_replay_marks_the_losing_move_and_shows_the_winning_line(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    room = played(server, tmp_path)
+    child = spawn("replay", room, "--player", "ann", "--server", server.url, "--no-color", **SIZE)
+    term = Term(child, **SIZE)
+    try:
+        term.wait(words("step 0/4 (the deal). Analysis: won"))
+        term.type("analysis")
+        screen = " ".join(term.wait(words("A winning line from here:")).split())
+        shown = screen.split("A winning line from here: ")[1].split()
+        line = list(itertools.takewhile(lambda t: QUAD_MOVE.fullmatch(t) is not None, shown))
+        state = new_game("quadrennial", seed=SEED)
+        for move in line:
+            state = apply_move(state, move)
+        assert state.won  # the line shown wins from the deal
+        term.type("2")
+        term.wait(words("step 2/4 (r4f). Analysis: won"))
+        term.type("n")
+        term.wait(words("step 3/4 (r7f). Analysis: lost: this move lost a won game"))
+        term.type("analysis")
+        term.wait(words("No winning line from here: this position is lost."))
+        assert all(len(row) <= 80 for row in term.lines())
+        term.type("q")
+        assert finish(child) == 0
+    finally:
+        child.close(force=True)
+
+
+def played(server: ServerProcess, tmp_path: Path) -> str:
+    """A solo game of PLAYED on SEED (resigned when the script ends), analysed by the server:
+    its room."""
+    script = tmp_path / "moves.txt"
+    script.write_text("\n".join(PLAYED) + "\n")
+    child = spawn(
+        "play", "--server", server.url, "--variant", "quadrennial", "--seed", str(SEED),
+        "--name", "ann", "--no-color", "--moves", str(script), **SIZE,
+    )  # fmt: skip
+    try:
+        child.expect(r"room ([a-z0-9]+)")
+        room = child.match.group(1)
+        assert finish(child) == 0
+    finally:
+        child.close(force=True)
+    child = spawn("analyse", room, "--player", "ann", "--server", server.url, "--wait", "60")
+    child.expect("lost a won game")
+    assert finish(child) == 0
+    return str(room)
 
 
 def test_analyse_of_a_room_that_is_not_there(server: ServerProcess) -> None:
