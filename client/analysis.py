@@ -75,6 +75,28 @@ def report_lines(analysis: dict[str, Any]) -> list[str]:
     return lines
 
 
+def record_comments(analysis: dict[str, Any]) -> tuple[list[str], dict[int, str]]:
+    """The analysis as a game record's comments (docs/records.md): lines before the moves (the
+    verdict, a winning line, what made it), and a comment after each move where the verdict
+    changed (the move that lost a won game named)."""
+    notes = [end_line(analysis)]
+    won_until = analysis["won_until"]
+    if won_until >= 0 and analysis["line"]:
+        where = "the deal" if won_until == 0 else f"after move {won_until}"
+        notes.append(f"A winning line from {where}: {' '.join(analysis['line'])}")
+    notes.append(
+        f"The server's analysis: solver version {analysis['solver_version']}, "
+        f"{analysis['nodes']:,} of {analysis['max_nodes']:,} positions searched."
+    )
+    comments = {}
+    for number, move in enumerate(analysis["moves"], 1):
+        if move["lost"]:
+            comments[number] = "lost a won game (won -> lost)"
+        elif move["before"] != move["after"]:
+            comments[number] = f"{move['before']} -> {move['after']}"
+    return notes, comments
+
+
 async def fetch_analysis(
     conn: Connection, room: str, player: str, *, wait_s: float
 ) -> dict[str, Any]:

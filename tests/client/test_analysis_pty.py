@@ -124,6 +124,32 @@ def test_a_replay_marks_the_losing_move_and_shows_the_winning_line(
         child.close(force=True)
 
 
+def test_an_export_keeps_the_analysis_as_comments(server: ServerProcess, tmp_path: Path) -> None:
+    room = played(server, tmp_path)
+    saved = tmp_path / "game.txt"
+    child = spawn("export", room, "--player", "ann", "--server", server.url, "-o", str(saved))
+    child.expect("Saved the game of ann")
+    assert finish(child) == 0
+    lines = saved.read_text().splitlines()
+    assert "; Analysis: this deal could be won; move 3: r7f lost a won game." in lines
+    assert any(line.startswith("; A winning line from after move 2: ") for line in lines)
+    losing = re.compile(r"3\. r7f \S+( \+\S+)* ; lost a won game \(won -> lost\)")
+    assert any(losing.fullmatch(line) for line in lines)
+    child = spawn("verify", "--file", str(saved), **SIZE)  # the comments are skipped
+    child.expect(words("fair"))
+    assert finish(child) == 0
+    child = spawn("replay", "--file", str(saved), "--no-color", **SIZE)
+    term = Term(child, **SIZE)
+    try:
+        term.wait(words("step 0/4 (the deal)"))
+        term.type("4")
+        term.wait(words("step 4/4 (resigned)"))
+        term.type("q")
+        assert finish(child) == 0
+    finally:
+        child.close(force=True)
+
+
 def played(server: ServerProcess, tmp_path: Path) -> str:
     """A solo game of PLAYED on SEED (resigned when the script ends), analysed by the server:
     its room."""
