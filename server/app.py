@@ -354,6 +354,7 @@ def assembled(app: App) -> Router:
                 streaks=app.daily.streaks,
                 tournaments=app.tournaments.played,
                 challenges=app.challenges.finished,
+                accuracy=app.analyser.accuracy,
             ),
             RaceFeature(app.race),
             DailyFeature(app.race, app.daily),

@@ -22,9 +22,19 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+import msgpack
+
+from server.analysis.domain.accuracy import (
+    RECENT_GAMES,
+    GameScore,
+    accuracy,
+    accuracy_index,
+)
 from server.analysis.domain.events import GameAnalysed
 from server.analysis.services.book import AnalysisBook
 from server.archive import Archive
+from server.kernel.days import tag_end_ms
+from server.kernel.names import fold_name
 from server.race.domain.events import RaceFinished
 from server.race.domain.fold import Change, RoomChanged, fold_stored
 from server.race.domain.model import Room, game_stream
@@ -251,6 +261,7 @@ class Analyser:
                 variant=game.variant,
             )
             if await self.book.write(analysed, again=again):
+                await self._scored(room, analysed)
                 written += 1
                 self.figures.games += 1
                 log.info(
@@ -262,6 +273,28 @@ class Analyser:
                     nodes=analysis.nodes,
                 )
         return written
+
+    async def _scored(self, room: Room, analysed: GameAnalysed) -> None:
+        """An account's game counts in its profile's accuracy from when the game may be shown
+        (a race's once its spectators saw the end, a daily's once its day is over); a
+        challenge's attempts never (its end is the challenge's, which this wing does not
+        know)."""
+        seat = room.seats.get(analysed.player)
+        if seat is None or seat.account is None or room.settings.challenge or not room.finished:
+            return
+        shown = room.finished.at + room.delay_ms
+        if room.settings.daily:
+            shown = max(shown, tag_end_ms(room.settings.daily))
+        score = msgpack.packb(GameScore.of(analysed).wire())
+        member = f"{room.id}:{analysed.player}"
+        await self.store.index_put(accuracy_index(fold_name(seat.account)), member, shown, score)
+
+    async def accuracy(self, account: str) -> list[dict[str, Any]]:
+        """The account's accuracy over its latest analysed games that may be shown now."""
+        now = self.clock.now_ms()
+        entries = await self.store.index_range(accuracy_index(account), max_score=now)
+        shown = entries[-RECENT_GAMES:]
+        return accuracy(GameScore.read(msgpack.unpackb(e.value)) for e in shown)
 
     async def _run(self, game: Game, budget: int) -> GameAnalysis:
         if self._executor is None:

@@ -26,7 +26,7 @@ from shared.solver.analysis import analyse
 from tests.server.challenges.test_challenge_protocol import HOUR, Served, play_out
 from tests.server.wsclient import Client
 
-BUDGET = {"swiss": 4_000, "quadrennial": 20_000}
+BUDGET = {"swiss": 4_000, "quadrennial": 80_000}
 
 
 @pytest.fixture(params=["store", "archive"])
@@ -164,3 +164,28 @@ async def test_a_challenge_attempt_is_analysed_for_its_players_once_they_played(
     answer = await analysis_when_ready(s, bob, anns["room"], "ann")
     assert answer["type"] == "game_analysis", answer
     assert [m["move"] for m in answer["moves"]] == ["d", "d", "d"]
+
+
+async def test_a_profile_counts_a_game_once_it_may_be_shown(served: Served) -> None:
+    """Accuracy from the analyses, on the profile: a game lost from a won deal at its third
+    move kept two moves of three; counted only once the spectators have seen its end."""
+    s = served
+    ann, eve = await s.account("ann"), await s.account("eve")
+    room = await create_race(s, ann, capacity=1, seed=47, spectator_delay_ms=5_000)
+    await s.ask(ann, {"type": "join", "room": room}, "joined")
+    await ann.send({"type": "start"})
+    await ann.expect("started")
+    for move in ("r4f", "r4f", "r7f"):
+        await ann.move(move)
+    await ann.send({"type": "resign"})
+    await ann.expect("finished")
+    await asyncio.sleep(0.3)  # analysed by now: the delay holds it back
+    card = await s.ask(eve, {"type": "profile", "name": "ann"}, "player_card")
+    assert card["accuracy"] == []
+    s.clock.advance(5_000)
+    await analysis_when_ready(s, eve, room, "ann")
+    card = await s.ask(eve, {"type": "profile", "name": "Ann"}, "player_card")
+    assert card["accuracy"] == [
+        {"variant": "quadrennial", "games": 1, "moves": 3, "kept": 2, "lost_won": 1,
+         "share": 0.6667},
+    ]  # fmt: skip
