@@ -10,7 +10,8 @@ from typing import Any
 from client.connection import Connection, RequestFailed
 from shared import protocol as p
 
-POLL_S = 0.5
+POLL_S = 0.5  # the first wait before asking again; each wait after is twice as long, up to
+MAX_POLL_S = 8.0  # this: a server that does not analyse the variant is asked a few times only
 # Answers that mean "not yet": not analysed yet, or the spectators' delay still runs.
 NOT_YET = {"no_analysis", "wrong_status"}
 VERDICTS = {"won": "won", "lost": "lost", "unknown": "?"}
@@ -104,6 +105,7 @@ async def fetch_analysis(
     yet) for up to ``wait_s``; RequestFailed for any other refusal, or the last one."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait_s
+    pause = POLL_S
     while True:
         try:
             answer = await conn.request(
@@ -111,6 +113,7 @@ async def fetch_analysis(
             )
             return {k: v for k, v in answer.items() if k != "ref"}
         except RequestFailed as refused:
-            if refused.code not in NOT_YET or loop.time() + POLL_S > deadline:
+            if refused.code not in NOT_YET or loop.time() + pause > deadline:
                 raise
-        await asyncio.sleep(POLL_S)
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, MAX_POLL_S)
