@@ -11,6 +11,8 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 
+from shared.solver.analysis import DEFAULT_MAX_NODES
+
 
 @dataclass(frozen=True)
 class Config:
@@ -67,9 +69,7 @@ class Config:
     solver_attempts: int = 80
     # A finished game's analysis (server/analysis): positions its searches may expand in all,
     # per variant (0: not analysed), and how many rooms may wait for the analysis process.
-    analysis_max_nodes: Mapping[str, int] = field(
-        default_factory=lambda: {"swiss": 40_000, "quadrennial": 200_000}
-    )
+    analysis_max_nodes: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_MAX_NODES))
     analysis_queue: int = 64
     auth_attempts_per_name: int = 10
     auth_attempts_per_address: int = 30
