@@ -142,14 +142,16 @@ def summarize(games: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def run(deals: int, workers: int, budget: dict[str, int]) -> dict[str, dict[str, Any]]:
+def run(
+    deals: int, workers: int, budget: dict[str, int], variants: tuple[str, ...] = VARIANTS
+) -> dict[str, dict[str, Any]]:
     jobs = [
-        (v, kind, d, budget[v]) for v in VARIANTS for kind in KINDS for d in range(1, deals + 1)
+        (v, kind, d, budget[v]) for v in variants for kind in KINDS for d in range(1, deals + 1)
     ]
     with ProcessPoolExecutor(workers) as pool:
         results = list(pool.map(analyse_game, *zip(*jobs, strict=True), chunksize=2))
     report: dict[str, dict[str, Any]] = {}
-    for variant in VARIANTS:
+    for variant in variants:
         mine = [(kind, r) for (v, kind, _, _), r in zip(jobs, results, strict=True) if v == variant]
         report[variant] = {"all": summarize([r for _, r in mine])}
         for kind in KINDS:
@@ -162,17 +164,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deals", type=int, default=40, help="deals per kind and variant")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--quick", action="store_true", help="one deal each: the smoke test's")
+    parser.add_argument("--variant", choices=VARIANTS, default=None, help="one variant only")
+    for variant in VARIANTS:
+        parser.add_argument(
+            f"--{variant}-max-nodes",
+            type=int,
+            default=DEFAULT_MAX_NODES[variant],
+            help=f"the game's budget in {variant} (default: the server's)",
+        )
     args = parser.parse_args(argv)
     deals = QUICK_DEALS if args.quick else args.deals
     share = QUICK_SHARE if args.quick else 1
-    budget = {v: n // share for v, n in DEFAULT_MAX_NODES.items()}
+    budget = {v: getattr(args, f"{v}_max_nodes") // share for v in VARIANTS}
+    variants = (args.variant,) if args.variant else VARIANTS
     report: dict[str, Any] = {
         "machine": machine(),
         "quick": args.quick,
         "deals": deals,
         "solver_version": SOLVER_VERSION,
         "max_nodes": budget,
-        "variants": run(deals, args.workers, budget),
+        "variants": run(deals, args.workers, budget, variants),
     }
     path = write_json("analysis.json", report)
     for variant, rows in report["variants"].items():

@@ -11,7 +11,8 @@ position straight to a lost one, the move that lost the game.
 `analyse` finds those two boundaries by searching few positions: the last position first (a
 game stopped by the clock or a resignation may still be won from there: then every position
 is), the first (a deal lost from the start), then bisection between the last position known won
-and the first known lost. What one search settles is shared with the others:
+and the first known lost, the latest gap first (late positions are settled sooner). What one
+search settles is shared with the others:
 
 - a winning line found from position k is walked, and the latest position of the game that
   lies on it (the player's next move the line's first, or the same position reached another
@@ -26,6 +27,7 @@ analysis is the same on every machine.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -38,9 +40,10 @@ from shared.state import GameState
 # Raised whenever a change to the solver or to this module may change a verdict or a line, so
 # an analysis stored with an older version can be told apart and rebuilt.
 SOLVER_VERSION = 1
-# The game's budget the server analyses with unless told otherwise (--analysis-max-nodes-*):
-# in positions expanded, about 20 µs each in Quadrennial and 60 µs in Swiss (bench.analysis).
-DEFAULT_MAX_NODES = {"quadrennial": 200_000, "swiss": 40_000}
+# The game's budget the server analyses with unless told otherwise (--analysis-max-nodes), in
+# positions expanded: about 11 µs each in Quadrennial and 35 µs in Swiss. Quadrennial's keeps a
+# game within a CPU-second (bench.analysis, docs/benchmarks.md).
+DEFAULT_MAX_NODES = {"quadrennial": 80_000, "swiss": 40_000}
 # A search's share of the game's budget, when no per-search budget is given: the game's
 # boundaries need several searches, and one hard position must not take them all.
 SEARCH_SHARE = 4
@@ -261,8 +264,11 @@ class _Analyser:
 
 
 class _Bisection:
-    """The positions to search, in order: the last, the first, then the one nearest the
-    middle of what is still unsettled (skipping those searched, whose budget ran out)."""
+    """The positions to search, in order: the last, the first, then the middle of the latest
+    gap between positions already searched (or settled): late positions are the smaller ones,
+    settled sooner, and a won one settles every position before it; a search the budget did
+    not settle splits its gap rather than send the next search to its equally hard
+    neighbour."""
 
     def __init__(self, analyser: _Analyser) -> None:
         self.a = analyser
@@ -277,12 +283,9 @@ class _Bisection:
             k = self.opening.pop(0)
             if a.won_until < k < a.lost_from and k not in a.tried:
                 return k
-        low, high = a.won_until + 1, a.lost_from - 1
-        if low > high:
-            raise StopIteration
-        middle = (low + high) // 2
-        for step in range(high - low + 1):
-            for k in (middle - step, middle + step):
-                if low <= k <= high and k not in a.tried:
-                    return k
+        inside = sorted(k for k in a.tried if a.won_until < k < a.lost_from)
+        points = [a.won_until, *inside, a.lost_from]
+        for low, high in reversed(list(itertools.pairwise(points))):
+            if high - low > 1:
+                return (low + high) // 2
         raise StopIteration
