@@ -65,6 +65,10 @@ async def _run(args: Any, output: Any, script: list[str] | None) -> int:
         from client.verify import verify_command
 
         return await verify_command(args, output)
+    if args.command == "analyse":
+        from client.analyse import analyse_command
+
+        return await analyse_command(args, output)
     if args.command == "export":
         from client.export import export_online
 

@@ -167,6 +167,13 @@ def profile_lines(card: Mapping[str, Any]) -> list[str]:
                 f"    {medals.get(podium['place'], podium['place'])} in {podium['name']} "
                 f"({podium['variant']}; solitaire tournament show {podium['tournament']})"
             )
+    for row in card.get("accuracy") or []:
+        lost = plural(row["lost_won"], "deal")
+        lines.append(
+            f"  accuracy {row['variant']:<12} {row['share'] * 100:.1f} % of "
+            f"{plural(row['moves'], 'move')} from a won position kept it won "
+            f"({plural(row['games'], 'game')}; {lost} lost from a won position)"
+        )
     streaks = card.get("streaks")
     if streaks:
         lines.append(

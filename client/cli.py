@@ -287,6 +287,26 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     export.add_argument(
         "-o", "--output", default=None, metavar="FILE", help="write to FILE (default: stdout)"
     )
+    analyse = sub.add_parser(
+        "analyse",
+        parents=[common],
+        help="a finished game's analysis: could it be won, and the move that lost it",
+        description=(
+            "Print the server's analysis of a finished game: whether the deal could be won, "
+            "every move with the verdict (won, lost, ? = not settled) of the positions before "
+            "and after it, the move that lost a won game, and a winning line. Shown once the "
+            "game could be exported (the race over; a daily challenge's once its day is over)."
+        ),
+    )
+    analyse.add_argument("code", metavar="CODE", type=_room_code, help="the room code")
+    analyse.add_argument("--player", required=True, metavar="NAME", help="whose game")
+    analyse.add_argument(
+        "--wait",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="seconds to wait for an analysis the server has not made yet (default 10)",
+    )
     verify = sub.add_parser(
         "verify",
         parents=[common],

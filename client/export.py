@@ -3,7 +3,8 @@
 
 The export takes the game as a replay does, as a spectator: the server shows a spectator a race's
 end (and its seed) only once the race is over and the spectator delay has passed, so a game is
-exported only then.
+exported only then. The server's analysis of the game, when it has made one, goes in as
+comments (docs/records.md), which `replay --file` and `verify --file` skip.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from client.analysis import record_comments
 from client.app import App
 from client.cli import Output
 from client.replay import run_replay
 from client.session import Session
-from client.watching import fetch_game
+from client.watching import analysis_of, fetch_game
 from shared.errors import ClientError
 from shared.export import ExportHeader, parse_export, write_export
 
@@ -27,6 +29,7 @@ RESULT_WORDS = {"timed_out": "out of time"}
 async def export_online(args: Any, output: Output) -> int:
     """Write the game's record to ``args.output`` (a file) or standard output."""
     client, player, events = await fetch_game(args, "export")
+    analysis = await analysis_of(args, player)
     state = client.state
     if state.finished is None or state.ranking is None:
         raise ClientError(
@@ -44,7 +47,8 @@ async def export_online(args: Any, output: Output) -> int:
         salt=state.finished.get("salt"),
         commitment=state.finished.get("commitment"),
     )
-    text = write_export(header, events)
+    notes, comments = record_comments(analysis) if analysis is not None else ([], {})
+    text = write_export(header, events, notes=notes, comments=comments)
     if args.output is None:
         sys.stdout.write(text)
         return 0

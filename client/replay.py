@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 from typing import Any
 
 from client.app import App
@@ -43,12 +44,18 @@ def step_label(event: dict[str, Any]) -> str:
 
 
 class Replay:
-    """A position in a replay, moved by steps."""
+    """A position in a replay, moved by steps; with the server's analysis of the game, each
+    position's verdict beside it and the move that lost a won game marked."""
 
-    def __init__(self, app: App, events: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, app: App, events: list[dict[str, Any]], analysis: dict[str, Any] | None = None
+    ) -> None:
         self.app = app
         self.events = events
         self.views = replay_views(events)
+        self.analysis = analysis
+        # The game's position (moves made) at each step, as the analysis counts them.
+        self.positions = list(itertools.accumulate(e.get("type") == "moved" for e in events))
         self.pos = 0
         self.show()
 
@@ -66,6 +73,8 @@ class Replay:
         session.status = f"Replay: step {self.pos}/{self.last} ({step_label(event)})" + (
             f". {done}" if done and self.pos == self.last else ""
         )
+        if self.analysis is not None:
+            session.status += ". " + position_note(self.analysis, self.positions[self.pos])
         self.app.emit(event)
         self.app.refresh()
 
@@ -78,10 +87,57 @@ class Replay:
         self.show()
         return True
 
+    def say_line(self) -> None:
+        """`analysis` at the prompt: a winning line from the position shown, if it is won."""
+        if self.analysis is None:
+            self.app.session.error = "analysis: the server has not analysed this game (yet)"
+            return
+        line = line_from(self.analysis, self.positions[self.pos])
+        if line is None:
+            verdict = verdict_at(self.analysis, self.positions[self.pos])
+            why = "lost" if verdict == "lost" else "not settled by the analysis"
+            self.app.session.say(f"No winning line from here: this position is {why}.")
+        elif not line:
+            self.app.session.say("The game is won here.")
+        else:
+            self.app.session.say(f"A winning line from here: {' '.join(line)}")
 
-async def run_replay(app: App, events: list[dict[str, Any]], speed: float | None) -> None:
-    """Step by hand (n/p/Enter, q) or, with ``speed``, play on alone until the end or q."""
-    replay = Replay(app, events)
+
+def verdict_at(analysis: dict[str, Any], position: int) -> str:
+    """The verdict (won, lost, unknown) of the game's position after ``position`` moves."""
+    moves = analysis["moves"]
+    return str(moves[position - 1]["after"] if position else analysis["deal"])
+
+
+def position_note(analysis: dict[str, Any], position: int) -> str:
+    """What a replay step says of the analysis: the position's verdict, and the move that
+    lost a won game."""
+    verdict = verdict_at(analysis, position)
+    shown = {"won": "won", "lost": "lost", "unknown": "not settled"}[verdict]
+    if position and analysis["moves"][position - 1]["lost"]:
+        return f"Analysis: {shown}: this move lost a won game"
+    return f"Analysis: {shown}" + (" ('analysis' shows a winning line)" if verdict == "won" else "")
+
+
+def line_from(analysis: dict[str, Any], position: int) -> list[str] | None:
+    """A winning line from the position after ``position`` moves (None unless it is won): the
+    game's own moves to the last won position, then the analysis's line from there."""
+    if verdict_at(analysis, position) != "won":
+        return None
+    moves = [m["move"] for m in analysis["moves"]]
+    return moves[position : analysis["won_until"]] + list(analysis["line"])
+
+
+async def run_replay(
+    app: App,
+    events: list[dict[str, Any]],
+    speed: float | None,
+    analysis: dict[str, Any] | None = None,
+) -> None:
+    """Step by hand (n/p/Enter, q) or, with ``speed``, play on alone until the end or q;
+    `analysis` shows a winning line from the position on screen (with ``analysis``, the
+    server's)."""
+    replay = Replay(app, events, analysis)
     app.session.say(REPLAY_HELP_TEXT)
     if speed is not None:
         player = asyncio.create_task(_autoplay(replay, speed))
@@ -112,6 +168,8 @@ async def run_replay(app: App, events: list[dict[str, Any]], speed: float | None
             app.session.say(REPLAY_HELP_TEXT)
         elif command.text.isdigit():
             replay.step(min(int(command.text), replay.last) - replay.pos)
+        elif line.strip().lower() == "analysis":
+            replay.say_line()
         else:
             app.session.error = f"{line.strip()}: not a replay command. {REPLAY_HELP_TEXT}"
         app.refresh()

@@ -14,6 +14,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from client.accounts import ratings_line, saved_key
+from client.analysis import end_line, fetch_analysis
 from client.app import App
 from client.commands import WATCH_FIRST
 from client.connection import Connection, RequestFailed, State
@@ -21,6 +22,8 @@ from client.room_state import RoomState
 from client.room_view import RoomView
 from shared import protocol as p
 from shared.errors import ArenaError, ClientError
+
+ANALYSIS_WAIT_S = 120.0  # how long the end of a game waits for the server's analysis
 
 
 class RoomClient:
@@ -60,6 +63,9 @@ class RoomClient:
         self.view.on_message(msg)
         if msg["type"] == p.FINISHED and self.state.room.get("rated") and self._logged_in():
             self._spawn(self._rating_changes(msg["room"]))
+        if msg["type"] == p.FINISHED and self._analysed():
+            assert self.state.me is not None
+            self._spawn(self._analysis(msg["room"], self.state.me))
 
     def forget_room(self) -> None:
         """Out of a room that closed before its race, or whose race is over (a rematch
@@ -67,6 +73,10 @@ class RoomClient:
         self.state.forget_room()
         self.view.forget_room()
         self._start_sent = False
+
+    def _analysed(self) -> bool:
+        """A racer's own game that ended on a connection: its analysis is worth waiting for."""
+        return self.conn is not None and self.state.me is not None and not self.view.spectator
 
     def _logged_in(self) -> bool:
         return self.conn is not None and bool(self.conn.welcome.get("account"))
@@ -80,6 +90,18 @@ class RoomClient:
             return  # fewer than two logged-in racers: the race was not rated
         self.session.say(ratings_line(answer["changes"], ascii=self.app.output.ascii))
         self.app.refresh()
+
+    async def _analysis(self, room: str, me: str) -> None:
+        """Once the server has analysed the game: could the deal be won, and which move lost
+        it (`move 37: t3t5 lost a won game`)."""
+        assert self.conn is not None
+        try:
+            analysis = await fetch_analysis(self.conn, room, me, wait_s=ANALYSIS_WAIT_S)
+        except ArenaError:
+            return  # not analysed in time (a busy server, or none of this variant)
+        if self.state.room_id == room:
+            self.session.say(end_line(analysis))
+            self.app.refresh()
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         """Run a request in the background, keeping a reference until it is done."""

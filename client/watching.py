@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from client.analysis import fetch_analysis
 from client.app import App
 from client.cli import Output
 from client.commands import Kind, parse_command
@@ -14,7 +15,7 @@ from client.room_client import RoomClient
 from client.room_entry import connected, join_as_spectator
 from client.room_play import wait_results
 from client.session import Session
-from shared.errors import ClientError
+from shared.errors import ArenaError, ClientError
 
 
 async def watch_online(args: Any, output: Output, script: list[str] | None) -> int:
@@ -175,6 +176,20 @@ async def replay_online(args: Any, output: Output) -> int:
         title=f"Solitaire Arena - replay of {name} - room {args.code}", color=output.color
     )
     app = App(session, output, script=[] if args.speed is None and output.json else None)
+    analysis = await analysis_of(args, player)
     async with app:
-        await run_replay(app, events, args.speed)
+        await run_replay(app, events, args.speed, analysis)
     return 0
+
+
+async def analysis_of(args: Any, player: str) -> dict[str, Any] | None:
+    """The server's analysis of the game, if it has made it (a replay goes on without)."""
+    quiet = Output(color=False, tty=False, json=False)
+    _app, client = await connected(args, quiet, [], "replay", room=args.code, spectator=True)
+    assert client.conn is not None
+    try:
+        return await fetch_analysis(client.conn, args.code, player, wait_s=0)
+    except ArenaError:
+        return None
+    finally:
+        await client.conn.close()

@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from server.accounts.services.ratings import Ratings
-from server.app import App
+from server.app import App, configured_analyser
 from server.archive import Archive, open_archive
 from server.endpoint import AddressInUse
+from server.race.domain.lifecycle import RoomStatus
+from server.race.services.directory import Directory
 from server.runtime.clock import SystemClock, clock_from_env
 from server.runtime.config import Config, default_data_dir, parse_config
 from server.runtime.logging import configure_logging, get_logger
@@ -123,10 +125,55 @@ def ratings_main(argv: Sequence[str]) -> int:
     return 0
 
 
+async def rebuild_analyses(config: Config, rooms: Sequence[str]) -> dict[str, int]:
+    """``solitaire-server analysis --rebuild``: analyse the rooms' games again (every finished
+    room the room list shows, with none named), each analysis added after the old one; the
+    games written per room."""
+    async with _open(config) as store:
+        archive = _open_archive(config)
+        clock = SystemClock()
+        analyser = configured_analyser(store, archive, clock, config, "rebuild")
+        try:
+            if not rooms:
+                listed = await Directory(store, clock, archive).list_rooms({})
+                rooms = [r["id"] for r in listed if r["status"] == RoomStatus.FINISHED.value]
+            return {room: await analyser.analyse_room(room, again=True) for room in rooms}
+        finally:
+            await analyser.aclose()
+            if archive is not None:
+                await archive.aclose()
+
+
+def analysis_main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="solitaire-server analysis",
+        description="Analyse finished games again (old games, or a new solver version) at "
+        "--analysis-max-nodes: the rooms named, or every finished room listed. Takes the "
+        "server's store options; a running server holds its --data-dir, so stop it first.",
+    )
+    parser.add_argument("--rebuild", action="store_true", required=True)
+    parser.add_argument(
+        "--room", action="append", default=[], metavar="CODE", help="a room (default: all)"
+    )
+    args, rest = parser.parse_known_args(argv)
+    config = parse_config(rest)
+    configure_logging(config.log_format, config.log_level)
+    try:
+        written = asyncio.run(rebuild_analyses(config, [r.lower() for r in args.room]))
+    except DataDirError as error:
+        print(f"solitaire-server analysis: {error}", file=sys.stderr)
+        return 1
+    for room, games in written.items():
+        print(f"{room}: {games} games analysed")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["ratings"]:
         return ratings_main(argv[1:])
+    if argv[:1] == ["analysis"]:
+        return analysis_main(argv[1:])
     config = parse_config(argv)
     configure_logging(config.log_format, config.log_level)
     if config.workers > 1:

@@ -6,6 +6,7 @@ import asyncio
 import gc
 import itertools
 import secrets
+from functools import partial
 
 import structlog
 from websockets.asyncio.server import Server, ServerConnection
@@ -16,6 +17,9 @@ from server.accounts.services.limits import AttemptLimiter
 from server.accounts.services.logins import Logins
 from server.accounts.services.ratings import PENDING_INDEX, Ratings
 from server.accounts.wire.page import ProfilePage
+from server.analysis.feature import AnalysisFeature
+from server.analysis.services.analyser import Analyser
+from server.analysis.services.book import analysis_streams
 from server.archive import Archive
 from server.bots.services.runner import BotRunner
 from server.challenges.domain.challenge import Challenge
@@ -34,6 +38,7 @@ from server.net.connection import Connection, Outbox
 from server.net.first_view import PageView
 from server.net.router import Router
 from server.race.domain.lifecycle import RoomStatus
+from server.race.domain.model import Room
 from server.race.feature import RaceFeature
 from server.race.services.archiver import Archiver
 from server.race.services.clock import RaceClock
@@ -63,7 +68,7 @@ def configured_archiver(
     store: EventStore, archive: Archive, clock: Clock, config: Config, process: str
 ) -> Archiver:
     """The archiver at the configured delay and sweep interval; a race is rated before it
-    leaves the store."""
+    leaves the store, and its games' analyses go with it."""
     return Archiver(
         store,
         archive,
@@ -72,6 +77,28 @@ def configured_archiver(
         interval_s=config.archive_sweep_s,
         hold_indexes=[PENDING_INDEX],
         process=process,
+        side_streams=kept_with_room,
+    )
+
+
+async def rate_challenge(ratings: Ratings, challenge: Challenge) -> None:
+    """A settled challenge rated once, as a race among the accounts that played it."""
+    event = challenge_rating(challenge)
+    if event is not None:
+        await ratings.record_rated(event)
+
+
+def endpoint_of(app: App) -> Endpoint:
+    """Where the app listens: its handler, the export, the pages' first views, and how many
+    connections it holds (past --max-connections an upgrade is answered busy)."""
+    return Endpoint(
+        app.config,
+        app.store,
+        app.metrics,
+        app.handler,
+        pages={"/export/": app.export.respond},
+        held=lambda: len(app.connections),
+        views=first_views(app),
     )
 
 
@@ -88,6 +115,19 @@ def configured_referee(app: App) -> RefereeService:
         moderators=moderators_of(config.moderators),
         limiter=AttemptLimiter(store, clock, "report", config.reports_per_hour, 3600.0),
     )
+
+
+def configured_analyser(
+    store: EventStore, archive: Archive | None, clock: Clock, config: Config, process: str
+) -> Analyser:
+    """The analyser at the configured budgets and queue (docs/operations.md)."""
+    budgets, queue = config.analysis_max_nodes, config.analysis_queue
+    return Analyser(store, archive, clock, budgets, queue=queue, process=process)
+
+
+def kept_with_room(room: Room) -> list[str]:
+    """The streams the archiver moves with a room beside its games: their analyses."""
+    return analysis_streams(room.id, list(room.games))
 
 
 class App:
@@ -129,6 +169,8 @@ class App:
         self.logins = Logins(store, self.accounts)
         self.ratings = Ratings(store, clock)
         self.hub.listen(self.ratings.on_change)
+        self.analyser = configured_analyser(store, archive, clock, config, self.process)
+        self.hub.listen(self.analyser.on_change)
         self.archiver: Archiver | None = None
         if archive is not None:
             self.archiver = configured_archiver(store, archive, clock, config, self.process)
@@ -149,7 +191,7 @@ class App:
             store,
             self.commands,
             clock,
-            on_settled=self.rate_challenge,
+            on_settled=partial(rate_challenge, self.ratings),
             limit=created.attempt,
             archive=ChallengeArchive(store, archive, clock) if archive is not None else None,
         )
@@ -179,15 +221,7 @@ class App:
         self.export = GameExport(self.commands, clock, self.challenges.check_view)
         self.router = assembled(self)
         self.metrics.watch(self.live_figures)
-        self.endpoint = Endpoint(
-            config,
-            store,
-            self.metrics,
-            self.handler,
-            pages={"/export/": self.export.respond},
-            held=lambda: len(self.connections),
-            views=first_views(self),
-        )
+        self.endpoint = endpoint_of(self)
         self.server: Server | None = None
         self.warmed = asyncio.Event()  # every live room of the directory is loaded
         self._warm_up: asyncio.Task[None] | None = None
@@ -213,6 +247,7 @@ class App:
             "bots_playing": self.bots.playing,
             "bot_moves": self.bots.moves,
             **(self.archiver.stats() if self.archiver is not None else {}),
+            **self.analyser.stats(),
         }
 
     async def handler(self, ws: ServerConnection) -> None:
@@ -231,12 +266,6 @@ class App:
             await connection.run()
         finally:
             self.connections.discard(connection)
-
-    async def rate_challenge(self, challenge: Challenge) -> None:
-        """A settled challenge rated once, as a race among the accounts that played it."""
-        event = challenge_rating(challenge)
-        if event is not None:
-            await self.ratings.record_rated(event)
 
     def solver(self) -> SolverPool:
         """The solver's pool, started on first use: a server nobody asks for a winnable deal
@@ -258,8 +287,11 @@ class App:
             self.archiver.start()
 
     async def start(self) -> Server:
-        """Listen at once; rooms load on first use, and the live ones in the background."""
+        """Listen at once; rooms load on first use, and the live ones in the background. Games
+        are analysed by a listening server only (parts opened without it, in a tool or a
+        test, analyse nothing unless told to)."""
         self.open()
+        self.analyser.start()
         # Racing keeps every game's state for about a second (one move each), long enough to be
         # promoted to the oldest generation, so with the default thresholds a full collection
         # (~100 ms over every connection's objects) ran every few seconds and was the ack tail
@@ -321,6 +353,7 @@ class App:
         await self.tournaments.aclose()
         await self.bots.aclose()
         await self.challenge_sweep.aclose()
+        await self.analyser.aclose()
         if self.archiver is not None:
             await self.archiver.aclose()
         await self.unloader.aclose()
@@ -368,10 +401,12 @@ def assembled(app: App) -> Router:
                 streaks=app.daily.streaks,
                 tournaments=app.tournaments.played,
                 challenges=app.challenges.finished,
+                accuracy=app.analyser.accuracy,
             ),
             RaceFeature(app.race),
             DailyFeature(app.race, app.daily),
             ChallengesFeature(app.race, app.challenges, app.accounts),
             RefereeFeature(app.referee),
+            AnalysisFeature(app.race, app.analyser.book),
         )
     )

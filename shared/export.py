@@ -40,6 +40,7 @@ _RESIGN_LINE = re.compile(r"resign (\S+)(?: (\S+))?")
 
 
 BAD_EXPORT = "bad_export"
+COMMENT = ";"  # starts a comment, to the end of its line, below the tags
 
 
 def bad_export(reason: str) -> ClientError:
@@ -143,8 +144,16 @@ def _layout(start: Mapping[str, Any]) -> str:
     return " ".join(card or "-" for card in layout["reserve"])
 
 
-def write_export(header: ExportHeader, events: Iterable[Mapping[str, Any]]) -> str:
-    """The text record of a game's events (private or public), under the header's tags."""
+def write_export(
+    header: ExportHeader,
+    events: Iterable[Mapping[str, Any]],
+    *,
+    notes: Iterable[str] = (),
+    comments: Mapping[int, str] | None = None,
+) -> str:
+    """The text record of a game's events (private or public), under the header's tags;
+    ``notes`` are comment lines before the moves, ``comments`` a comment after a move's line
+    (by move number, 1 for the first): a reader skips both (docs/records.md)."""
     kept = exported_events(events)
     if not kept or kept[0]["type"] != GAME_STARTED:
         raise CorruptEvent("a game starts with a game_started event")
@@ -174,19 +183,27 @@ def write_export(header: ExportHeader, events: Iterable[Mapping[str, Any]]) -> s
     ]
     lines = [f"[{name} {_quote(value)}]" for name, value in tags]
     lines.append("")
+    lines += [_comment(note) for note in notes]
     number = 0
     for event in kept[1:]:
         offset = _clock(event["at"] - start["at"])
         if event["type"] == MOVED:
             number += 1
             shown = "".join(f" +{card}" for card in event["revealed"])
-            lines.append(f"{number}. {event['move']} {offset}{shown}")
+            said = (comments or {}).get(number)
+            note = f" {_comment(said)}" if said else ""
+            lines.append(f"{number}. {event['move']} {offset}{shown}{note}")
         else:
             reason = event.get("reason")
             if reason is not None and (type(reason) is not str or not re.fullmatch(r"\S+", reason)):
                 raise CorruptEvent(f"a resignation's reason is one word, not {reason!r}")
             lines.append(f"resign {offset}" + (f" {reason}" if reason else ""))
     return "\n".join(lines) + "\n"
+
+
+def _comment(text: str) -> str:
+    """A comment to the line's end, as PGN's ``;``: one line, whatever the text held."""
+    return f"{COMMENT} " + " ".join(text.split())
 
 
 # ---- reading --------------------------------------------------------------------------------
@@ -284,7 +301,7 @@ def parse_export(text: str) -> ExportedGame:
     }
     events: list[dict[str, Any]] = [start]
     for number, line in enumerate(lines[first:], first + 1):
-        line = line.strip()
+        line = line.split(COMMENT, 1)[0].strip()  # a comment runs to the line's end
         if not line:
             continue
         if events[-1]["type"] == RESIGNED:

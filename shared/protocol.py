@@ -66,6 +66,7 @@ MOD_SHOW = "mod_show"
 MOD_ACTION = "mod_action"
 REPORT_REASONS = ("cheat", "name", "abuse", "other")
 MOD_ACTIONS = ("mark", "unmark", "close", "reopen")
+ANALYSIS = "analysis"
 
 # Server → client message types.
 WELCOME = "welcome"
@@ -119,6 +120,7 @@ MOD_QUEUE_ROWS = "mod_queue_rows"
 MOD_LOG_ROWS = "mod_log_rows"
 MOD_ACCOUNT = "mod_account"
 MOD_DONE = "mod_done"
+GAME_ANALYSIS = "game_analysis"
 
 # Why a `closed` room closed (its `closed_reason`): a lobby nobody stayed in, or a room formed
 # for a quick race that fewer than two of its players sat down, or stayed, in.
@@ -413,6 +415,10 @@ CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("name", "str", max_len=MAX_NAME_LEN),
         _f("reason", "str", max_len=500),
     ),
+    ANALYSIS: (
+        _f("room", "str", max_len=MAX_ID_LEN),
+        _f("player", "str", max_len=MAX_ID_LEN),
+    ),
 }
 
 SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
@@ -603,6 +609,21 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("account", "str"),
         _f("name", "str"),
         _f("why", "str"),
+    ),
+    GAME_ANALYSIS: (
+        _f("room", "str"),
+        _f("player", "str"),
+        _f("name", "str"),
+        _f("variant", "str", choices=VARIANTS),
+        _f("solver_version", "int"),
+        _f("max_nodes", "int"),
+        _f("nodes", "int"),
+        _f("deal", "str", choices=("won", "lost", "unknown")),
+        _f("losing_move", "int", "nil"),
+        _f("won_until", "int"),
+        _f("lost_from", "int"),
+        _f("line", "list", items="str"),
+        _f("moves", "list", items="map"),
     ),
     ERROR: (
         _f("code", "str"),

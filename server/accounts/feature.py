@@ -36,6 +36,7 @@ class AccountsFeature:
         streaks: Callable[[str], Awaitable[Streaks]] | None = None,
         tournaments: Played | None = None,
         challenges: Played | None = None,
+        accuracy: Played | None = None,
     ) -> None:
         self.accounts = accounts
         self.ratings = ratings
@@ -44,6 +45,7 @@ class AccountsFeature:
         self.streaks = streaks
         self.tournaments = tournaments
         self.challenges = challenges
+        self.accuracy = accuracy
 
     def attach(self, link: Addressed) -> AccountRequests:
         def logged_in(account: Account | None) -> None:
@@ -62,6 +64,7 @@ class AccountsFeature:
             logins=self.logins,
             tournaments=self.tournaments,
             challenges=self.challenges,
+            accuracy=self.accuracy,
         )
         link.identity = requests
         return requests

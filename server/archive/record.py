@@ -3,8 +3,10 @@
 The stored form is one value per room (so writing it is one insert, all or nothing): a
 msgpack map ``{"v": 1, "room": <zlib msgpack list of the room stream's events>, "games":
 [[<stream>, <game record>], ...]}``; each game record is ``server.archive.games``' encoding
-(the compact game record of docs/records.md). The room's summary (what the room list shows)
-is kept beside it, as msgpack.
+(the compact game record of docs/records.md). A room whose games were analysed has
+``"analyses": [[<stream>, <zlib msgpack list of the stream's events>], ...]`` too (the
+analysis streams kept with the room, docs/storage.md). The room's summary (what the room list
+shows) is kept beside it, as msgpack.
 """
 
 from __future__ import annotations
@@ -31,10 +33,17 @@ class ArchivedRoom:
     summary: dict[str, Any]  # the room list's summary (docs/protocol.md, room_summary)
     room_events: list[dict[str, Any]]
     game_events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # The streams kept with the room beside its games (its games' analyses), keyed by name.
+    analyses: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def moves(self) -> int:
         """How many events the games hold (a game's moves and its start and end)."""
         return sum(len(events) for events in self.game_events.values())
+
+    def events(self) -> int:
+        """Every event the record holds: a record with more replaces one with fewer."""
+        analysed = sum(len(events) for events in self.analyses.values())
+        return len(self.room_events) + self.moves() + analysed
 
 
 @dataclass(frozen=True)
@@ -49,14 +58,18 @@ class PackedRoom:
 
 
 def pack(room: ArchivedRoom) -> PackedRoom:
-    record = {
+    record: dict[str, Any] = {
         "v": RECORD_VERSION,
         "room": zlib.compress(msgpack.packb(room.room_events), 9),
         "games": [[stream, games.encode_game(ev)] for stream, ev in room.game_events.items()],
     }
-    events = len(room.room_events) + room.moves()
+    if room.analyses:
+        record["analyses"] = [
+            [stream, zlib.compress(msgpack.packb(events), 9)]
+            for stream, events in room.analyses.items()
+        ]
     summary, packed = msgpack.packb(room.summary), msgpack.packb(record)
-    return PackedRoom(room.room_id, room.finished_at, summary, packed, events)
+    return PackedRoom(room.room_id, room.finished_at, summary, packed, room.events())
 
 
 def unpack(packed: PackedRoom) -> ArchivedRoom:
@@ -71,6 +84,11 @@ def unpack(packed: PackedRoom) -> ArchivedRoom:
         if not isinstance(room_events, list) or not isinstance(summary, dict):
             raise ValueError("the room's events or summary have the wrong shape")
         game_events = {str(s): games.decode_game(data) for s, data in record["games"]}
+        analyses = {
+            str(s): msgpack.unpackb(zlib.decompress(data)) for s, data in record.get("analyses", [])
+        }
+        if not all(isinstance(events, list) for events in analyses.values()):
+            raise ValueError("an analysis stream is not a list of events")
     except CorruptRecord:
         raise
     except (
@@ -82,4 +100,6 @@ def unpack(packed: PackedRoom) -> ArchivedRoom:
         msgpack.UnpackException,
     ) as exc:
         raise CorruptRecord(packed.room_id, str(exc) or type(exc).__name__) from exc
-    return ArchivedRoom(packed.room_id, packed.finished_at, summary, room_events, game_events)
+    return ArchivedRoom(
+        packed.room_id, packed.finished_at, summary, room_events, game_events, analyses
+    )

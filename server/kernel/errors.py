@@ -212,3 +212,10 @@ class AccountClosed(ClientError):
     """A login to an account a moderator closed."""
 
     code = "account_closed"
+
+
+class NoAnalysis(ClientError):
+    """A finished game with no analysis yet: the server analyses games after their race, a
+    busy server later (or not that variant's: --analysis-max-nodes 0)."""
+
+    code = "no_analysis"

@@ -11,6 +11,8 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 
+from shared.solver.analysis import DEFAULT_MAX_NODES
+
 
 @dataclass(frozen=True)
 class Config:
@@ -71,6 +73,10 @@ class Config:
     # (docs/winnability.md: at 1,000 nodes a Swiss draw is won one time in eight, in ~0.05 s).
     winnable_max_nodes: int = 1_000
     solver_attempts: int = 80
+    # A finished game's analysis (server/analysis): positions its searches may expand in all,
+    # per variant (0: not analysed), and how many rooms may wait for the analysis process.
+    analysis_max_nodes: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_MAX_NODES))
+    analysis_queue: int = 64
     auth_attempts_per_name: int = 10
     auth_attempts_per_address: int = 30
     auth_window_s: float = 600.0
@@ -416,6 +422,22 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         "secret seeds a winnable-only room may try before no_winnable_deal",
     ),
     (
+        "--analysis-max-nodes",
+        "analysis_max_nodes",
+        str,
+        "ARENA_ANALYSIS_MAX_NODES",
+        "positions the solver may expand analysing one finished game: NODES for both variants, "
+        "or swiss=N,quadrennial=N (0 = no analysis of that variant)",
+    ),
+    (
+        "--analysis-queue",
+        "analysis_queue",
+        int,
+        "ARENA_ANALYSIS_QUEUE",
+        "finished rooms waiting for the analysis process on this server process; past it they "
+        "wait in the store for a later sweep",
+    ),
+    (
         "--auth-attempts-per-name",
         "auth_attempts_per_name",
         int,
@@ -580,7 +602,7 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     )
     for option, name, kind, var, text in _OPTIONS:
         default = getattr(defaults, name)
-        if name == "default_time_limit_s":
+        if name in ("default_time_limit_s", "analysis_max_nodes"):
             default = ",".join(f"{k}={v:g}" for k, v in default.items())
         elif name == "allowed_origins":
             default = ",".join(default)
@@ -634,6 +656,9 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
     if values["archive_sweep_s"] <= 0:
         raise SystemExit("solitaire-server: --archive-sweep-s is > 0")
     values["default_time_limit_s"] = parse_time_limits(str(values["default_time_limit_s"]))
+    values["analysis_max_nodes"] = parse_node_budgets(str(values["analysis_max_nodes"]))
+    if values["analysis_queue"] < 1:
+        raise SystemExit("solitaire-server: --analysis-queue is >= 1")
     origins = str(values["allowed_origins"]).split(",")
     values["allowed_origins"] = tuple(o.strip().rstrip("/").lower() for o in origins if o.strip())
     values["tls_cert"] = values.get("tls_cert") or None
@@ -695,6 +720,26 @@ def default_data_dir(env: Mapping[str, str]) -> str:
         home = env.get("HOME") or os.path.expanduser("~")
         base = os.path.join(home, ".local", "share")
     return os.path.join(base, "solitaire-arena")
+
+
+def parse_node_budgets(text: str) -> dict[str, int]:
+    """``--analysis-max-nodes``: one number for both variants, or variant=nodes pairs."""
+    try:
+        budgets = dict(Config().analysis_max_nodes)
+        if "=" not in text:
+            budgets = dict.fromkeys(budgets, int(text))
+        for part in text.split(",") if "=" in text else ():
+            variant, _, value = part.partition("=")
+            if variant.strip() not in budgets:
+                raise ValueError(variant)
+            budgets[variant.strip()] = int(value)
+        if min(budgets.values()) < 0:
+            raise ValueError(text)
+        return budgets
+    except ValueError:
+        raise SystemExit(
+            f"--analysis-max-nodes: {text!r} is neither NODES nor swiss=N,quadrennial=N (>= 0)"
+        ) from None
 
 
 def parse_time_limits(text: str) -> dict[str, float]:

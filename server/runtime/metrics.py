@@ -195,6 +195,17 @@ _LIVE: dict[str, tuple[str, str]] = {
         "counter",
         "Reads of archived rooms the archive could not serve (unreachable, corrupt record).",
     ),
+    "games_analysed": ("counter", "Finished games this process analysed and wrote."),
+    "analysis_deferred": (
+        "counter",
+        "Finished rooms a full analysis queue turned away (the next sweep offers them again).",
+    ),
+    "analysis_failures": ("counter", "Rooms whose analysis failed (they stay due)."),
+    "analysis_busy_seconds": (
+        "counter",
+        "Seconds the analysis process worked for this process's games.",
+    ),
+    "analysis_queued": ("gauge", "Rooms in this process's analysis queue."),
 }
 
 

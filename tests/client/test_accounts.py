@@ -117,3 +117,19 @@ def test_a_profile_lists_tournaments_played_and_podiums() -> None:
         "    1st in Friday (swiss; solitaire tournament show t9)",
         "    3rd in Hourly (swiss; solitaire tournament show t4)",
     ]
+
+
+def test_a_profile_shows_the_accuracy_its_games_analysis_gives() -> None:
+    card = {
+        "name": "ann",
+        "ratings": [],
+        "recent": [],
+        "accuracy": [
+            {"variant": "quadrennial", "games": 3, "moves": 120, "kept": 118, "share": 0.9833,
+             "lost_won": 2},
+        ],
+    }  # fmt: skip
+    assert profile_lines(card)[2:] == [
+        "  accuracy quadrennial  98.3 % of 120 moves from a won position kept it won "
+        "(3 games; 2 deals lost from a won position)",
+    ]

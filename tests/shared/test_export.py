@@ -78,6 +78,35 @@ def test_a_record_reads_as_documented() -> None:
     assert " 0:02.500" in lines[-2]
 
 
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(headers, games(), st.lists(st.text(max_size=60), max_size=3), st.text(max_size=60))
+def test_comments_are_kept_out_of_the_game(
+    header: ExportHeader, events: list[dict[str, Any]], notes: list[str], said: str
+) -> None:
+    """Comments (an analysis's, a person's) read back as the same game as none."""
+    events = [e for e in events if e.get("reason") in (None, "abandoned")]
+    moves = sum(1 for e in events if e["type"] == "moved")
+    comments = dict.fromkeys(range(1, moves + 1, 2), said)
+    text = write_export(header, events, notes=notes, comments=comments)
+    assert parse_export(text) == parse_export(write_export(header, events))
+
+
+def test_a_comment_runs_to_the_line_end() -> None:
+    header = ExportHeader(room="k2x7m4qa", player="Ann", result="won")
+    text = write_export(
+        header,
+        _short_game(),
+        notes=["Analysis: this deal could be won;\nmove 2: d lost a won game."],
+        comments={2: "lost a won game (won -> lost)"},
+    )
+    lines = text.splitlines()
+    first = lines.index("") + 1
+    assert lines[first] == "; Analysis: this deal could be won; move 2: d lost a won game."
+    assert lines[first + 2].startswith("2. ")
+    assert lines[first + 2].endswith(" ; lost a won game (won -> lost)")
+    assert parse_export(text).events == parse_export(write_export(header, _short_game())).events
+
+
 def _short_game() -> list[dict[str, Any]]:
     """Three moves of Quadrennial seed 42, 1.25 s apart."""
     deck = deal_deck("quadrennial", 42)

@@ -65,6 +65,9 @@ class ServerProcess:
         """Start the process without waiting for it: several start side by side (``start_all``)."""
         env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
         env.setdefault("ARENA_DATA_DIR", str(self.data_dir or self._scratch))
+        # A test's server analyses no game unless it asks (--analysis-max-nodes): an analysis
+        # process in every server would take the CPU the suite's other tests run on.
+        env.setdefault("ARENA_ANALYSIS_MAX_NODES", "0")
         out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         self.process = subprocess.Popen(
             self.command(), stdout=out, stderr=subprocess.STDOUT, env=env

@@ -39,7 +39,9 @@ class AccountRequests(Part):
         logins: Logins | None = None,
         tournaments: Callable[[str], Awaitable[list[dict[str, Any]]]] | None = None,
         challenges: Callable[[str], Awaitable[list[dict[str, Any]]]] | None = None,
+        accuracy: Callable[[str], Awaitable[list[dict[str, Any]]]] | None = None,
     ) -> None:
+        self.accuracy = accuracy  # the analyses' verdict on an account's moves, for profiles
         self.tournaments = tournaments  # an account's finished tournaments, for profiles
         self.accounts = accounts
         self.challenges = challenges  # an account's finished challenges, for profiles
@@ -209,6 +211,8 @@ class AccountRequests(Part):
             card["challenges"] = await self.challenges(account.id)
         if await self.ratings.is_marked(account.id):
             card["marked"] = True  # a moderator's fair-play mark: out of the leaderboards
+        if self.accuracy is not None:
+            card["accuracy"] = await self.accuracy(account.id)
         self.reply(msg, card)
 
     async def on_race_ratings(self, msg: dict[str, Any]) -> None:

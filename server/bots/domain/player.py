@@ -213,6 +213,7 @@ class Played:
     slips: int
     solves: int
     foundation: int  # cards on the foundations at the end
+    line: tuple[str, ...] = ()  # the moves played, in order (bench.analysis analyses them)
 
 
 def play_out(
@@ -228,6 +229,7 @@ def play_out(
     the tests play. The runner on the server takes the same steps with real time."""
     state, memory = start, Memory(frozenset({hash(start)}))
     elapsed = moves = slips = solves = 0
+    line: list[str] = []
     while not is_over(state) and moves < max_moves:
         if wants_solver(level, memory, state):
             memory = with_solution(memory, solve(state, level.solver_nodes))
@@ -239,6 +241,9 @@ def play_out(
         after = apply_move(state, choice.move)
         memory = remember(memory, state, choice.move, after)
         state = after
+        line.append(choice.move)
         moves += 1
         slips += choice.slip
-    return Played(is_won(state), elapsed, moves, slips, solves, foundation_count(state))
+    return Played(
+        is_won(state), elapsed, moves, slips, solves, foundation_count(state), tuple(line)
+    )

@@ -539,6 +539,75 @@
     view = new RoomView(arena, code, main);
   }
 
+  // The server's analysis of a replayed game (docs/protocol.md, "Analysis"): a strip along the
+  // game, one button per position (the deal, then after each move) marked won, lost or not
+  // settled, the move that lost a won game marked; a button goes to its position, and "Show the
+  // winning line" gives a line that wins from a won one. `go(k)` shows position k.
+  function analysisStrip(go) {
+    const summary = h("p", { class: "analysis-summary", role: "status" }, "Analysis: asking the server…");
+    const cells = h("ol", { class: "analysis-strip", "aria-label": "each position's verdict" });
+    const show = h("button", { type: "button", class: "show-line", disabled: "disabled" }, "Show the winning line");
+    const line = h("p", { class: "analysis-line", "aria-live": "polite" });
+    const root = h("section", { class: "analysis", "aria-label": "analysis" }, summary, cells, show, line);
+    let analysis = null;
+    let at = 0;
+    const verdict = (k) => (k === 0 ? analysis.deal : analysis.moves[k - 1].after);
+    const lineFrom = (k) => analysis.moves.slice(k, analysis.won_until).map((m) => m.move)
+      .concat(analysis.line);
+    const draw = () => {
+      if (!analysis) return;
+      for (const li of cells.children) {
+        const button = li.firstChild;
+        const current = Number(button.dataset.position) === at;
+        button.classList.toggle("current", current);
+        if (current) button.setAttribute("aria-current", "step");
+        else button.removeAttribute("aria-current");
+      }
+      show.disabled = verdict(at) !== "won";
+      line.textContent = "";
+    };
+    const words = { won: "won", lost: "lost", unknown: "not settled" };
+    return {
+      root,
+      failed(msg) {
+        summary.textContent = `Analysis: ${msg.reason}`;
+      },
+      set(msg) {
+        analysis = msg;
+        const deal = { won: "this deal could be won", lost: "this deal could not be won",
+          unknown: "whether this deal could be won is not settled" }[msg.deal];
+        const losing = msg.losing_move
+          ? `; move ${msg.losing_move}: ${msg.moves[msg.losing_move - 1].move} lost a won game` : "";
+        summary.textContent = `Analysis: ${deal}${losing}.`;
+        const labels = [["deal", "the deal", msg.deal, false]].concat(msg.moves.map((m, i) =>
+          [m.move, `move ${i + 1}, ${m.move}`, m.after, m.lost]));
+        cells.replaceChildren(...labels.map(([text, label, v, lost], k) => h("li", {},
+          h("button", { type: "button", "data-position": k, "data-verdict": v,
+            class: `verdict ${v}${lost ? " losing" : ""}`,
+            "aria-label": `${label}: ${words[v]}${lost ? ", lost a won game" : ""}`,
+            title: `${label}: ${words[v]}${lost ? ", lost a won game" : ""}` }, text))));
+        draw();
+      },
+      at(k) {
+        at = k;
+        draw();
+      },
+      wire() {
+        cells.addEventListener("click", (e) => {
+          const button = e.target.closest("button");
+          if (button) go(Number(button.dataset.position));
+        });
+        show.addEventListener("click", () => {
+          if (analysis && verdict(at) === "won") {
+            const moves = lineFrom(at);
+            line.textContent = moves.length
+              ? `A winning line from here: ${moves.join(" ")}` : "The game is won here.";
+          }
+        });
+      },
+    };
+  }
+
   function replayPage(code, who) {
     document.title = `Replay ${code} · Solitaire Arena`;
     const state = { events: [], pos: 1, player: null, name: who, playing: null };
@@ -550,7 +619,21 @@
         "aria-keyshortcuts": key, title: `${act} (${key})` }, text));
     const controls = h("div", { class: "controls", role: "toolbar", "aria-label": "replay" }, buttons);
     const board = h("section", { class: "board replay" });
-    main.replaceChildren(title, controls, where, board,
+    // Position k (k moves made) is shown at event pos: the deal at 1, each move's event after.
+    const posOf = (k) => {
+      let made = 0;
+      for (let i = 0; i < state.events.length; i += 1) {
+        if (state.events[i].type === "moved") made += 1;
+        if (made === k) return i + 1;
+      }
+      return state.events.length;
+    };
+    const strip = analysisStrip((k) => {
+      state.pos = posOf(k);
+      draw();
+    });
+    strip.wire();
+    main.replaceChildren(title, controls, where, board, strip.root,
       h("p", { class: "small" }, "Keys: Home first, ← back, → forward, End last, Space play or pause."));
     const draw = () => {
       if (!state.events.length) return;
@@ -561,6 +644,7 @@
       board.replaceChildren(window.Board.render(window.Board.fold(shown)));
       const what = last.type === "moved" ? `move ${last.move}` : last.type.replace("_", " ");
       where.textContent = `event ${state.pos} of ${state.events.length}: ${what}`;
+      strip.at(shown.filter((e) => e.type === "moved").length);
     };
     const go = (act) => {
       const n = state.events.length;
@@ -595,7 +679,23 @@
       }
     });
     let room = null;
+    let asked = 0;
+    const askAnalysis = () => {
+      asked += 1;
+      arena.send({ type: "analysis", room: code, player: state.player, ref: "analysis" });
+    };
     const arena = new Arena((msg) => {
+      if (msg.type === "game_analysis") {
+        strip.set(msg);
+        draw();
+        return;
+      }
+      if (msg.type === "error" && msg.ref === "analysis") {
+        // Games are analysed after their race: ask again a while, then say why not.
+        if (msg.code === "no_analysis" && asked < 30) setTimeout(askAnalysis, 2000);
+        else strip.failed(msg);
+        return;
+      }
       if (msg.type === "welcome") arena.send({ type: "join", room: code, role: "spectator" });
       else if (msg.type === "room") room = msg.room;
       else if (msg.type === "error") where.textContent = `${msg.code}: ${msg.reason}`;
@@ -607,8 +707,10 @@
       }
       state.player = p.player;
       title.textContent = `Replay of ${p.name} in room ${room.id}`;
-      if (msg.type === "game" && msg.player === p.player) state.events = msg.events.slice();
-      else if (msg.type === "game_event" && msg.player === p.player
+      if (msg.type === "game" && msg.player === p.player) {
+        state.events = msg.events.slice();
+        if (!asked && room.status === "finished") askAnalysis();
+      } else if (msg.type === "game_event" && msg.player === p.player
         && msg.version === state.events.length + 1) state.events.push(msg.event);
       else return;
       draw();

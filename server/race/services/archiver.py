@@ -51,6 +51,15 @@ async def _no_step(step: str, room_id: str) -> None:
     return None
 
 
+SideStreams = Callable[[Room], Sequence[str]]
+"""The streams kept with a room beside its games (its games' analyses, server/analysis): the
+archiver moves them with the room. Named by the app, since the race knows no other wing."""
+
+
+def _no_side_streams(room: Room) -> Sequence[str]:
+    return ()
+
+
 class Outcome(Enum):
     """What archiving one room came to."""
 
@@ -111,6 +120,7 @@ class Archiver:
         interval_s: float = 5.0,
         step: Step = _no_step,
         process: str = "",
+        side_streams: SideStreams = _no_side_streams,
     ) -> None:
         self.store = store
         self.archive = archive
@@ -120,6 +130,7 @@ class Archiver:
         self.hold_indexes = tuple(hold_indexes)  # a room in one of these waits (ratings-pending)
         self.interval_s = interval_s
         self.step = step
+        self.side_streams = side_streams
         self.process = process.encode()  # who holds a claim (for whoever reads the index)
         self.figures = ArchiverFigures()
         self._task: asyncio.Task[None] | None = None
@@ -248,7 +259,8 @@ class Archiver:
             await self.store.index_remove(ARCHIVE_DUE_INDEX, room_id)  # marked by mistake
             return Outcome.CLEARED
         games = [g.stream for g in live.games.values()]
-        read = await self.store.read_many(games)  # CorruptEntry: the room stays, counted
+        side = list(self.side_streams(live))
+        read = await self.store.read_many(games + side)  # CorruptEntry: the room stays, counted
         events = [e for g in games for e in read[g]]
         fold_stored(live, events)  # the games, onto the room folded above
         record = ArchivedRoom(
@@ -257,16 +269,17 @@ class Archiver:
             summary={**live.summary(), "creator": live.settings.creator},
             room_events=[e.data for e in room_events],
             game_events={g: [e.data for e in read[g]] for g in games},
+            analyses={s: [e.data for e in read[s]] for s in side if read[s]},
         )
         await self.step("read", room_id)
         await self.archive.put(record, now_ms=self.clock.now_ms())
         await self.step("written", room_id)
-        await self._verify(live)
+        await self._verify(live, record)
         await self.step("verified", room_id)
         # The fence: the room and its games go at once, and only if each is still at the
         # version archived; an event appended at any moment since the read survives, and the
         # next sweep writes the longer record.
-        versions = {stream: len(room_events), **{g: len(read[g]) for g in games}}
+        versions = {stream: len(room_events), **{g: len(read[g]) for g in games + side}}
         if not await self.store.delete_at(versions):
             log.info("archive_raced", room=room_id)  # moved on meanwhile: archived again later
             return Outcome.WAITING
@@ -275,15 +288,18 @@ class Archiver:
         log.info("room_archived", room=room_id, streams=len(versions), games=len(games))
         return Outcome.ARCHIVED
 
-    async def _verify(self, live: Room) -> None:
-        """The archived record folds to the same room as the store's events, or nothing is
-        deleted (an encoder that lost something shows here, never in a replay)."""
+    async def _verify(self, live: Room, written: ArchivedRoom) -> None:
+        """The archived record folds to the same room as the store's events, and keeps the
+        side streams read, or nothing is deleted (an encoder that lost something shows here,
+        never in a replay)."""
         record = await self.archive.get(live.id)
         if record is None:
             raise ArchiveMismatch(f"room {live.id} is not in the archive after writing it")
         again = folded(live.id, stored_events(record))
         if fingerprint(again) != fingerprint(live):
             raise ArchiveMismatch(f"the archived room {live.id} does not fold as the live one")
+        if any(record.analyses.get(s) != events for s, events in written.analyses.items()):
+            raise ArchiveMismatch(f"the archived room {live.id} lost an analysis")
 
     async def _finish_leftovers(self, room_id: str) -> Outcome:
         """The room stream is gone: a run that deleted it died before the games or the index
@@ -295,8 +311,10 @@ class Archiver:
             return Outcome.CLEARED
         # Any game stream still there goes too (the fence deletes them with the room stream;
         # a missing one costs nothing).
-        await asyncio.gather(*(self.store.expire(game, 0) for game in record.game_events))
-        await self._forget(folded(room_id, stored_events(record)))
+        room = folded(room_id, stored_events(record))
+        left = [*record.game_events, *self.side_streams(room)]
+        await asyncio.gather(*(self.store.expire(stream, 0) for stream in left))
+        await self._forget(room)
         return Outcome.CLEARED
 
     async def _forget(self, room: Room) -> None:

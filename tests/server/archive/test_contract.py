@@ -4,6 +4,7 @@ room id, read back exactly, listed newest first; a corrupt record fails alone.""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -55,6 +56,18 @@ async def test_a_longer_record_of_a_room_replaces_it(archive: Archive) -> None:
     assert await archive.put(room("r1", moves=9), now_ms=6)
     assert await archive.get("r1") == room("r1", moves=9)
     assert await archive.count() == 1
+
+
+async def test_a_record_keeps_its_games_analyses(archive: Archive) -> None:
+    """The analyses are kept with the room: read back exactly, and a record that gained one
+    (the analysis came after the archive) replaces the record without."""
+    assert await archive.put(room("r1"), now_ms=5)
+    analysis = {"type": "game_analysed", "v": 1, "at": 20, "won_until": 3, "line": ["wf"]}
+    analysed = replace(room("r1"), analyses={"{r1}:analysis:p1": [analysis]})
+    assert await archive.put(analysed, now_ms=6)
+    assert await archive.get("r1") == analysed
+    assert not await archive.put(room("r1"), now_ms=7)  # the one without it never comes back
+    assert await archive.get("r1") == analysed
 
 
 async def test_racing_writers_write_once(archive: Archive) -> None:

@@ -1,0 +1,1 @@
+"""The analysis wing's I/O: the analyses kept, and the process that makes them."""

@@ -1,0 +1,1 @@
+"""The analysis request of a connection."""
