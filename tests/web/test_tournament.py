@@ -232,6 +232,11 @@ def test_join_play_a_race_see_the_standings_move_and_the_podium(
     cell = "return window.tournamentPage.sheetCell(arguments[0]).textContent"
     results = [{"points": p, "place": 2 - p // 2, "of": 2} for p in (2, 0)]
     assert page.execute_script(cell, results) == "2 0"
+    # A race lost to the clock says so in the sheet, as the terminal's does.
+    clocked = [{"points": 0, "place": 2, "of": 2, "timed_out": True}]
+    assert page.execute_script(cell, clocked) == "0⏱"
+    label = "return window.tournamentPage.sheetCell(arguments[0]).querySelector('span').title"
+    assert page.execute_script(label, clocked) == "2 of 2, out of time"
     sheet = page.find_element(By.CSS_SELECTOR, f"tr[data-account='{top}'] td.sheet")
     assert sheet.text == "2"
     podium = [

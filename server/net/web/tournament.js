@@ -451,9 +451,10 @@ window.Tournament = (() => {
     // One result a race, each on its own: a sheet of 2 and 0 reads "2 0", never "20".
     sheetCell(sheet) {
       return h("td", { class: "sheet" }, sheet.flatMap((r, i) => [i ? " " : null, h("span", {
-        class: `result${r.doubled ? " doubled" : ""}${r.berserk ? " berserk" : ""}`,
-        title: `${r.place} of ${r.of}${r.doubled ? ", doubled (streak)" : ""}${r.berserk ? ", berserk" : ""}`,
-      }, String(r.points))]));
+        class: `result${r.doubled ? " doubled" : ""}${r.berserk ? " berserk" : ""}${r.timed_out ? " timed-out" : ""}`,
+        title: `${r.place} of ${r.of}${r.doubled ? ", doubled (streak)" : ""}${r.berserk ? ", berserk" : ""}`
+          + (r.timed_out ? ", out of time" : ""),
+      }, String(r.points), r.timed_out ? h("span", { class: "clock-out", "aria-label": "out of time" }, "⏱") : null)]));
     }
 
     // Racing, waiting to be paired, paused; once no race will be paired, done.
