@@ -150,6 +150,16 @@ class Changed:
             await self.event.wait()
 
 
+BOT_MOVES_A_RACE = 300
+"""The bot moves one race of the server-cost part measures at most (its bots keep company to the
+idle person until the race's clock otherwise)."""
+
+
+def measured(app: App, room: Room, played: int) -> bool:
+    """A race's bots are done, or have made ``BOT_MOVES_A_RACE`` moves since ``played``."""
+    return bots_done(room) or app.bots.moves - played >= BOT_MOVES_A_RACE
+
+
 async def server_cost(races: int) -> dict[str, Any]:
     """CPU of this process per bot move, a server's parts racing bots; and per person move."""
     configure_logging("console", "warning")  # not a line per bot's resignation
@@ -177,7 +187,9 @@ async def server_cost(races: int) -> dict[str, Any]:
             )
             before_moves, start = app.bots.moves, time.process_time()
             await app.commands.start(room, "p")
-            await changed.until(partial(bots_done, room))
+            # Bots racing a person keep playing until the person is done: a race is measured
+            # until its bots are done, or for a few hundred of their moves.
+            await changed.until(partial(measured, app, room, before_moves))
             bot_cpu += time.process_time() - start
             bot_moves += app.bots.moves - before_moves
             await app.commands.games.resign(room, "p")

@@ -41,8 +41,9 @@ def violations(messages: Iterable[Mapping[str, Any]]) -> list[str]:
             found.append(f"#{i}: a rematch offered before the end")
         elif kind == "finished":
             ended = True
+            timed = msg.get("reason") == "time_limit"
             for rank in msg["ranking"]:
-                found.extend(_before_the_end(i, rank, games, progress))
+                found.extend(_before_the_end(i, rank, games, progress, timed=timed))
     return found
 
 
@@ -51,6 +52,8 @@ def _before_the_end(
     rank: Mapping[str, Any],
     games: Mapping[str, list[Mapping[str, Any]]],
     progress: Mapping[str, Mapping[str, Any]],
+    *,
+    timed: bool = False,
 ) -> list[str]:
     player = rank["player"]
     found = []
@@ -60,10 +63,19 @@ def _before_the_end(
         if moves != rank["moves"]:
             found.append(f"#{i}: finished says {player} made {rank['moves']} moves, seen {moves}")
         resigned = bool(events) and events[-1]["type"] == "resigned"
-        if resigned != (rank["status"] == "resigned"):
+        # A racer resigned by the server when their own clock ran out has timed out.
+        clock = resigned and events[-1].get("reason") == "clock"
+        said = "timed_out" if clock else "resigned" if resigned else None
+        if said is not None and rank["status"] != said:
             found.append(f"#{i}: finished says {player} {rank['status']}, seen {events[-1:]}")
+        if said is None and rank["status"] == "resigned":
+            found.append(f"#{i}: finished says {player} resigned, seen {events[-1:]}")
     last = progress.get(player)
-    if last is not None and any(last[f] != rank[f] for f in PROGRESS_FIELDS):
-        seen = {f: last[f] for f in PROGRESS_FIELDS}
+    expected = dict(last) if last is not None else None
+    if expected is not None and timed and expected["status"] in ("waiting", "playing"):
+        # The time limit ends a game still on: the end itself says it timed out.
+        expected["status"] = "timed_out"
+    if expected is not None and any(expected[f] != rank[f] for f in PROGRESS_FIELDS):
+        seen = {f: expected[f] for f in PROGRESS_FIELDS}
         found.append(f"#{i}: finished ranks {player} as {dict(rank)}, its progress was {seen}")
     return found
