@@ -41,8 +41,10 @@ def resign(child: pexpect.spawn) -> None:
 
 
 def test_a_race_created_with_bots_and_one_added_in_the_lobby(server: ServerProcess) -> None:
+    # The race's clock bounds it: after ann resigns, her bots play on until they are done, and
+    # on a loaded machine two of them took over 90 s.
     ann = run(server, "ann", "race", "create", "--bots", "1", "--bot-level", "2",
-              "--players", "3", "--countdown", "0")  # fmt: skip
+              "--players", "3", "--countdown", "0", "--time-limit", "45")  # fmt: skip
     try:
         ann.expect("Ada bot2")  # the panel marks the bot as one
         ann.expect(words("bot(s) racing: unrated"))
@@ -61,7 +63,7 @@ def test_a_race_created_with_bots_and_one_added_in_the_lobby(server: ServerProce
         resign(ann)
         ann.expect("Race over", timeout=90)
         # The bots' names in the results are the panel's (`Ada bot2`), not another form.
-        ann.expect(r"Results: [^\r\n]*\b\w+ bot4 \(\d+\)")
+        ann.expect(r"Results: [^\r\n]*\b\w+ bot4 \(\d+[^)]*\)")  # out of time, perhaps
         assert "(bot " not in str(ann.before) + str(ann.after)
     finally:
         ann.close(force=True)

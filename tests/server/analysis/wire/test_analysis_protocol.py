@@ -118,8 +118,13 @@ async def test_no_racer_gets_an_analysis_before_the_race_and_its_delay_are_over(
     assert missing["code"] == "no_such_room"
     if s.app.archiver is not None:  # the room leaves the store: its analysis goes with it
         s.clock.advance(2_000)
-        await s.app.archiver.sweep()
-        assert await s.app.store.last_version(f"{{{room}}}:room") == 0
+        stream = f"{{{room}}}:room"
+        for _ in range(200):  # the server's own sweep may hold the room's claim: until it is done
+            await s.app.archiver.sweep()
+            if await s.app.store.last_version(stream) == 0:
+                break
+            await asyncio.sleep(0.05)
+        assert await s.app.store.last_version(stream) == 0
         again = await ask_analysis(s, eve, room, "ann")
         assert {k: v for k, v in again.items() if k != "ref"} == {
             k: v for k, v in answer.items() if k != "ref"
