@@ -8,14 +8,12 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import pexpect
 import pytest
 
-from tests.client.pty_driver import finish, spawn, type_line, words
+from tests.client.pty_driver import finish, type_line, words
+from tests.client.test_quick_pty import register, run, user
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
-
-SIZE = {"columns": 80, "rows": 24}
 
 
 @pytest.fixture
@@ -28,23 +26,6 @@ def refereed(redis_server: RedisServer, tmp_path: Path) -> Iterator[ServerProces
     process.start()
     yield process
     process.stop()
-
-
-def user(tmp_path: Path, name: str) -> dict[str, str]:
-    home = tmp_path / name
-    home.mkdir()
-    return {"XDG_STATE_HOME": str(home), "SOLITAIRE_NAME": name}
-
-
-def run(server: ServerProcess, env: dict[str, str], *args: str) -> pexpect.spawn:
-    return spawn(*args, "--server", server.url, "--no-color", env_extra=env, **SIZE)
-
-
-def register(server: ServerProcess, env: dict[str, str], name: str) -> None:
-    child = run(server, env, "register", name, "--password-stdin")
-    type_line(child, f"{name}'s long secret")
-    child.expect(f"Registered and logged in as {name}.")
-    assert finish(child) == 0
 
 
 def test_report_queue_close_and_log_in_the_terminal(

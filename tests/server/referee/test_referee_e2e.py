@@ -5,10 +5,8 @@ back, a close that ends the account's logins, and a non-moderator refused everyt
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -18,49 +16,10 @@ from server.app import App
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
 from server.store import EventStore, MemoryEventStore, RedisEventStore
+from tests.server.challenges.test_challenge_protocol import Served
 from tests.server.wsclient import Client
 
 pytestmark = pytest.mark.e2e  # a real Redis for one of the two stores
-
-
-@dataclass
-class Served:
-    app: App
-    url: str
-    clients: list[Client] = field(default_factory=list)
-    keys: dict[str, str] = field(default_factory=dict)
-
-    async def ask(self, client: Client, msg: dict[str, Any], answer: str) -> dict[str, Any]:
-        ref = uuid.uuid4().hex[:8]
-        await client.send({**msg, "ref": ref})
-        async with asyncio.timeout(20):
-            while True:
-                for reply in list(client.unread):
-                    if reply.get("ref") == ref and reply["type"] in (answer, "error"):
-                        client.unread.remove(reply)
-                        return reply
-                client.arrived.clear()
-                await client.arrived.wait()
-
-    async def connect(self, name: str, key: str | None = None) -> Client:
-        client = await Client(self.url, name).open()
-        self.clients.append(client)
-        hello: dict[str, Any] = {"type": "hello", "protocol": 1, "name": name}
-        if key is not None:
-            hello["key"] = key
-        await client.send(hello)
-        await client.expect("welcome")
-        return client
-
-    async def account(self, name: str) -> Client:
-        first = await self.connect(name)
-        made = await self.ask(
-            first, {"type": "register", "name": name, "password": "pw " * 4}, "account"
-        )
-        assert made["type"] == "account", made
-        await first.close()
-        self.keys[name] = made["key"]
-        return await self.connect(name, made["key"])
 
 
 @pytest.fixture(params=["embedded", "redis"])
@@ -71,10 +30,11 @@ async def served(request: pytest.FixtureRequest) -> AsyncIterator[Served]:
     else:
         store = MemoryEventStore()
     config = Config(port=0, rate=1000, burst=1000, moderators="Mia", reports_per_hour=4)
-    app = App(config, store, FakeClock())
+    clock = FakeClock()
+    app = App(config, store, clock)
     server = await app.start()
     port = next(iter(server.sockets)).getsockname()[1]
-    done = Served(app, f"ws://127.0.0.1:{port}/")
+    done = Served(app, clock, f"ws://127.0.0.1:{port}/", [], {})
     try:
         yield done
     finally:
