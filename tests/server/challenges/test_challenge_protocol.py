@@ -28,6 +28,9 @@ from shared import deal_deck
 from shared.protocol import commitment_ok
 from tests.server.wsclient import Client
 
+# The games these tests finish are not theirs to analyse: the analysis's own tests do.
+NO_ANALYSIS = {"swiss": 0, "quadrennial": 0}
+
 HOUR = 3_600_000
 DAY = 24 * HOUR
 
@@ -80,7 +83,14 @@ async def served(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
     """A server on the memory store, alone or with an archive (SQLite) that settled
     challenges (and finished rooms) leave the store for."""
     clock = FakeClock()
-    config = Config(port=0, rate=1000, burst=1000, challenges_per_account=3, challenge_sweep_s=60)
+    config = Config(
+        port=0,
+        rate=1000,
+        burst=1000,
+        challenges_per_account=3,
+        challenge_sweep_s=60,
+        analysis_max_nodes=NO_ANALYSIS,
+    )
     archive = SqliteArchive(tmp_path / "archive.sqlite") if request.param == "archive" else None
     app = App(config, MemoryEventStore(), clock, archive)
     server = await app.start()

@@ -19,6 +19,9 @@ from server.store import EventStore, MemoryEventStore, RedisEventStore
 from tests.server.challenges.test_challenge_protocol import Served
 from tests.server.wsclient import Client
 
+# The games these tests finish are not theirs to analyse: the analysis's own tests do.
+NO_ANALYSIS = {"swiss": 0, "quadrennial": 0}
+
 pytestmark = pytest.mark.e2e  # a real Redis for one of the two stores
 
 
@@ -29,7 +32,14 @@ async def served(request: pytest.FixtureRequest) -> AsyncIterator[Served]:
         store: EventStore = RedisEventStore(url, prefix=f"ref{uuid.uuid4().hex[:8]}:")
     else:
         store = MemoryEventStore()
-    config = Config(port=0, rate=1000, burst=1000, moderators="Mia", reports_per_hour=4)
+    config = Config(
+        port=0,
+        rate=1000,
+        burst=1000,
+        moderators="Mia",
+        reports_per_hour=4,
+        analysis_max_nodes=NO_ANALYSIS,
+    )
     clock = FakeClock()
     app = App(config, store, clock)
     server = await app.start()
