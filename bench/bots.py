@@ -187,12 +187,13 @@ async def server_cost(races: int) -> dict[str, Any]:
             )
             before_moves, start = app.bots.moves, time.process_time()
             await app.commands.start(room, "p")
-            # Bots racing a person keep playing until the person is done: a race is measured
-            # until its bots are done, or for a few hundred of their moves.
+            await changed.until(partial(started, room))
+            # The person gives up at once: bots racing a person who still plays keep them
+            # company when stuck (and wait), while bots alone play their games out or resign.
+            await app.commands.games.resign(room, "p")
             await changed.until(partial(measured, app, room, before_moves))
             bot_cpu += time.process_time() - start
             bot_moves += app.bots.moves - before_moves
-            await app.commands.games.resign(room, "p")
         person_cpu, person_moves = 0.0, 0
         for n in range(races):
             room = await app.commands.create_room(

@@ -155,7 +155,7 @@ async def test_a_variant_with_no_budget_is_not_analysed(
 async def test_the_archive_keeps_the_analyses(
     store: MemoryEventStore, clock: FakeClock, archive: Archive
 ) -> None:
-    app = threaded(archiving_app(store, clock, archive))
+    app = threaded(archiving_app(store, clock, archive, analysis=True))
     try:
         room = await finished_race(app, clock)
         await analysed(app, room)
@@ -177,7 +177,7 @@ async def test_an_analysis_after_the_archive_goes_into_the_record(
 ) -> None:
     """A busy analyser never holds the archive back: the room is archived without its
     analyses, which are added to its record when they come."""
-    app = threaded(archiving_app(store, clock, archive))
+    app = threaded(archiving_app(store, clock, archive, analysis=True))
     try:
         room = await finished_race(app, clock)
         await asyncio.to_thread(gate.started.wait, 10)

@@ -33,6 +33,7 @@ from tests.server.parts import Peer, racing, until
 
 # The games these tests finish are not theirs to analyse: the analysis's own tests do.
 NO_ANALYSIS = {"swiss": 0, "quadrennial": 0}
+DEFAULT_MAX_NODES = dict(Config().analysis_max_nodes)
 
 STEPS = ["read", "written", "verified", "streams_deleted", "directory_left"]
 AFTER_S = 300.0
@@ -42,9 +43,17 @@ class Crash(BaseException):
     """What a kill -9 between two steps looks like to the code after it: nothing runs."""
 
 
-def archiving_app(store: EventStore, clock: FakeClock, archive: Archive) -> App:
+def archiving_app(
+    store: EventStore, clock: FakeClock, archive: Archive, *, analysis: bool = False
+) -> App:
     made = App(
-        Config(archive_after_s=AFTER_S, analysis_max_nodes=NO_ANALYSIS), store, clock, archive
+        Config(
+            archive_after_s=AFTER_S,
+            analysis_max_nodes=DEFAULT_MAX_NODES if analysis else NO_ANALYSIS,
+        ),
+        store,
+        clock,
+        archive,
     )
     made.delivery.ticker.send_many = lambda peers, msg: None
     made.race_clock.poll_s = 0.01
