@@ -20,15 +20,15 @@ def test_the_storm_bench_runs_and_reports_every_figure(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
     env["BENCH_RESULTS_DIR"] = str(tmp_path)
     done = subprocess.run(
-        [sys.executable, "-m", "bench.storm", "--connections", "80", "--resume", "24",
+        [sys.executable, "-m", "bench.storm", "--connections", "40", "--resume", "12",
          "--seconds", "0.5", "--clients", "1"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=240,
     )  # fmt: skip
     assert done.returncode == 0, f"bench.storm failed:\n{done.stdout}\n{done.stderr}"
     report = json.loads((tmp_path / "storm.json").read_text())
     assert report["machine"]["cores"] == os.cpu_count()
-    assert report["bare"]["connections"] == 80
-    for storm, count in (("spectators", 80), ("resume", 24)):
+    assert report["bare"]["connections"] == 40
+    for storm, count in (("spectators", 40), ("resume", 12)):
         result = report[storm]
         assert result["connections"] == count
         assert result["in"] + result["lost_kinds"].get("refused", 0) <= count

@@ -61,7 +61,7 @@ def test_census_wins_where_the_complete_search_wins() -> None:
     position unwinnable."""
     rng = random.Random("swiss-census")
     wins = 0
-    for _ in range(120):
+    for _ in range(60):  # 13 of these reach a win: enough to hold the claim, at half the CPU
         state = small_position("swiss", rng, rng.randint(2, 8), waste_weight=9)
         count = census(state, 3_000)
         assert count.components <= count.positions
@@ -70,7 +70,7 @@ def test_census_wins_where_the_complete_search_wins() -> None:
         assert not (count.won and plain.status == Status.UNWINNABLE), state
         assert not (count.complete and plain.status == Status.WON), state
         wins += count.won
-    assert wins >= 20
+    assert wins >= 10
 
 
 def test_census_of_a_lost_position_is_complete() -> None:
