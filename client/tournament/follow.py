@@ -1,5 +1,5 @@
 """`solitaire tournament list | create | show ID` (docs/protocol.md, "Tournaments"), and
-`Follow`: the tournament a client follows, which `join` (tournament_join.py) plays in.
+`Follow`: the tournament a client follows, which `join` (join.py) plays in.
 """
 
 from __future__ import annotations
@@ -206,7 +206,7 @@ def wait_text(follow: Follow, now: int, waiting_since: int | None) -> str:
 
 
 async def tournament_command(args: Any, output: Output) -> int:
-    """`solitaire tournament list | show | create` (`join` is tournament_join.py's)."""
+    """`solitaire tournament list | show | create` (`join` is join.py's)."""
     if args.tournament_command == "list":
         return await list_tournaments(args, sys.stdout)
     if args.tournament_command == "show":
