@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_quick_run_reports_each_level_and_the_servers_cost(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env["ARENA_ANALYSIS_MAX_NODES"] = "0"  # a smoke run: no game analysed beside it
     env["BENCH_RESULTS_DIR"] = str(tmp_path)
     done = subprocess.run(
         [sys.executable, "-m", "bench.bots", "--quick", "--workers", "1"],

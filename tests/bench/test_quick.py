@@ -50,6 +50,7 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> Quick:
         key = (name, *args)
         if key not in reports:
             env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+            env["ARENA_ANALYSIS_MAX_NODES"] = "0"  # a smoke run: no game analysed beside it
             env["BENCH_RESULTS_DIR"] = str(results)
             done = subprocess.run(
                 [sys.executable, "-m", f"bench.{name}", "--quick", *args],
