@@ -41,7 +41,15 @@ import msgpack
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from bench.common import PrivateRedis, machine, quantiles_ms, raise_nofile, table, write_json
+from bench.common import (
+    PrivateRedis,
+    free_port,
+    machine,
+    quantiles_ms,
+    raise_nofile,
+    table,
+    write_json,
+)
 
 TIMEOUT = 120.0  # seconds a storm may take in all before the run gives up
 GOAL_RATIO = 2.0
@@ -120,7 +128,7 @@ async def one(
                 await asyncio.sleep(retry_after_s(exc) * random.uniform(1.0, 1.5))
                 continue
             tally.lose(f"http_{exc.response.status_code}")
-        except (TimeoutError, OSError, Exception) as exc:  # a silent drop, by its kind
+        except Exception as exc:  # a silent drop (a reset, no HTTP answer, a timeout), by its kind
             tally.lose(type(exc).__name__)
         await asyncio.sleep(min(5.0, 0.2 * 2**attempt) * random.random())
 
@@ -278,10 +286,11 @@ async def _request(ws: Any, msg: dict[str, Any], answer: str) -> dict[str, Any]:
                     return dict(each)
 
 
-async def seated_racers(url: str, count: int) -> list[str]:
-    """``count`` racers seated in races of 4 that have started: their resume tokens. Their
-    connections stay open, as a server killed under them would leave them."""
+async def seated_racers(url: str, count: int) -> tuple[list[str], list[Any]]:
+    """``count`` racers seated in races of 4 that have started: their resume tokens, and their
+    connections, which the caller keeps open, as a server killed under them would leave them."""
     tokens: list[str] = []
+    held: list[Any] = []
     while len(tokens) < count:
         group = [await hello(url) for _ in range(min(4, count - len(tokens)))]
         made = {
@@ -296,12 +305,9 @@ async def seated_racers(url: str, count: int) -> list[str]:
             await _request(ws, {"type": "join", "room": code}, "joined")
             tokens.append(welcome["token"])
         await group[0][0].send(frame({"type": "start"}))
-        _HELD.extend(ws for ws, _ in group)
+        held.extend(ws for ws, _ in group)
     await asyncio.sleep(1.0)
-    return tokens
-
-
-_HELD: list[Any] = []  # the racers' connections, open until the server under them dies
+    return tokens, held
 
 
 def start_server(redis_url: str, log: Path, port: int, workers: int, extra: list[str]) -> Any:
@@ -352,7 +358,7 @@ def main() -> None:
         "workers": args.workers,
         "clients": args.clients,
     }
-    port = _free()
+    port = free_port()
     bare = bare_server(port)
     try:
         jobs = [{"room": "bare"} for _ in range(spectators)]
@@ -364,18 +370,15 @@ def main() -> None:
     redis = PrivateRedis("everysec")
     log = Path(tempfile.mkdtemp(prefix="bench-storm-")) / "server.log"
     try:
-        port = _free()
+        port = free_port()
         server = start_server(redis.url, log, port, args.workers, args.server_args.split())
         url = f"ws://127.0.0.1:{port}/"
         try:
             code = asyncio.run(race_room(url))
             jobs = [{"room": code} for _ in range(spectators)]
             report["spectators"] = judged(run_storm(url, jobs, args.seconds, args.clients), bare_s)
-
-            async def seat() -> list[str]:
-                return await seated_racers(url, racers)
-
-            tokens = asyncio.run(seat())
+            # Their connections stay referenced (open) until the kill below.
+            tokens, _racing = asyncio.run(seated_racers(url, racers))
         finally:
             os.kill(server.process.pid, signal.SIGKILL)
             server.process.wait()
@@ -409,12 +412,6 @@ def main() -> None:
             )
     print(table(rows, "bench.storm"))
     print(write_json("storm.json", report))
-
-
-def _free() -> int:
-    from bench.common import free_port
-
-    return free_port()
 
 
 if __name__ == "__main__":

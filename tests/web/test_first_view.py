@@ -43,8 +43,10 @@ class Preview(HTMLParser):
                 self.meta[key] = str(fields["content"])
 
     def handle_endtag(self, tag: str) -> None:
-        while self._in and self._in.pop() != tag:
-            pass
+        # The element closes, and whatever was left open inside it (HTML lets some go unclosed).
+        while self._in:
+            if self._in.pop() == tag:
+                break
 
     def handle_data(self, data: str) -> None:
         if "title" in self._in:
