@@ -16,6 +16,7 @@ import pytest
 from tests.support.postgres_server import PostgresServer
 from tests.support.redis_cluster import LocalRedisCluster
 from tests.support.redis_server import RedisServer
+from tests.support.schedule import long_first
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 CHEAP_PASSWORDS = {
@@ -62,6 +63,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         backends = {params.get("backend"), params.get("archive")}
         if uses & E2E_FIXTURES or backends & E2E_BACKENDS:
             item.add_marker(pytest.mark.e2e)
+    # Under pytest-xdist the long tests go first, spread over the workers (tests/support/schedule).
+    items[:] = long_first(
+        items,
+        int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")),
+        is_long=lambda item: item.get_closest_marker("long") is not None,
+        unit_of=lambda item: item.nodeid.split("::")[0],
+    )
 
 
 @pytest.fixture(autouse=True)

@@ -70,7 +70,13 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> Quick:
     return run
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+LONG = {"load", "archive", "soak"}
+"""The quick runs of ten seconds or more (see the ``long`` marker)."""
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.long) if n in LONG else n for n in sorted(CASES)]
+)
 def test_quick_mode_runs_and_writes_its_results(quick: Quick, name: str) -> None:
     report = quick(name)
     assert report.keys() >= CASES[name][1]
@@ -117,6 +123,7 @@ def test_load_reports_every_figure_for_server_and_both_ceilings(quick: Quick) ->
     assert set(report["versions"]) >= {"websockets", "redis", "msgpack", "redis-server"}
 
 
+@pytest.mark.long
 def test_load_sweeps_the_paced_load_beside_the_fan_out_ceiling(quick: Quick) -> None:
     # The ceiling appends on the pipelined connection here, as the server does (the main quick
     # run keeps the pooled one the goals are set against).

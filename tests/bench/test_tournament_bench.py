@@ -16,6 +16,7 @@ pytestmark = pytest.mark.e2e  # it starts a redis-server and a server
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.long
 def test_the_tournament_bench_runs_and_reports_every_figure(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
     env["ARENA_ANALYSIS_MAX_NODES"] = "0"  # a smoke run: no game analysed beside it

@@ -9,6 +9,7 @@ import stat
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from tests.client.pty_driver import finish, spawn, type_line, words
 from tests.support.server_process import ServerProcess
@@ -34,6 +35,7 @@ def login(server: ServerProcess, env: dict[str, str], name: str, password: str) 
     return child
 
 
+@pytest.mark.long
 def test_register_login_a_rated_race_then_leaderboard_and_profile(
     server: ServerProcess, tmp_path: Path
 ) -> None:

@@ -69,6 +69,7 @@ def test_a_race_created_with_bots_and_one_added_in_the_lobby(server: ServerProce
         ann.close(force=True)
 
 
+@pytest.mark.long
 def test_a_quick_race_with_nobody_else_races_a_bot(server: ServerProcess) -> None:
     ann = run(server, "ann", "race", "quick", "--variant", "quadrennial")
     try:

@@ -151,6 +151,7 @@ def test_solitaire_rules_prints_each_game() -> None:
     assert "open seed: the creator knows the deck" in out
 
 
+@pytest.mark.long
 def test_the_rules_ship_inside_an_installed_wheel(tmp_path: Path) -> None:
     wheels = tmp_path / "wheels"
     subprocess.run(

@@ -119,6 +119,7 @@ def test_ctrl_c_leaves_the_queue(server: ServerProcess, tmp_path: Path) -> None:
         other.close(force=True)
 
 
+@pytest.mark.long
 def test_a_match_that_falls_through_searches_again_until_a_race(
     server: ServerProcess, redis_server: RedisServer, prefix: str, tmp_path: Path
 ) -> None:

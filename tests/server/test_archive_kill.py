@@ -8,6 +8,8 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
+
 from bench.archive import fill, own_seats, play_pool, room_id
 from server.archive import SqliteArchive
 from server.race.services.archiver import ARCHIVE_DUE_INDEX
@@ -21,6 +23,7 @@ from tests.support.server_process import ServerProcess
 ROOMS = 150
 
 
+@pytest.mark.long
 async def test_a_server_killed_while_archiving_loses_no_race(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:

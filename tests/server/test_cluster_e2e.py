@@ -10,6 +10,8 @@ import signal
 import uuid
 from pathlib import Path
 
+import pytest
+
 from server.store import RedisEventStore
 from shared import apply_move, deal_deck, new_game, public_fold, public_view, resign
 from tests.server.causal import violations
@@ -294,6 +296,7 @@ async def test_a_lagging_replica_loses_acked_moves_without_ack_after_replicas(
     assert lost == STALLED
 
 
+@pytest.mark.long
 async def test_with_ack_after_replicas_no_acked_move_is_lost(
     redis_cluster_replicas: LocalRedisCluster, tmp_path: Path
 ) -> None:

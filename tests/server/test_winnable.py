@@ -152,6 +152,7 @@ async def test_a_hint_after_the_game_is_won_is_game_over_or_not_racing(
         await ann.close()
 
 
+@pytest.mark.long
 async def test_moves_are_answered_while_a_winnable_room_is_prepared(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:

@@ -255,6 +255,7 @@ def test_pruning_keeps_every_answer_and_searches_less(pruning: Pruning) -> None:
     assert on_nodes < off_nodes if strict else on_nodes <= off_nodes
 
 
+@pytest.mark.long
 def test_the_streamliner_keeps_every_answer() -> None:
     """The Swiss streamliner only narrows the moves it tries first, and proves nothing when it
     fails: with it and without it the verdicts agree wherever both finish."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 import shared
 from shared import GameState, new_game, solve
 from shared.solver import ALL_PRUNINGS, Status
@@ -55,6 +57,7 @@ def test_a_fresh_deal_has_a_potential_of_at_most_seventy_nine() -> None:
         assert 54 <= potential(node) <= 54 + 25
 
 
+@pytest.mark.long
 def test_census_wins_where_the_complete_search_wins() -> None:
     """A census that reaches a win has found a won position reachable from the start; the
     complete search (no bound, no streamliner) must then find a line too, and never call the

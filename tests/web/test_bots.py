@@ -148,6 +148,7 @@ def test_the_lobbys_creator_adds_a_bot_with_the_button(
     assert page.execute_script(BOT_ROWS) == 2
 
 
+@pytest.mark.long
 def test_a_quick_race_with_nobody_else_gives_a_bot(
     bot_page: webdriver.Chrome, bot_arena: ServerProcess
 ) -> None:

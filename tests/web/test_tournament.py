@@ -123,6 +123,7 @@ def two_players(
     return home
 
 
+@pytest.mark.long
 def test_join_play_a_race_see_the_standings_move_and_the_podium(
     browser: webdriver.Chrome, arena: ServerProcess, tmp_path: Path, terminals: list
 ) -> None:
@@ -307,6 +308,7 @@ def test_a_visitor_watches_the_leaders_race_live(
     assert severe_console_messages(page) == []
 
 
+@pytest.mark.long
 def test_a_reload_mid_race_takes_the_seat_back_in_the_tournament_page(
     browser: webdriver.Chrome, arena: ServerProcess, tmp_path: Path, terminals: list
 ) -> None:
@@ -381,6 +383,7 @@ def test_a_race_whose_seat_never_comes_closes_and_the_page_waits_again(
     assert severe_console_messages(page) == []
 
 
+@pytest.mark.long
 def test_a_berserk_clock_that_runs_out_reads_as_a_timeout_in_the_page(
     browser: webdriver.Chrome, arena: ServerProcess, tmp_path: Path, terminals: list
 ) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -140,6 +141,7 @@ def spectator_events(spectator: Client) -> dict[str, list[dict[str, Any]]]:
     return {player: spectator.game_events(player) for player in players}
 
 
+@pytest.mark.long
 async def test_watch_shows_the_live_race_fairly_and_follows_it_to_the_results(
     arena: ServerProcess, browser: webdriver.Chrome, tmp_path: Path
 ) -> None:

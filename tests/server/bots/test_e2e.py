@@ -55,6 +55,7 @@ def assert_floor(events: list[dict[str, Any]]) -> None:
 
 
 @pytest.mark.parametrize("variant", ["swiss", "quadrennial"])
+@pytest.mark.long
 async def test_a_person_and_three_bots_race_to_the_end(variant: str, tmp_path: Path) -> None:
     server = ServerProcess(log_path=tmp_path / "server.log", extra_args=BOTS)
     server.start()
@@ -187,6 +188,7 @@ async def finish_and_check(url: str, room: str, bot: str, token: str, moved: int
         await back.close()
 
 
+@pytest.mark.long
 async def test_a_bot_goes_on_on_another_process_after_a_kill(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
@@ -229,6 +231,7 @@ async def test_a_bot_goes_on_on_another_process_after_a_kill(
     assert '"bot_claimed"' in (tmp_path / "two.log").read_text()
 
 
+@pytest.mark.long
 async def test_a_bot_goes_on_after_the_embedded_server_restarts(tmp_path: Path) -> None:
     args = [*BOTS, "--heartbeat-s", "1"]
     server = ServerProcess(

@@ -75,6 +75,7 @@ def card_strings(deck: list[str]) -> list[bytes]:
 
 
 @pytest.mark.parametrize("topology", ["redis", "cluster"])
+@pytest.mark.long
 async def test_one_attempt_a_day_fair_until_the_day_ends_then_revealed(
     topology: str,
     request: pytest.FixtureRequest,

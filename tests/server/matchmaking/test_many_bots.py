@@ -218,6 +218,7 @@ def _servers(url: str, prefix: str, tmp_path: Path, *extra: str) -> list[ServerP
 
 
 @pytest.mark.parametrize("topology", ["redis", "cluster"])
+@pytest.mark.long
 async def test_forty_bots_on_two_processes(
     topology: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:

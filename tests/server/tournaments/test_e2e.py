@@ -14,6 +14,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from server.archive.sqlite import SqliteArchive
 from server.runtime.clock import SystemClock
 from server.store import RedisEventStore
@@ -221,6 +223,7 @@ async def forty_racers_on_two_processes_one_killed(
             server.stop()
 
 
+@pytest.mark.long
 async def test_forty_racers_on_two_processes_one_killed_on_redis(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
@@ -232,6 +235,7 @@ async def test_forty_racers_on_two_processes_one_killed_on_redis(
     )
 
 
+@pytest.mark.long
 async def test_forty_racers_on_two_processes_one_killed_on_a_cluster(
     redis_cluster: LocalRedisCluster, tmp_path: Path
 ) -> None:
