@@ -408,10 +408,15 @@ def test_a_berserk_clock_that_runs_out_reads_as_a_timeout_in_the_page(
     lead = wait_text(page, "#my-race #lead", "You ran out of time with 0 cards", wait_s=20)
     assert "resigned" not in lead
     xan.expect(words("webwes ran out of time with 0 cards on the foundations."), timeout=20)
-    cells = page.execute_script(
-        "return [...document.querySelectorAll('#my-race td.status')].map((c) => c.textContent)"
-    )
-    assert "ran out of time" in cells, cells
+
+    def statuses(d: webdriver.Chrome) -> list[str]:
+        return d.execute_script(
+            "return [...document.querySelectorAll('#my-race td.status')].map((c) => c.textContent)"
+        )
+
+    # The panel's rows follow the lead line on the page's next render.
+    WebDriverWait(page, 20).until(lambda d: "ran out of time" in statuses(d))
+    cells = statuses(page)
     assert "resigned" not in cells
     type_line(xan, "resign")
     xan.expect("Resign this game")
