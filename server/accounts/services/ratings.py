@@ -24,6 +24,7 @@ from server.accounts.domain.ratings import (
     FairPlayMarked,
     FairPlayUnmarked,
     RaceRated,
+    RacerRenamed,
     RatingTable,
     decide_rating,
     encode,
@@ -203,6 +204,28 @@ class Ratings:
                 raise ServerError("the ratings are changing too fast; try again")
             await self._rewrite_index(table)
         log.info("fair_play_marked" if marked else "fair_play_unmarked", account=account)
+
+    async def rename(self, account: str, name: str) -> None:
+        """A rename in every variant's log, and the account's leaderboard rows rewritten: every
+        process (and a rebuild) folds the new name at the same place."""
+        for variant in VARIANTS:
+            for _ in range(50):
+                table = await self.catch_up(variant)
+                if table.names.get(account) == name:
+                    break
+                event = RacerRenamed(self.clock.now_ms(), account, name)
+                try:
+                    await self.store.append(
+                        ratings_stream(variant), [encode(event)], expected_version=table.version
+                    )
+                except WrongExpectedVersion:
+                    continue
+                table = await self.catch_up(variant)
+                break
+            else:
+                raise ServerError("the ratings are changing too fast; try again")
+            await self.write_rows(variant, [account])
+        log.info("racer_renamed", account=account)
 
     def marked(self) -> frozenset[str]:
         """The accounts a fair-play mark holds on, as this process has folded the log (every
