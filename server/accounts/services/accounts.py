@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from server.accounts.domain import accounts as a
 from server.accounts.services.limits import AttemptLimiter
@@ -226,11 +226,12 @@ class Accounts:
         async def decide(account: a.Account | None) -> list[a.AccountEvent]:
             return a.decide_rename(account, owner=owner, name=name, why=why, now=now)
 
-        account, events = await self._decided(folded, decide)
-        assert account is not None  # decide_rename refused otherwise
+        _, events = await self._decided(folded, decide)
         if events:
             log.info("account_renamed", account=folded, name=name)
-        return replace(account, name=name)
+        renamed = await self.account(folded)
+        assert renamed is not None  # decide_rename refused otherwise
+        return renamed
 
     async def told(self, folded: str) -> None:
         """The player was told of the rename: not again at the next login."""
