@@ -206,6 +206,11 @@ class Ratings:
         variant's log takes every mark; the periodic sweep folds what other processes wrote)."""
         return frozenset(self.tables[VARIANTS[0]].marked)
 
+    def renamed(self) -> dict[str, str]:
+        """The accounts a moderator renamed and their names now, as this process has folded
+        the log (every variant's log takes every rename), for what shows names beside ratings."""
+        return self.tables[VARIANTS[0]].names
+
     async def is_marked(self, account: str) -> bool:
         """Whether a fair-play mark holds on the account (as this process has folded it)."""
         table = await self.catch_up(VARIANTS[0])
