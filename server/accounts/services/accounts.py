@@ -22,7 +22,7 @@ from server.runtime.clock import Clock
 from server.runtime.config import Config
 from server.runtime.logging import get_logger
 from server.store import EventStore
-from shared.errors import ServerError, WrongExpectedVersion
+from shared.errors import ArenaError, ServerError, WrongExpectedVersion
 
 log = get_logger("server.accounts")
 
@@ -234,13 +234,17 @@ class Accounts:
         return renamed
 
     async def told(self, folded: str) -> None:
-        """The player was told of the rename: not again at the next login."""
+        """The player was told of the rename: not again at the next login. A store that fails
+        here fails no login: the notice is told again next time, which is better than never."""
         now = self.clock.now_ms()
 
         async def decide(account: a.Account | None) -> list[a.AccountEvent]:
             return a.decide_told(account, now=now)
 
-        await self._decided(folded, decide)
+        try:
+            await self._decided(folded, decide)
+        except ArenaError as exc:
+            log.warning("notice_not_noted", account=folded, code=exc.code)
 
     async def _verify(self, account: a.Account | None, password: str) -> tuple[bool, str | None]:
         """``Passwords.verify`` against the account's hash; no account takes as long, and fails."""
