@@ -66,7 +66,11 @@ class Accounts:
     async def named(self, raw_name: str) -> a.Account | None:
         """The account a name as typed finds (its name now, or one it had): what login,
         profiles, reports and moderators look accounts up by."""
-        key = await self.key_of(fold_name(a.clean_name(raw_name)))
+        folded = fold_name(a.clean_name(raw_name))
+        events = [e.data for e in await self.store.read(a.account_stream(folded))]
+        key = a.owner_of_name(folded, events)
+        if key == folded:  # its first name: the stream read is the account's own
+            return a.fold_account(events)
         return await self.account(key) if key is not None else None
 
     async def _limit(self, address: str, folded: str) -> None:
