@@ -101,7 +101,9 @@ async def open_logged_in(args: Any) -> Connection:
     """A connection with the saved key (none saved: a guest's, and the server answers
     not_logged_in where an account is needed)."""
     saved = key_store().load(args.server)
-    return await _open(args, saved["key"] if saved is not None else None)
+    conn = await _open(args, saved["key"] if saved is not None else None)
+    tell_notice(conn)
+    return conn
 
 
 def _duration(ms: int | None) -> str:
@@ -207,6 +209,21 @@ def ratings_line(changes: list[dict[str, Any]], *, ascii: bool = False) -> str:
     return "Ratings: " + ", ".join(parts)
 
 
+def notice_line(answer: Mapping[str, Any]) -> list[str]:
+    """A moderator's rename the server tells once (a login's answer, a key's welcome): shown
+    before anything else, for the player learns their new name from it."""
+    notice = answer.get("notice")
+    return [f"Notice: {notice}"] if isinstance(notice, str) else []
+
+
+def tell_notice(conn: Connection) -> None:
+    """The welcome's notice on standard error: told once by the server, so never lost to a
+    --json answer on standard output."""
+    for line in notice_line(conn.welcome):
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
 def _print(out: TextIO, lines: list[str]) -> None:
     for line in lines:
         out.write(line + "\n")
@@ -233,10 +250,11 @@ async def account_command(args: Any, output: Output, out: TextIO | None = None) 
             await conn.close()
         store.save(args.server, answer["name"], answer["key"])
         verb = "Registered and logged in" if command == "register" else "Logged in"
-        _print(out, [f"{verb} as {answer['name']}."])
+        _print(out, [*notice_line(answer), f"{verb} as {answer['name']}."])
         return 0
     conn = await _open(args, key)
     try:
+        tell_notice(conn)
         account = conn.welcome.get("account")
         if command == "logout":
             if key is not None and account is not None:

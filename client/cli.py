@@ -448,11 +448,14 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     mod = sub.add_parser(
         "mod",
         parents=[common],
-        help="moderate: the queue, the log, an account; mark, close and undo",
+        help="moderate: the queue, the log, an account; mark, close, rename and undo",
         description="For the accounts the server names with --moderators. 'mark' takes the "
         "account's rated races out of every rating and the account out of the leaderboards; "
-        "'close' ends its logins and refuses new ones; 'unmark' and 'reopen' undo them. Every "
-        "action needs --reason and is kept in the moderators' log (docs/operations.md).",
+        "'close' ends its logins and refuses new ones; 'unmark' and 'reopen' undo them; "
+        "'rename' gives an account whose name breaks the rules a new one (its ratings and "
+        "password stay, the player is told at their next login, and the old name stays "
+        "theirs). Every action needs --reason and is kept in the moderators' log "
+        "(docs/operations.md).",
     )
     mod_sub = mod.add_subparsers(dest="mod_command", required=True, metavar="ACTION")
     mod_sub.add_parser("queue", parents=[common], help="reports waiting for a moderator")
@@ -468,6 +471,14 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         acting = mod_sub.add_parser(action, parents=[common], help=text)
         acting.add_argument("player", metavar="NAME")
         acting.add_argument("--reason", required=True, metavar="TEXT", help="why, for the log")
+    renaming = mod_sub.add_parser(
+        "rename", parents=[common], help="rename an account whose name breaks the rules"
+    )
+    renaming.add_argument("player", metavar="NAME")
+    renaming.add_argument("new_name", metavar="NEW", help="its new name (as registration takes)")
+    renaming.add_argument(
+        "--reason", required=True, metavar="TEXT", help="why: for the log, and told to the player"
+    )
     rules = sub.add_parser(
         "rules",
         help="how to play Swiss and Quadrennial",

@@ -45,8 +45,9 @@ def queue_lines(rows: list[Mapping[str, Any]]) -> list[str]:
 
 
 def action_line(row: Mapping[str, Any]) -> list[str]:
+    to = f" to {row['new_name']}" if row.get("new_name") else ""
     return _wrapped(
-        f"{_when(row['at'])}  {row['moderator']} {row['action']} {row['name']}: {row['why']}",
+        f"{_when(row['at'])}  {row['moderator']} {row['action']} {row['name']}{to}: {row['why']}",
         "  ",
     )
 
@@ -103,13 +104,16 @@ async def referee_command(args: Any, output: Output, out: TextIO | None = None) 
             )
             lines = account_lines(answer)
         else:
+            action = {
+                "type": "mod_action",
+                "action": args.mod_command,
+                "name": args.player,
+                "reason": args.reason or "",
+            }
+            if args.mod_command == "rename":
+                action["new_name"] = args.new_name
             answer = await conn.request(
-                {
-                    "type": "mod_action",
-                    "action": args.mod_command,
-                    "name": args.player,
-                    "reason": args.reason or "",
-                },
+                action,
                 expect="mod_done",
                 retry_rate_limited=False,
             )

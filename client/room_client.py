@@ -153,7 +153,10 @@ class RoomClient:
 
     async def on_welcome(self, welcome: dict[str, Any]) -> None:
         """After a reconnect, get back where we were: a seat resumes, a spectator re-joins, a
-        mode asks again for what it follows."""
+        mode asks again for what it follows. A moderator's rename is told once, here."""
+        if isinstance(welcome.get("notice"), str):
+            self.session.say(f"Notice: {welcome['notice']}")
+            self.app.refresh()
         if self.conn is not None and self.conn.reconnects and self.after_welcome is not None:
             self._spawn(self.after_welcome())
         if self.conn is None or not self.conn.reconnects or self.state.room_id is None:

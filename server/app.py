@@ -102,6 +102,23 @@ def endpoint_of(app: App) -> Endpoint:
     )
 
 
+def configured_tournaments(app: App) -> Tournaments:
+    """Tournaments over the app's races, their ratings from the app's, and the accounts a
+    moderator marked (out of the standings) or renamed (shown under the new name)."""
+    return Tournaments(
+        app.store,
+        app.clock,
+        app.config,
+        app.race,
+        registry=app.metrics.registry,
+        seated=app.matchmaker.seated,
+        rating_of=app.ratings.rating_of,
+        hidden=app.ratings.marked,
+        renamed=app.ratings.renamed,
+        rate=app.ratings.record,
+    )
+
+
 def configured_referee(app: App) -> RefereeService:
     """Reports and moderators' actions over the app's accounts, ratings and rooms; the
     moderators and the report limit from the config."""
@@ -203,17 +220,7 @@ class App:
         self.race = Race(
             self.commands, self.delivery, self.metrics, check_view=self.challenges.check_view
         )
-        self.tournaments = Tournaments(
-            store,
-            clock,
-            config,
-            self.race,
-            registry=self.metrics.registry,
-            seated=self.matchmaker.seated,
-            rating_of=self.ratings.rating_of,
-            hidden=self.ratings.marked,
-            rate=self.ratings.record,
-        )
+        self.tournaments = configured_tournaments(self)
         self.referee = configured_referee(self)
         self.bots = BotRunner(self.commands, clock, config, self.solver)
         self.hub.listen(self.bots.on_change)

@@ -65,7 +65,7 @@ MOD_LOG = "mod_log"
 MOD_SHOW = "mod_show"
 MOD_ACTION = "mod_action"
 REPORT_REASONS = ("cheat", "name", "abuse", "other")
-MOD_ACTIONS = ("mark", "unmark", "close", "reopen")
+MOD_ACTIONS = ("mark", "unmark", "close", "reopen", "rename")
 ANALYSIS = "analysis"
 
 # Server → client message types.
@@ -414,6 +414,7 @@ CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("action", "str", choices=MOD_ACTIONS),
         _f("name", "str", max_len=MAX_NAME_LEN),
         _f("reason", "str", max_len=500),
+        _opt("new_name", "str", max_len=MAX_NAME_LEN),
     ),
     ANALYSIS: (
         _f("room", "str", max_len=MAX_ID_LEN),
@@ -431,6 +432,7 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("server", "str"),
         _f("limits", "map"),
         _opt("account", "str", "nil"),
+        _opt("notice", "str"),
     ),
     PONG: (_f("at", "int"),),
     ROOMS: (_f("rooms", "list", items="map"),),
@@ -481,7 +483,7 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("nodes", "int", min=0),
         _f("max_nodes", "int", min=1),
     ),
-    ACCOUNT: (_f("name", "str"), _f("key", "str")),
+    ACCOUNT: (_f("name", "str"), _f("key", "str"), _opt("notice", "str")),
     LOGGED_OUT: (),
     PASSWORD_CHANGED: (_f("revoked", "int", min=0),),
     STANDINGS: (
@@ -609,6 +611,7 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("account", "str"),
         _f("name", "str"),
         _f("why", "str"),
+        _opt("new_name", "str"),
     ),
     GAME_ANALYSIS: (
         _f("room", "str"),

@@ -74,6 +74,15 @@ def fold_name(name: str) -> str:
     return unicodedata.normalize("NFKC", name).casefold()
 
 
+def seat_account(name: str | None, key: str | None) -> str | None:
+    """What a race seat carries as its account, which seats, ratings and archives fold to the
+    account's key: its name while that folds to the key (an account never renamed), else the key
+    (a moderator renamed it; the seat shows the new name)."""
+    if name is None or key is None:
+        return name
+    return name if fold_name(name) == key else key
+
+
 BOT_NAMES = ("Ada", "Basil", "Cleo", "Dex", "Echo", "Fern", "Gus", "Hazel", "Iggy", "Juno")
 
 

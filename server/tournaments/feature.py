@@ -4,7 +4,7 @@ each connection's requests (the router's entry for tournaments)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from prometheus_client import CollectorRegistry
@@ -39,6 +39,7 @@ class Tournaments:
         seated: Callable[[str], Awaitable[None]],
         rating_of: RatingOf,
         hidden: Callable[[], frozenset[str]] = frozenset,
+        renamed: Callable[[], Mapping[str, str]] = dict,
         rate: Rate | None = None,
     ) -> None:
         self.config = config
@@ -47,7 +48,7 @@ class Tournaments:
         commands = race.commands
         archive = commands.hub.archive  # the finished rooms' archive takes them too
         kept = TournamentArchive(store, archive, clock) if archive is not None else None
-        self.book = TournamentBook(store, clock, kept, hidden=hidden)
+        self.book = TournamentBook(store, clock, kept, hidden=hidden, renamed=renamed)
         self.presence = TournamentPresence(store, clock, config, commands.presence)
         self.metrics = TournamentMetrics(registry)
         self.scorer = TournamentScorer(self.book, self.metrics, rate)

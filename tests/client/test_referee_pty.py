@@ -1,6 +1,7 @@
 """Reports and moderation through real pseudo-terminals at 80x24, against a real server on a
 real Redis that names a moderator: a player reports another, the moderator reads the queue,
-closes the account, sees it in the log, and the closed player can no longer log in."""
+closes the account, sees it in the log, and the closed player can no longer log in; then renames
+the reporter, who is told at her next login and is shown under the new name."""
 
 from __future__ import annotations
 
@@ -67,3 +68,23 @@ def test_report_queue_close_and_log_in_the_terminal(
     type_line(child, "bob's long secret")
     child.expect("is closed by a moderator")
     assert finish(child) == 2
+
+    # A rename: the moderator names the new name, the player is told at the next login (by the
+    # new name, with the old password), and everything shows the new name.
+    child = run(refereed, mia, "mod", "rename", "ann", "bob", "--reason", "taken")
+    child.expect("the name 'bob' is taken")
+    assert finish(child) == 2
+    child = run(refereed, mia, "mod", "rename", "ann", "Zoe", "--reason", "a rude name")
+    child.expect(words("mia rename ann to Zoe: a rude name"))
+    assert finish(child) == 0
+    child = run(refereed, ann, "login", "Zoe", "--password-stdin")
+    type_line(child, "ann's long secret")
+    child.expect(words("Notice: a moderator renamed your account from ann to Zoe: a rude name"))
+    child.expect(words("Logged in as Zoe."))
+    assert finish(child) == 0
+    child = run(refereed, ann, "whoami")
+    child.expect(words("Logged in as Zoe."))
+    assert finish(child) == 0
+    child = run(refereed, mia, "profile", "ann")  # the old name finds her, shown as she is now
+    child.expect(words("Profile: Zoe"))
+    assert finish(child) == 0

@@ -1,7 +1,8 @@
 """The referee in a real headless Chromium: a logged-in player reports another from the
 profile page by pointer and keyboard; a moderator's /mod shows the report, the account, and a
-fair-play mark that must be confirmed before it is sent, then the log; anyone else's /mod says
-moderators only, and the marked profile says it is marked."""
+fair-play mark that must be confirmed before it is sent, then the log, then a rename (its new
+name asked for, confirmed) that the renamed player's browser is told of once; anyone else's /mod
+says moderators only, and the marked profile says it is marked, under the new name."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.select import Select
 
 from tests.server.accounts.test_accounts_e2e import ask, register
+from tests.server.wsclient import Client
 from tests.support.redis_server import RedisServer
 from tests.support.server_process import ServerProcess
 from tests.web.conftest import blank_tab, severe_console_messages
@@ -61,6 +63,46 @@ LOG = ROWS.format("#log tbody tr[data-action]")
 PAGE = "return document.querySelector('main').textContent"
 
 
+NOTICE = "return document.querySelector('#notice')?.textContent ?? ''"
+
+
+async def renamed_in_the_browser(
+    browser: webdriver.Chrome, server: ServerProcess, mia: Client, bob_key: str
+) -> None:
+    """mia renames bob at /mod, the new name asked for and the rename confirmed; bob's browser
+    is told once, above the page, and keeps the new name."""
+    rename = browser.find_element(By.CSS_SELECTOR, "#account button[data-action=rename]")
+    why = browser.find_element(By.CSS_SELECTOR, "#account input")
+    await driven(browser, why.send_keys, "a rude name")
+    await driven(browser, rename.click)  # no new name yet: refused on the page
+    await until(browser, PAGE, lambda s: "Name the new name first" in s)
+    new_name = browser.find_element(By.CSS_SELECTOR, "#account input.new-name")
+    await driven(browser, new_name.send_keys, "Zed")
+    await driven(browser, rename.click)
+    confirm = await until(
+        browser, "return document.querySelector('#account button.confirm')?.textContent", bool
+    )
+    assert confirm == "Confirm: rename bob to Zed"
+    assert len((await ask(mia, {"type": "mod_log"}, "mod_log_rows"))["rows"]) == 1  # the mark
+    await driven(browser, browser.find_element(By.CSS_SELECTOR, "#account button.confirm").click)
+    await until(browser, PAGE, lambda s: "Done: mia rename bob to Zed." in s)
+    heading = "return document.querySelector('#account h2')?.textContent"
+    assert (await until(browser, heading, lambda s: s.startswith("Zed"))).startswith("Zed: marked")
+    logged = await until(browser, LOG, lambda rows: len(rows) == 2)
+    assert "bob → Zed" in logged[0]
+    assert "a rude name" in logged[0]
+
+    await driven(browser, logged_in, browser, server, "bob", bob_key)
+    await driven(browser, browser.get, f"http://127.0.0.1:{server.port}/")
+    told = await until(browser, NOTICE, bool)
+    assert "a moderator renamed your account from bob to Zed: a rude name" in told
+    kept = "return localStorage.getItem('arena.account')"
+    assert await until(browser, kept, lambda name: name == "Zed") == "Zed"
+    await driven(browser, browser.get, f"http://127.0.0.1:{server.port}/")
+    await until(browser, PAGE, lambda s: "Logged in as Zed" in s)
+    assert await until(browser, NOTICE, lambda s: s == "") == ""  # told once
+
+
 async def test_report_from_a_profile_then_a_moderator_marks_with_a_confirmation(
     refereed: ServerProcess, session_browser: webdriver.Chrome
 ) -> None:
@@ -69,7 +111,7 @@ async def test_report_from_a_profile_then_a_moderator_marks_with_a_confirmation(
     clients = []
     try:
         ann, ann_key = await register(refereed.url, "ann")
-        bob, _ = await register(refereed.url, "bob")
+        bob, bob_key = await register(refereed.url, "bob")
         mia, mia_key = await register(refereed.url, "mia")
         clients = [ann, bob, mia]
 
@@ -119,11 +161,12 @@ async def test_report_from_a_profile_then_a_moderator_marks_with_a_confirmation(
         logged = await until(browser, LOG, bool)
         assert "names an insult" in logged[0]
         assert await until(browser, QUEUE, lambda rows: rows == []) == []
+        await renamed_in_the_browser(browser, refereed, mia, bob_key)
 
         card = await ask(ann, {"type": "profile", "name": "bob"}, "player_card")
-        assert card["marked"] is True
-        await driven(browser, browser.get, f"{web}/@/bob")
-        await until(browser, PAGE, lambda s: "fair-play mark" in s)
+        assert (card["name"], card["marked"]) == ("Zed", True)
+        await driven(browser, browser.get, f"{web}/@/bob")  # the old name finds the account
+        await until(browser, PAGE, lambda s: "fair-play mark" in s and "Zed" in s)
         assert severe_console_messages(browser) == []
     finally:
         for client in clients:

@@ -75,17 +75,55 @@ class AccountReopened(AccountEvent):
     TYPE: ClassVar[str] = "account_reopened"
 
 
+@dataclass(frozen=True, slots=True)
+class AccountRenamed(AccountEvent):
+    """A moderator renamed the account from ``old_name`` to ``name``, saying ``why``: the
+    account's key (its stream, its ratings, its seats) stays its first name's fold."""
+
+    TYPE: ClassVar[str] = "account_renamed"
+    name: str
+    old_name: str
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class NameClaimed(AccountEvent):
+    """The first event of a name's stream whose name an account took by a rename: the name is
+    ``account``'s (the key of the account that holds it), taken as registration takes one."""
+
+    TYPE: ClassVar[str] = "name_claimed"
+    account: str
+
+
+@dataclass(frozen=True, slots=True)
+class NoticeTold(AccountEvent):
+    """The player was told of the rename (a login answered with the notice): told once."""
+
+    TYPE: ClassVar[str] = "notice_told"
+
+
 SCHEMA: Schema[AccountEvent] = Schema(
     "account",
     ACCOUNT_EVENT_VERSION,
-    (AccountCreated, KeyIssued, KeyRevoked, PasswordChanged, AccountClosed, AccountReopened),
+    (
+        AccountCreated,
+        KeyIssued,
+        KeyRevoked,
+        PasswordChanged,
+        AccountClosed,
+        AccountReopened,
+        AccountRenamed,
+        NameClaimed,
+        NoticeTold,
+    ),
 )
 encode = SCHEMA.encode
 decode = SCHEMA.decode
 
 
 def account_stream(folded: str) -> str:
-    """One stream per account, its hash tag the folded name: the claim is one slot's append."""
+    """One stream per account, its hash tag the folded name: the claim is one slot's append.
+    A name an account took by a rename has a stream of that form too, its ``NameClaimed``."""
     return f"{{acct:{folded}}}:account"
 
 
@@ -103,6 +141,7 @@ class Account:
     keys: frozenset[str] = field(default_factory=frozenset)
     version: int = 0
     closed: bool = False
+    notice: str | None = None  # a rename the player has not been told of yet
 
 
 def fold_account(events: Iterable[Mapping[str, Any]]) -> Account | None:
@@ -122,8 +161,26 @@ def fold_account(events: Iterable[Mapping[str, Any]]) -> Account | None:
             account = replace(account, password_hash=event.password_hash)
         elif isinstance(event, AccountClosed | AccountReopened):
             account = replace(account, closed=isinstance(event, AccountClosed))
+        elif isinstance(event, AccountRenamed):
+            notice = f"a moderator renamed your account from {event.old_name} to {event.name}"
+            account = replace(account, name=event.name, notice=f"{notice}: {event.why}")
+        elif isinstance(event, NoticeTold):
+            account = replace(account, notice=None)
         account = replace(account, version=version)
     return account
+
+
+def owner_of_name(folded: str, events: Iterable[Mapping[str, Any]]) -> str | None:
+    """The key of the account a name's stream gives the name to: the account itself (its first
+    name), the one a rename gave it to, or None for a free name. A name once held stays its
+    account's: nobody else may take it to pass for them."""
+    for data in events:
+        event = decode(data)
+        if isinstance(event, AccountCreated):
+            return folded
+        if isinstance(event, NameClaimed):
+            return event.account
+    return None
 
 
 def check_name(raw: str) -> tuple[str, str]:
@@ -203,6 +260,26 @@ def decide_close(account: Account | None, *, now: int) -> list[AccountEvent]:
     if account.closed:
         return []
     return [AccountClosed(now), *(KeyRevoked(now, k) for k in sorted(account.keys))]
+
+
+def decide_rename(
+    account: Account | None, *, owner: str | None, name: str, why: str, now: int
+) -> list[AccountEvent]:
+    """The account renamed to ``name`` (checked by ``check_name``), whose stream's ``owner`` is
+    the account itself (its first name, or one it held or claimed) or nobody: name_taken for
+    another account's; nothing when the account has that name already (a retry)."""
+    if account is None:
+        raise NoSuchAccount("no such account")
+    if owner is not None and owner != account.id:
+        raise NameTaken(f"the name {name!r} is taken")
+    if account.name == name:
+        return []
+    return [AccountRenamed(now, name, account.name, why)]
+
+
+def decide_told(account: Account | None, *, now: int) -> list[AccountEvent]:
+    """The rename's notice told; nothing when there is none (told already, by another login)."""
+    return [NoticeTold(now)] if account is not None and account.notice is not None else []
 
 
 def decide_reopen(account: Account | None, *, now: int) -> list[AccountEvent]:

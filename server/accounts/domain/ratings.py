@@ -65,12 +65,23 @@ class FairPlayUnmarked:
     account: str
 
 
-RatingEvent = RaceRated | FairPlayMarked | FairPlayUnmarked
+@dataclass(frozen=True, slots=True)
+class RacerRenamed:
+    """A moderator renamed the account (``account_renamed`` in its stream): the leaderboard
+    shows ``name`` from here on, whatever name a race folded later was played under."""
+
+    TYPE: ClassVar[str] = "racer_renamed"
+    at: int
+    account: str
+    name: str
+
+
+RatingEvent = RaceRated | FairPlayMarked | FairPlayUnmarked | RacerRenamed
 
 SCHEMA: Schema[RatingEvent] = Schema(
     "rating",
     RATING_EVENT_VERSION,
-    (RaceRated, FairPlayMarked, FairPlayUnmarked),
+    (RaceRated, FairPlayMarked, FairPlayUnmarked, RacerRenamed),
     sequences=("racers",),
 )
 encode = SCHEMA.encode
@@ -190,6 +201,7 @@ class RatingTable:
     players: dict[str, Standing] = field(default_factory=dict)
     races: dict[str, tuple[Change, ...]] = field(default_factory=dict)
     marked: set[str] = field(default_factory=set)
+    names: dict[str, str] = field(default_factory=dict)  # account -> the name a rename gave
     refold_from_start: bool = False  # a mark or unmark changed the marked accounts
     replaying: bool = False  # folding the log again with ``marked`` known from the start
 
@@ -209,20 +221,27 @@ class RatingTable:
                     self.marked.discard(event.account)
                 self.refold_from_start |= self.marked != held
             return ()
+        if isinstance(event, RacerRenamed):
+            self.names[event.account] = event.name
+            if event.account in self.players:
+                self.players[event.account].name = event.name
+            return ()
         if event.room in self.races:
             return self.races[event.room]
         if any(r["account"] in self.marked for r in event.racers):
             self.races[event.room] = ()  # rated, and counting for nobody while the mark holds
             return ()
+        names = [self.names.get(r["account"], r["name"]) for r in event.racers]
         standings = [
-            self.players.setdefault(r["account"], Standing(r["name"])) for r in event.racers
+            self.players.setdefault(r["account"], Standing(name))
+            for r, name in zip(event.racers, names, strict=True)
         ]
         # The rating objects themselves: rate() copies them, so ours are never changed in place.
         rated = MODEL.rate([[s.skill] for s in standings], ranks=[r["place"] for r in event.racers])
         changes = []
-        for racer, standing, team in zip(event.racers, standings, rated, strict=True):
+        for racer, name, standing, team in zip(event.racers, names, standings, rated, strict=True):
             before = standing.rating
-            standing.name = racer["name"]
+            standing.name = name
             standing.skill = team[0]
             standing.games += 1
             if racer["won"]:
@@ -232,7 +251,7 @@ class RatingTable:
                     standing.best_ms = time_ms
             change = Change(
                 racer["account"],
-                racer["name"],
+                name,
                 racer["place"],
                 before,
                 standing.rating,

@@ -22,7 +22,7 @@ from server.runtime.clock import Clock
 from server.runtime.config import Config
 from server.runtime.logging import get_logger
 from server.store import EventStore
-from shared.errors import ServerError, WrongExpectedVersion
+from shared.errors import ArenaError, ServerError, WrongExpectedVersion
 
 log = get_logger("server.accounts")
 
@@ -36,6 +36,7 @@ class Login:
     id: str
     name: str
     key: str
+    notice: str | None = None  # a moderator's rename the player is told of, once
 
 
 class Accounts:
@@ -52,8 +53,25 @@ class Accounts:
         )
 
     async def account(self, folded: str) -> a.Account | None:
+        """The account whose key (its first name, folded) is ``folded``."""
         events = await self.store.read(a.account_stream(folded))
         return a.fold_account(e.data for e in events)
+
+    async def key_of(self, folded: str) -> str | None:
+        """The key of the account a folded name is (or was) the name of; None for a free name.
+        A name an account was renamed from stays its: it finds the account, as a redirect."""
+        events = await self.store.read(a.account_stream(folded))
+        return a.owner_of_name(folded, (e.data for e in events))
+
+    async def named(self, raw_name: str) -> a.Account | None:
+        """The account a name as typed finds (its name now, or one it had): what login,
+        profiles, reports and moderators look accounts up by."""
+        folded = fold_name(a.clean_name(raw_name))
+        events = [e.data for e in await self.store.read(a.account_stream(folded))]
+        key = a.owner_of_name(folded, events)
+        if key == folded:  # its first name: the stream read is the account's own
+            return a.fold_account(events)
+        return await self.account(key) if key is not None else None
 
     async def _limit(self, address: str, folded: str) -> None:
         await self.per_address.attempt(address)
@@ -90,6 +108,7 @@ class Accounts:
         if len(password) > a.MAX_PASSWORD:
             a.check_password(password)
         await self._limit(address, folded)
+        folded = await self.key_of(folded) or folded  # a renamed account's key
         key = secrets.token_urlsafe(a.KEY_BYTES)
 
         async def decide(account: a.Account | None) -> list[a.AccountEvent]:
@@ -106,7 +125,9 @@ class Accounts:
         assert account is not None  # decide_login refused otherwise
         await self.store.index_put(KEY_INDEX, a.key_hash(key), 0, folded.encode())
         log.info("account_login", account=folded)
-        return Login(folded, account.name, key)
+        if account.notice is not None:
+            await self.told(folded)
+        return Login(folded, account.name, key, account.notice)
 
     async def authenticate(self, key: str) -> a.Account | None:
         """The account whose live key this is; None for an unknown or revoked key."""
@@ -187,6 +208,47 @@ class Accounts:
 
         _, events = await self._decided(folded, decide)
         return bool(events)
+
+    async def rename(self, folded: str, raw_name: str, why: str) -> a.Account:
+        """A moderator renames the account whose key is ``folded``: the new name is claimed
+        first (its stream's first event, as registration claims one: atomic on any store and
+        slot), then the account's stream says its new name. Both steps are idempotent, so a
+        retry after a crash between them finishes the rename. The account as renamed."""
+        name, new = a.check_name(raw_name)
+        owner = await self.key_of(new)
+        if owner is None:
+            try:
+                claim = a.NameClaimed(self.clock.now_ms(), folded)
+                await self.store.append(
+                    a.account_stream(new), [a.encode(claim)], expected_version=0
+                )
+            except WrongExpectedVersion:
+                pass  # claimed meanwhile: by whom is read again below
+            owner = await self.key_of(new)
+        now = self.clock.now_ms()
+
+        async def decide(account: a.Account | None) -> list[a.AccountEvent]:
+            return a.decide_rename(account, owner=owner, name=name, why=why, now=now)
+
+        _, events = await self._decided(folded, decide)
+        if events:
+            log.info("account_renamed", account=folded, name=name)
+        renamed = await self.account(folded)
+        assert renamed is not None  # decide_rename refused otherwise
+        return renamed
+
+    async def told(self, folded: str) -> None:
+        """The player was told of the rename: not again at the next login. A store that fails
+        here fails no login: the notice is told again next time, which is better than never."""
+        now = self.clock.now_ms()
+
+        async def decide(account: a.Account | None) -> list[a.AccountEvent]:
+            return a.decide_told(account, now=now)
+
+        try:
+            await self._decided(folded, decide)
+        except ArenaError as exc:
+            log.warning("notice_not_noted", account=folded, code=exc.code)
 
     async def _verify(self, account: a.Account | None, password: str) -> tuple[bool, str | None]:
         """``Passwords.verify`` against the account's hash; no account takes as long, and fails."""

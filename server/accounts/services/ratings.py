@@ -24,6 +24,7 @@ from server.accounts.domain.ratings import (
     FairPlayMarked,
     FairPlayUnmarked,
     RaceRated,
+    RacerRenamed,
     RatingTable,
     decide_rating,
     encode,
@@ -187,27 +188,28 @@ class Ratings:
         now = self.clock.now_ms()
         event = FairPlayMarked(now, account) if marked else FairPlayUnmarked(now, account)
         for variant in VARIANTS:
-            for _ in range(50):
-                table = await self.catch_up(variant)
-                if (account in table.marked) == marked:
-                    break
-                try:
-                    await self.store.append(
-                        ratings_stream(variant), [encode(event)], expected_version=table.version
-                    )
-                except WrongExpectedVersion:
-                    continue
-                table = await self.catch_up(variant)
-                break
-            else:
-                raise ServerError("the ratings are changing too fast; try again")
-            await self._rewrite_index(table)
+            held = await in_the_log(self, variant, event, lambda t: (account in t.marked) == marked)
+            await self._rewrite_index(held)
         log.info("fair_play_marked" if marked else "fair_play_unmarked", account=account)
+
+    async def rename(self, account: str, name: str) -> None:
+        """A rename in every variant's log, and the account's leaderboard rows rewritten: every
+        process (and a rebuild) folds the new name at the same place."""
+        event = RacerRenamed(self.clock.now_ms(), account, name)
+        for variant in VARIANTS:
+            await in_the_log(self, variant, event, lambda t: t.names.get(account) == name)
+            await self.write_rows(variant, [account])
+        log.info("racer_renamed", account=account)
 
     def marked(self) -> frozenset[str]:
         """The accounts a fair-play mark holds on, as this process has folded the log (every
         variant's log takes every mark; the periodic sweep folds what other processes wrote)."""
         return frozenset(self.tables[VARIANTS[0]].marked)
+
+    def renamed(self) -> dict[str, str]:
+        """The accounts a moderator renamed and their names now, as this process has folded
+        the log (every variant's log takes every rename), for what shows names beside ratings."""
+        return self.tables[VARIANTS[0]].names
 
     async def is_marked(self, account: str) -> bool:
         """Whether a fair-play mark holds on the account (as this process has folded it)."""
@@ -301,3 +303,25 @@ class Ratings:
         """Every row of the leaderboard index, best first, with its rank."""
         entries = await self.store.index_range(leaderboard_index(variant))
         return [{"rank": i, **unpack_row(e)} for i, e in enumerate(entries, 1)]
+
+
+async def in_the_log(
+    ratings: Ratings,
+    variant: str,
+    event: FairPlayMarked | FairPlayUnmarked | RacerRenamed,
+    held: Callable[[RatingTable], bool],
+) -> RatingTable:
+    """``event`` appended to the variant's log at the version folded, unless what it says
+    ``held`` already (appended before: a retry changes nothing); the table folded after."""
+    for _ in range(50):
+        table = await ratings.catch_up(variant)
+        if held(table):
+            return table
+        try:
+            await ratings.store.append(
+                ratings_stream(variant), [encode(event)], expected_version=table.version
+            )
+        except WrongExpectedVersion:
+            continue
+        return await ratings.catch_up(variant)
+    raise ServerError("the ratings are changing too fast; try again")

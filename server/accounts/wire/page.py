@@ -11,7 +11,7 @@ from urllib.parse import unquote
 from server.accounts.domain.ratings import VARIANTS
 from server.accounts.services.accounts import Accounts
 from server.accounts.services.ratings import Ratings
-from server.kernel.names import bot_level_of_name, clean_name, fold_name
+from server.kernel.names import bot_level_of_name, clean_name
 from server.net.first_view import FirstView, PageView, element
 from shared.errors import ArenaError
 
@@ -79,7 +79,7 @@ class ProfilePage:
         level = bot_level_of_name(name)
         if level is not None:
             return bot_view(name, level)
-        account = await self.accounts.account(fold_name(name))
+        account = await self.accounts.named(name)  # its name now, or one it had
         if account is None:
             return None
         ratings: list[dict[str, Any]] = []

@@ -13,7 +13,7 @@ from server.accounts.services.logins import LiveLogin, Logins
 from server.accounts.services.ratings import Ratings
 from server.daily.domain.days import Streaks
 from server.kernel.errors import NoSuchAccount, NotLoggedIn, NotRated
-from server.kernel.names import bot_level_of_name, clean_name, fold_name
+from server.kernel.names import bot_level_of_name, clean_name
 from server.net.router import Part
 from server.race.services.commands import Commands
 from server.runtime.logging import bind
@@ -55,6 +55,7 @@ class AccountRequests(Part):
         self.account: Account | None = None
         self.key: str | None = None
         self._login: LiveLogin | None = None
+        self._notice: str | None = None  # a rename told in this hello's welcome
 
     @property
     def account_id(self) -> str | None:
@@ -67,6 +68,17 @@ class AccountRequests(Part):
     async def greet(self, hello: dict[str, Any]) -> None:
         if "key" in hello:
             await self.authenticate(hello["key"])
+            self._notice = self.account.notice if self.account is not None else None
+
+    def welcome(self, welcome: dict[str, Any]) -> None:
+        if self._notice is not None:
+            welcome["notice"] = self._notice
+
+    async def greeted(self) -> None:
+        """A rename told in the welcome is not told again."""
+        if self._notice is not None and self.account is not None:
+            self._notice = None
+            await self.accounts.told(self.account.id)
 
     async def gone(self) -> None:
         await self.release()
@@ -118,7 +130,10 @@ class AccountRequests(Part):
     async def on_login(self, msg: dict[str, Any]) -> None:
         login = await self.accounts.login(msg["name"], msg["password"], address=self.address)
         await self._logged_in(login.key)
-        self.reply(msg, {"type": p.ACCOUNT, "name": login.name, "key": login.key})
+        answer = {"type": p.ACCOUNT, "name": login.name, "key": login.key}
+        if login.notice is not None:
+            answer["notice"] = login.notice  # a moderator's rename, told once
+        self.reply(msg, answer)
 
     async def on_logout(self, msg: dict[str, Any]) -> None:
         if self.key is None:
@@ -154,11 +169,7 @@ class AccountRequests(Part):
         )
 
     async def on_profile(self, msg: dict[str, Any]) -> None:
-        if "name" in msg:
-            folded = fold_name(clean_name(msg["name"]))
-        elif self.account is not None:
-            folded = self.account.id
-        else:
+        if "name" not in msg and self.account is None:
             raise NotLoggedIn("log in, or name the player whose profile to show")
         level = bot_level_of_name(msg.get("name", ""))
         if level is not None:  # a bot's: it never logs in, and is never rated
@@ -168,9 +179,12 @@ class AccountRequests(Part):
                 {"type": p.PLAYER_CARD, "name": name, "ratings": [], "recent": [], "bot": level},
             )
             return
-        account = await self.accounts.account(folded)
+        if "name" in msg:  # by its name now, or one it had
+            account = await self.accounts.named(msg["name"])
+        else:
+            account = await self.accounts.account(self.account.id) if self.account else None
         if account is None:
-            raise NoSuchAccount(f"no account {msg.get('name', folded)!r}")
+            raise NoSuchAccount(f"no account {msg.get('name')!r}")
         ratings: list[dict[str, Any]] = []
         recent: list[dict[str, Any]] = []
         for variant in VARIANTS:

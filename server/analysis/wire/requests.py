@@ -11,7 +11,6 @@ from typing import Any
 from server.analysis.domain.report import analysis_message
 from server.analysis.services.book import AnalysisBook
 from server.kernel.errors import NoAnalysis
-from server.kernel.names import fold_name
 from server.race.domain.export import export_header, exportable_game
 from server.race.wire.requests import Race, Session
 from shared import protocol as p
@@ -31,7 +30,7 @@ class AnalysisRequests:
     async def on_analysis(self, msg: dict[str, Any]) -> None:
         room = await self.race.commands.room(msg["room"])
         game = exportable_game(room, msg["player"], now=self.race.commands.clock.now_ms())
-        reader = fold_name(self.s.account) if self.s.account is not None else None
+        reader = self.s.account_id
         await self.race.check_view(room, reader)
         event = await self.book.read(room.id, game.player)
         if event is None:

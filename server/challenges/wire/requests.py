@@ -12,7 +12,6 @@ from server.accounts.services.accounts import Accounts
 from server.challenges.domain import challenge as c
 from server.challenges.services.challenges import Challenges
 from server.kernel.errors import AlreadyInRoom, NoSuchAccount, NotLoggedIn
-from server.kernel.names import clean_name, fold_name
 from server.race.wire.audience import Role
 from server.race.wire.requests import Race, RoomRequests, Session
 from shared import protocol as p
@@ -52,7 +51,7 @@ class ChallengeRequests:
         request = c.read_create(msg)
         invited = []
         for name in request.invited:
-            account = await self.accounts.account(fold_name(clean_name(name)))
+            account = await self.accounts.named(name)
             if account is None:
                 raise NoSuchAccount(f"no account {name!r} to invite")
             invited.append((account.id, account.name))

@@ -46,8 +46,8 @@ class QueueRequests(Part):
         if self.race.delivery.member(self.s) is not None:
             raise AlreadyInRoom("you are in a room: leave it before you queue")
         account = self.s.account_id
-        if self.s.account is not None:
-            racing = await self.race.commands.racing(self.s.account)
+        if account is not None:
+            racing = await self.race.commands.racing(account)
             if racing is not None:
                 raise AlreadyInRoom(f"you are in a race already (room {racing}): finish it first")
         key = queue_key(

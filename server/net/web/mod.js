@@ -8,7 +8,7 @@ window.Mod = (() => {
   const Keep = () => window.Play.Keep;
   const keyed = () => (Keep().key() ? { key: Keep().key() } : {});
   const REASONS = { cheat: "cheating", name: "a name that breaks the rules", abuse: "abuse", other: "something else" };
-  const ACTIONS = { mark: "Fair-play mark", unmark: "Take the mark back", close: "Close the account", reopen: "Reopen the account" };
+  const ACTIONS = { mark: "Fair-play mark", unmark: "Take the mark back", close: "Close the account", reopen: "Reopen the account", rename: "Rename the account" };
 
   function refusal(msg) {
     if (msg.code === "not_logged_in") return "Log in on the home page first.";
@@ -123,7 +123,7 @@ window.Mod = (() => {
         if (msg.type === "error") return;
         log.replaceChildren(...(msg.rows.length ? msg.rows.map((r) => h("tr", { "data-action": r.action },
           h("td", {}, when(r.at)), h("td", {}, r.moderator), h("td", {}, r.action),
-          h("td", {}, r.name), h("td", {}, r.why)))
+          h("td", {}, r.new_name ? `${r.name} → ${r.new_name}` : r.name), h("td", {}, r.why)))
           : [h("tr", { class: "none" }, h("td", { colspan: 5, class: "small" }, "none"))]));
       });
     };
@@ -142,39 +142,55 @@ window.Mod = (() => {
           button.addEventListener("click", () => confirm(action, msg.name, why, answer, (done) => show(name, done)));
           return button;
         });
+        // A rename names the new name too; the account is shown again under it once done.
+        const newName = h("input", { type: "text", maxlength: "32", class: "new-name", "aria-label": "New name", placeholder: "new name" });
+        const rename = h("button", { type: "button", "data-action": "rename" }, ACTIONS.rename);
+        rename.addEventListener("click", () => confirm("rename", msg.name, why, answer,
+          (done, renamed) => show(renamed || name, done), newName));
         shown.replaceChildren(
           h("h2", {}, `${msg.name}: ${held.length ? held.join(", ") : "no mark, open"}`),
           h("ul", { class: "reports" }, msg.reports.length ? msg.reports.map((r) =>
             h("li", {}, `${when(r.at)} ${r.reason} by ${r.reporter}${r.race ? ` in race ${r.race}` : ""}${r.note ? `: ${r.note}` : ""}`))
             : h("li", { class: "small" }, "no reports")),
-          h("p", {}, why, " ", ...actions), answer);
+          h("p", {}, why, " ", ...actions), h("p", {}, newName, " ", rename), answer);
         if (!said) why.focus();
       });
     }
 
     // Every action is confirmed: the first click says what will happen, the second does it.
-    function confirm(action, name, why, answer, after) {
+    function confirm(action, name, why, answer, after, newName = null) {
       if (!why.value.trim()) {
         answer.textContent = "Say why first: every action is kept in the log with its reason.";
         answer.className = "error";
         why.focus();
         return;
       }
-      const yes = h("button", { type: "button", class: "confirm" }, `Confirm: ${ACTIONS[action].toLowerCase()} of ${name}`);
+      const renamed = newName ? newName.value.trim() : "";
+      if (newName && !renamed) {
+        answer.textContent = "Name the new name first.";
+        answer.className = "error";
+        newName.focus();
+        return;
+      }
+      const what = newName ? `rename ${name} to ${renamed}` : `${ACTIONS[action].toLowerCase()} of ${name}`;
+      const yes = h("button", { type: "button", class: "confirm" }, `Confirm: ${what}`);
       const no = h("button", { type: "button", class: "cancel" }, "Cancel");
       answer.replaceChildren(yes, " ", no);
       answer.className = "small";
       no.addEventListener("click", () => answer.replaceChildren());
       yes.addEventListener("click", () => {
         yes.disabled = true;
-        ask({ type: "mod_action", action, name, reason: why.value.trim() }, "mod_done", (msg) => {
+        const request = { type: "mod_action", action, name, reason: why.value.trim() };
+        if (newName) request.new_name = renamed;
+        ask(request, "mod_done", (msg) => {
           if (msg.type === "error") {
             answer.textContent = refusal(msg);
             answer.className = "error";
             return;
           }
           refresh();
-          after(`Done: ${msg.moderator} ${msg.action} ${msg.name}.`);
+          const to = msg.new_name ? ` to ${msg.new_name}` : "";
+          after(`Done: ${msg.moderator} ${msg.action} ${msg.name}${to}.`, msg.new_name);
         });
       });
       yes.focus();

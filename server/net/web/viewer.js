@@ -28,6 +28,23 @@
     4001: "your seat was taken back on another tab or device: this page has let it go",
   };
 
+  // A moderator's rename, told once by the server in the first `welcome` (or `account`) after
+  // it, on whichever page connects first: shown above the page until dismissed, and the name
+  // this browser keeps for its account is the new one from then on.
+  function showNotice(msg) {
+    const Keep = window.Play && window.Play.Keep;
+    const name = msg.type === "account" ? msg.name : msg.account;
+    if (Keep && name && Keep.key()) Keep.setAccount(name, Keep.key());
+    const shown = document.getElementById("notice");
+    if (shown && shown.dataset.text === msg.notice) return;
+    const close = h("button", { type: "button", class: "dismiss" }, "OK");
+    const banner = h("p", { id: "notice", role: "alert", class: "notice", "data-text": msg.notice },
+      `${msg.notice} `, close);
+    close.addEventListener("click", () => banner.remove());
+    if (shown) shown.replaceWith(banner);
+    else main.before(banner);
+  }
+
   class Arena {
     // `hello` gives the fields a hello carries besides the protocol (name, key, resume), read
     // afresh at every connection; a seat's token and an account's key are never in a URL.
@@ -61,6 +78,7 @@
         for (const one of messages) {
           if (one.type === "pong") this.offset = one.at - (this.pinged + Date.now()) / 2;
           if (one.type === "welcome") this.limits = one.limits || {};
+          if ((one.type === "welcome" || one.type === "account") && one.notice) showNotice(one);
           this.onMessage(one);
         }
       };

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from server.kernel.errors import AlreadyInRoom, NotAllowed, NotAPlayer, NotInRoom, NotYourGame
-from server.kernel.names import fold_name
+from server.kernel.names import seat_account
 from server.net.router import Handler, Link
 from server.race.domain.export import daily_hidden
 from server.race.domain.model import Room, game_stream
@@ -114,8 +114,7 @@ class RoomRequests:
         if role != Role.PLAYER:
             # Nobody watches (or replays) a challenge's attempt before playing their own, or
             # before the challenge is over: every attempt is at the same deal.
-            reader = fold_name(self.s.account) if self.s.account is not None else None
-            await self.race.check_view(room, reader)
+            await self.race.check_view(room, self.s.account_id)
         player = self.s.session if role == Role.PLAYER else None
         if player is not None:
             await self.race.commands.join(
@@ -124,7 +123,7 @@ class RoomRequests:
                 name=self.s.name,
                 token=self.s.token,
                 connection=self.s.connection_id,
-                account=self.s.account,
+                account=seat_account(self.s.account, self.s.account_id),
             )
             if self.race.delivery.member(self.s) is not None:  # joined twice concurrently
                 raise AlreadyInRoom("leave your room first")

@@ -10,7 +10,7 @@ from server.kernel.schema import Schema
 
 REFEREE_EVENT_VERSION = 1
 REASONS = ("cheat", "name", "abuse", "other")
-ACTIONS = ("mark", "unmark", "close", "reopen")
+ACTIONS = ("mark", "unmark", "close", "reopen", "rename")
 MAX_NOTE = 500
 MAX_WHY = 500
 
@@ -32,7 +32,8 @@ class ReportFiled:
 
 @dataclass(frozen=True, slots=True)
 class ModeratorActed:
-    """Who did what to which account, and why: one line of the audit log."""
+    """Who did what to which account, and why: one line of the audit log. ``name`` is the
+    account's name when acted on; a rename's ``new_name`` the one it gave (None otherwise)."""
 
     TYPE: ClassVar[str] = "moderator_acted"
     at: int
@@ -41,6 +42,7 @@ class ModeratorActed:
     account: str
     name: str
     why: str
+    new_name: str | None = None
 
 
 RefereeEvent = ReportFiled | ModeratorActed
@@ -49,6 +51,7 @@ SCHEMA: Schema[RefereeEvent] = Schema(
     "referee",
     REFEREE_EVENT_VERSION,
     (ReportFiled, ModeratorActed),
+    defaults={"new_name": None},  # lines logged before renames were
 )
 encode = SCHEMA.encode
 decode = SCHEMA.decode

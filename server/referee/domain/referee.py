@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from server.kernel.errors import AlreadyReported, SelfReport, WrongStatus
+from server.kernel.names import fold_name
 from server.referee.domain.events import ModeratorActed, ReportFiled, decode
 from shared.protocol import BadField
 
@@ -76,17 +77,54 @@ def decide_report(
 
 
 def decide_action(
-    referee: Referee, *, moderator: str, action: str, account: str, name: str, why: str, now: int
+    referee: Referee,
+    *,
+    moderator: str,
+    action: str,
+    account: str,
+    name: str,
+    why: str,
+    now: int,
+    new_name: str | None = None,
 ) -> ModeratorActed:
     """A moderator's action, or why not: every action says why, and undoes only what holds."""
     if not why.strip():
         raise BadField("field 'reason' must say why", field="reason")
+    if action == "rename":
+        return decide_rename(referee, moderator, account, name, new_name, why.strip(), now)
     held = account in (referee.marked if action in ("mark", "unmark") else referee.closed)
     if action in _UNDONE and held:
         raise WrongStatus(f"{name} is already {'marked' if action == 'mark' else 'closed'}")
     if action not in _UNDONE and not held:
         raise WrongStatus(f"{name} is not {'marked' if action == 'unmark' else 'closed'}")
     return ModeratorActed(now, moderator, action, account, name, why.strip())
+
+
+def decide_rename(
+    referee: Referee,
+    moderator: str,
+    account: str,
+    name: str,
+    new_name: str | None,
+    why: str,
+    now: int,
+) -> ModeratorActed:
+    """A rename, or why not: it names a new name, not the one the account has, unless no line
+    of the log gave it that name (the effect done, the process gone before the log's append: the
+    retry logs it)."""
+    if new_name is None:
+        raise BadField("field 'new_name' is required to rename", field="new_name")
+    logged = logged_name(referee, account)
+    unlogged = logged != name if logged is not None else fold_name(name) != account
+    if new_name == name and not unlogged:
+        raise BadField(f"field 'new_name': the account is named {name} already", field="new_name")
+    return ModeratorActed(now, moderator, "rename", account, name, why, new_name)
+
+
+def logged_name(referee: Referee, account: str) -> str | None:
+    """The name the log's latest rename of the account gave; None when none did."""
+    renames = [a for a in referee.actions if a.account == account and a.action == "rename"]
+    return renames[-1].new_name if renames else None
 
 
 def queue(referee: Referee) -> list[dict[str, Any]]:
@@ -126,6 +164,7 @@ def action_row(action: ModeratorActed) -> dict[str, Any]:
         "account": action.account,
         "name": action.name,
         "why": action.why,
+        **({"new_name": action.new_name} if action.new_name is not None else {}),
     }
 
 
@@ -134,5 +173,6 @@ _EFFECTS = {
     "unmark": lambda r, account: r.marked.discard(account),
     "close": lambda r, account: r.closed.add(account),
     "reopen": lambda r, account: r.closed.discard(account),
+    "rename": lambda r, account: None,  # the name is the account's, not the referee's
 }
 """What each action holds on an account, by the action's name."""

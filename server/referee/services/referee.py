@@ -1,6 +1,7 @@
 """The referee's I/O: a report filed (rate-limited per account, on every process together), a
 moderator's action carried out and written to the audit log, and what moderators read.
 
+A rename changes the account's shown name, never its key (docs/operations.md, "Moderation").
 An action's effect goes first and is idempotent (a mark already folded, an account already
 closed change nothing), then the action is appended at the log's version: a process that dies
 in between leaves the effect without its line, and the moderator's retry writes the line.
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from server.accounts.domain.accounts import check_name
 from server.accounts.services.accounts import Accounts
 from server.accounts.services.limits import AttemptLimiter
 from server.accounts.services.ratings import Ratings
@@ -29,6 +31,7 @@ from server.runtime.clock import Clock
 from server.runtime.logging import get_logger
 from server.store import EventStore
 from shared.errors import ServerError, WrongExpectedVersion
+from shared.protocol import BadField
 
 log = get_logger("server.referee.services.referee")
 
@@ -72,12 +75,12 @@ class RefereeService:
         return referee
 
     async def _named(self, raw_name: str) -> tuple[str, str]:
-        """An account's folded name and its name as shown; no_such_account otherwise."""
-        folded = fold_name(clean_name(raw_name))
-        account = await self.accounts.account(folded)
+        """An account's key (its first name, folded) and its name as shown, found by its name
+        now or one it had; no_such_account otherwise."""
+        account = await self.accounts.named(raw_name)
         if account is None:
             raise NoSuchAccount(f"no account {raw_name!r}")
-        return folded, account.name
+        return account.id, account.name
 
     async def report(
         self, reporter: str, raw_name: str, reason: str, *, race: str | None, note: str
@@ -101,11 +104,19 @@ class RefereeService:
         log.info("report_filed", reporter=reporter, reported=folded, reason=reason)
         return filed
 
-    async def act(self, moderator: str, action: str, raw_name: str, why: str) -> ModeratorActed:
-        """A moderator's action carried out, then logged; not_moderator for anyone else."""
+    async def act(
+        self, moderator: str, action: str, raw_name: str, why: str, new_name: str | None = None
+    ) -> ModeratorActed:
+        """A moderator's action carried out, then logged; not_moderator for anyone else. A
+        rename's ``new_name`` is checked as registration checks a name (bad_field)."""
         if not self.is_moderator(moderator):
             raise NotModerator("only a moderator may do that")
         folded, name = await self._named(raw_name)
+        if new_name is not None:
+            try:
+                new_name = check_name(new_name)[0]
+            except BadField as exc:
+                raise BadField(str(exc).replace("'name'", "'new_name'"), field="new_name") from None
 
         def decide(referee: r.Referee) -> ModeratorActed:
             return r.decide_action(
@@ -116,13 +127,24 @@ class RefereeService:
                 name=name,
                 why=why,
                 now=self.clock.now_ms(),
+                new_name=new_name,
             )
 
         decide(await self.state())  # refused before anything is done
-        await _EFFECTS[action](self, folded)
+        if action == "rename":
+            assert new_name is not None  # decide_action refused otherwise
+            await self._rename(folded, new_name, why.strip())
+        else:
+            await _EFFECTS[action](self, folded)
         acted = await self._appended(LOG_STREAM, lambda s: s.log_version, decide)
         log.info("moderator_acted", moderator=moderator, action=action, account=folded)
         return acted
+
+    async def _rename(self, account: str, new_name: str, why: str) -> None:
+        """The account's new name (name_taken for another account's: nothing is done), then
+        the leaderboards': both idempotent, as a retry needs."""
+        renamed = await self.accounts.rename(account, new_name, why)
+        await self.ratings.rename(account, renamed.name)
 
     async def _appended(
         self,

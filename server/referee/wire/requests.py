@@ -68,5 +68,7 @@ class RefereeRequests:
         self.s.reply(msg, {"type": p.MOD_ACCOUNT, **shown})
 
     async def on_action(self, msg: dict[str, Any]) -> None:
-        acted = await self.referee.act(self._moderator(), msg["action"], msg["name"], msg["reason"])
+        acted = await self.referee.act(
+            self._moderator(), msg["action"], msg["name"], msg["reason"], msg.get("new_name")
+        )
         self.s.reply(msg, {"type": p.MOD_DONE, **r.action_row(acted)})

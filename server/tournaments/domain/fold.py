@@ -156,6 +156,13 @@ class Tournament:
         # Accounts a moderator's fair-play mark keeps out of the standings and the podium shown
         # (they are still paired: a mark takes them out of what others see, not out of play).
         self.hidden: frozenset[str] = frozenset()
+        # Accounts a moderator renamed, and their names now: the standings show them from then
+        # on (the events keep the name each entrant joined under).
+        self.renamed: Mapping[str, str] = {}
+
+    def name_of(self, entrant: Entrant) -> str:
+        """The name an entrant is shown under: a moderator's rename, or the one it joined as."""
+        return self.renamed.get(entrant.account, entrant.name)
 
     @property
     def settings(self) -> TournamentCreated:

@@ -15,7 +15,7 @@ def row(tournament: Tournament, entrant: Entrant, rank: int) -> dict[str, Any]:
     return {
         "rank": rank,
         "account": entrant.account,
-        "name": entrant.name,
+        "name": tournament.name_of(entrant),
         "rating": entrant.rating,
         "rating_now": entrant.rating_now,
         "score": entrant.score,

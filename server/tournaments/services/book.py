@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,9 +74,11 @@ class TournamentBook:
         archive: TournamentArchive | None = None,
         *,
         hidden: Callable[[], frozenset[str]] = frozenset,
+        renamed: Callable[[], Mapping[str, str]] = dict,
     ) -> None:
         self.store = store
         self.hidden = hidden  # the accounts a fair-play mark holds on: out of the standings
+        self.renamed = renamed  # the accounts a moderator renamed: shown under the new name
         self.clock = clock
         self.archive = archive  # where finished tournaments go (none: they stay in the store)
         self.folds: dict[str, Tournament] = {}
@@ -104,6 +106,7 @@ class TournamentBook:
         if not tournament.exists:
             raise NoSuchTournament(f"no tournament {tournament_id[:64]!r}")
         tournament.hide(self.hidden())
+        tournament.renamed = self.renamed()
         self.folds[tournament_id] = tournament
         return tournament
 
@@ -126,6 +129,7 @@ class TournamentBook:
         """Bring a folded tournament up to date; whether it changed."""
         async with self._lock(tournament.id):
             tournament.hide(self.hidden())
+            tournament.renamed = self.renamed()
             return await self._catch_up(tournament)
 
     async def run(

@@ -207,7 +207,7 @@ class TournamentPairer:
                     await self.commands.timed.close_unfilled(room)
                 continue
             self.metrics.races_paired.inc()
-            names = tuple(tournament.entrants[a].name for a in group)
+            names = tuple(tournament.name_of(tournament.entrants[a]) for a in group)
             for account in group:
                 race = len(tournament.entrants[account].sheet) + 1
                 here = present[account]

@@ -256,13 +256,53 @@ async def leaderboard_rows(cluster: LocalRedisCluster, prefix: str) -> list[Any]
         await store.aclose()
 
 
+async def renamed_and_raced_again(
+    one: str, two: str, moderator: Client, bob_key: str, clients: list[Client], room: str
+) -> None:
+    """A moderator renames ann on one process; on the other she logs in with the new name and
+    her old password and is told; the leaderboard and her profile show the new name, the old
+    one is nobody else's, and her next race is rated on her own rating (her seat's key)."""
+    rename = {"type": "mod_action", "action": "rename", "name": "ann", "reason": "an insult"}
+    done = await ask(moderator, {**rename, "new_name": "Zed"}, "mod_done")
+    assert (done["account"], done["name"], done["new_name"]) == ("ann", "ann", "Zed")
+    zed, _ = await hello(two)
+    guest, _ = await hello(one)
+    bob, welcome = await hello(one, "bob", bob_key)
+    clients += [zed, guest, bob]
+    assert "notice" not in welcome  # told only to the account renamed
+    password = "pw-" + "ann" * 3
+    login = await ask(zed, {"type": "login", "name": "zed", "password": password}, "account")
+    assert (login["name"], login["notice"]) == (
+        "Zed",
+        "a moderator renamed your account from ann to Zed: an insult",
+    )
+    again = await ask(guest, {"type": "login", "name": "ANN", "password": password}, "account")
+    assert again["name"] == "Zed"  # the old name still finds the account: nobody else's
+    assert "notice" not in again  # told once
+    taken = await error_of(guest, {"type": "register", "name": "Ann", "password": password})
+    assert taken["code"] == "name_taken"
+    board = await ask(bob, {"type": "leaderboard", "variant": "swiss"}, "standings")
+    assert [r["name"] for r in board["rows"]] == ["Zed", "bob", "cy"]
+    card = await ask(bob, {"type": "profile", "name": "Zed"}, "player_card")
+    assert (card["name"], card["recent"][0]["room"]) == ("Zed", room)
+    second = await race(zed, [zed, bob])
+    changes = await ask(zed, {"type": "race_ratings", "room": second}, "rating_changes")
+    assert [(c["account"], c["name"]) for c in changes["changes"]] == [
+        ("ann", "Zed"),
+        ("bob", "bob"),
+    ]
+    card = await ask(bob, {"type": "profile", "name": "Zed"}, "player_card")
+    assert card["ratings"][0]["games"] == 2  # the same rating, under the new name
+
+
 async def test_a_rated_race_on_two_processes_is_rated_once_and_rebuilds_the_same(
     redis_cluster: LocalRedisCluster, tmp_path: Path
 ) -> None:
     prefix = f"t{uuid.uuid4().hex[:8]}:"
-    async with processes(redis_cluster, tmp_path, prefix, 2) as ((one, two), clients):
+    moderator = ("--moderators", "cy")
+    async with processes(redis_cluster, tmp_path, prefix, 2, *moderator) as ((one, two), clients):
         ann, _ = await register(one.url, "ann")
-        bob, _ = await register(two.url, "bob")
+        bob, bob_key = await register(two.url, "bob")
         cy, _ = await register(one.url, "cy")
         clients += [ann, bob, cy]
         room = await race(ann, clients)
@@ -285,6 +325,7 @@ async def test_a_rated_race_on_two_processes_is_rated_once_and_rebuilds_the_same
         card = await ask(cy, {"type": "profile", "name": "ANN"}, "player_card")
         assert card["ratings"][0]["rank"] == 1
         assert card["recent"][0]["room"] == room
+        await renamed_and_raced_again(one.url, two.url, cy, bob_key, clients, room)
 
         live = await leaderboard_rows(redis_cluster, prefix)
         rebuild = await asyncio.create_subprocess_exec(
@@ -302,7 +343,7 @@ async def test_a_rated_race_on_two_processes_is_rated_once_and_rebuilds_the_same
         )
         out, _ = await asyncio.wait_for(rebuild.communicate(), 60)
         assert rebuild.returncode == 0
-        assert "swiss: 1 rated races folded" in out.decode()
+        assert "swiss: 3 rated races folded" in out.decode()  # two races and the rename
         assert await leaderboard_rows(redis_cluster, prefix) == live
 
 

@@ -162,3 +162,62 @@ async def test_a_closed_account_is_logged_out_everywhere_until_reopened(served: 
     reopen = {**close, "action": "reopen", "reason": "name changed by the player"}
     assert (await s.ask(mia, reopen, "mod_done"))["action"] == "reopen"
     assert (await s.ask(guest, login, "account"))["type"] == "account"
+
+
+async def keyed_welcome(s: Served, name: str) -> dict[str, Any]:
+    client = await Client(s.url, name).open()
+    s.clients.append(client)
+    await client.send({"type": "hello", "protocol": 1, "name": name, "key": s.keys[name]})
+    return await client.expect("welcome")
+
+
+async def test_a_rename_its_refusals_and_the_notice_told_once_to_the_key(served: Served) -> None:
+    s = served
+    ann, bob, mia = [await s.account(n) for n in ("ann", "bob", "Mia")]
+    await s.ask(ann, {"type": "report", "name": "bob", "reason": "name"}, "report_filed")
+    rename = {"type": "mod_action", "action": "rename", "name": "bob", "reason": "a slur"}
+    assert codes(
+        await s.ask(bob, {**rename, "new_name": "Zed"}, "mod_done"),
+        await s.ask(mia, rename, "mod_done"),
+        await s.ask(mia, {**rename, "new_name": "Ada (bot 3)"}, "mod_done"),
+        await s.ask(mia, {**rename, "new_name": "\x1b[31m"}, "mod_done"),
+        await s.ask(mia, {**rename, "new_name": "ANN"}, "mod_done"),
+        await s.ask(mia, {**rename, "new_name": "bob"}, "mod_done"),
+        await s.ask(mia, {**rename, "name": "nobody", "new_name": "Zed"}, "mod_done"),
+    ) == [
+        "not_moderator",
+        "bad_field",  # no new name
+        "bad_field",  # a bot's
+        "bad_field",  # nothing printable
+        "name_taken",
+        "bad_field",  # the name it has
+        "no_such_account",
+    ]
+    unchanged = await s.app.accounts.account("bob")
+    assert unchanged is not None
+    assert unchanged.name == "bob"  # nothing changed
+    assert (await s.ask(mia, {"type": "mod_log"}, "mod_log_rows"))["rows"] == []
+    done = await s.ask(mia, {**rename, "new_name": "Zed"}, "mod_done")
+    assert (done["account"], done["name"], done["new_name"]) == ("bob", "bob", "Zed")
+    assert (await s.ask(mia, {"type": "mod_queue"}, "mod_queue_rows"))["rows"] == []
+    shown = await s.ask(mia, {"type": "mod_show", "name": "zed"}, "mod_account")
+    assert (shown["account"], shown["name"], len(shown["reports"])) == ("bob", "Zed", 1)
+    assert [(a["name"], a["new_name"], a["why"]) for a in shown["actions"]] == [
+        ("bob", "Zed", "a slur")
+    ]
+    welcome = await keyed_welcome(s, "bob")  # bob's key, on a connection of its own
+    assert (welcome["account"], welcome["notice"]) == (
+        "Zed",
+        "a moderator renamed your account from bob to Zed: a slur",
+    )
+    once = await keyed_welcome(s, "bob")
+    assert once["account"] == "Zed"
+    assert "notice" not in once  # told once
+    card = await s.ask(ann, {"type": "profile", "name": "bob"}, "player_card")
+    assert card["name"] == "Zed"  # the old name finds the account, shown under the new
+    filed = await s.ask(ann, {"type": "report", "name": "Zed", "reason": "abuse"}, "report_filed")
+    assert filed["name"] == "Zed"
+    taken = await s.ask(mia, {**rename, "name": "ann", "new_name": "bob"}, "mod_done")
+    assert codes(taken) == ["name_taken"]  # bob's old name stays bob's
+    back = await s.ask(mia, {**rename, "name": "Zed", "new_name": "Bob"}, "mod_done")
+    assert (back["name"], back["new_name"]) == ("Zed", "Bob")  # a name of its own again

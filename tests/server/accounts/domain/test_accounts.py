@@ -9,9 +9,12 @@ from hypothesis import strategies as st
 from server.accounts.domain.accounts import (
     AccountClosed,
     AccountCreated,
+    AccountRenamed,
     AccountReopened,
     KeyIssued,
     KeyRevoked,
+    NameClaimed,
+    NoticeTold,
     PasswordChanged,
     account_stream,
     check_name,
@@ -21,10 +24,13 @@ from server.accounts.domain.accounts import (
     decide_login,
     decide_logout,
     decide_register,
+    decide_rename,
     decide_reopen,
+    decide_told,
     decode,
     encode,
     fold_account,
+    owner_of_name,
 )
 from server.kernel.errors import AccountClosed as AccountClosedError
 from server.kernel.errors import BadCredentials, NameTaken, NoSuchAccount, NotLoggedIn
@@ -168,3 +174,56 @@ def test_closing_or_reopening_no_account_is_no_such_account() -> None:
         decide_close(None, now=1)
     with pytest.raises(NoSuchAccount):
         decide_reopen(None, now=1)
+
+
+def test_a_rename_changes_the_shown_name_never_the_key_and_is_told_once() -> None:
+    created = decide_register(None, "Ann", password_hash="$argon2id$x", key_hash="k1", now=1)
+    account = fold_account(encode(e) for e in created)
+    assert account is not None
+    renamed = decide_rename(account, owner=None, name="Zed", why="an insult", now=2)
+    assert renamed == [AccountRenamed(2, "Zed", "Ann", "an insult")]
+    log = [*created, *renamed]
+    account = fold_account(encode(e) for e in log)
+    assert account is not None
+    assert (account.id, account.name, account.keys) == ("ann", "Zed", frozenset({"k1"}))
+    assert account.notice == "a moderator renamed your account from Ann to Zed: an insult"
+    assert account.password_hash == "$argon2id$x"  # salted at random, not with the name
+    assert decide_login(account, verified=True, key_hash="k2", rehashed=None, now=3)
+    told = decide_told(account, now=4)
+    assert told == [NoticeTold(4)]
+    account = fold_account(encode(e) for e in [*log, *told])
+    assert account is not None
+    assert account.notice is None
+    assert decide_told(account, now=5) == []
+    assert decide_rename(account, owner=None, name="Zed", why="again", now=6) == []  # a retry
+
+
+def test_a_rename_may_take_a_free_name_or_one_of_its_own_never_anothers() -> None:
+    account = fold_account(
+        encode(e) for e in decide_register(None, "Ann", password_hash="h", key_hash="k", now=1)
+    )
+    with pytest.raises(NameTaken):
+        decide_rename(account, owner="bob", name="Bob", why="x", now=2)
+    assert decide_rename(account, owner="ann", name="ANN", why="x", now=2)  # its own first name
+    with pytest.raises(NoSuchAccount):
+        decide_rename(None, owner=None, name="Zed", why="x", now=2)
+
+
+def test_a_names_owner_is_its_first_account_or_the_one_that_claimed_it() -> None:
+    assert owner_of_name("ann", []) is None
+    assert owner_of_name("ann", [encode(AccountCreated(1, "Ann", "h"))]) == "ann"
+    claimed = [encode(NameClaimed(1, "bob"))]
+    assert owner_of_name("zed", claimed) == "bob"
+    assert fold_account(claimed) is None  # a claim is no account of its own
+
+
+@given(st.sampled_from(["account_renamed", "name_claimed", "notice_told"]))
+def test_the_rename_events_round_trip(kind: str) -> None:
+    event = {
+        "account_renamed": AccountRenamed(1, "Zed", "Ann", "why"),
+        "name_claimed": NameClaimed(1, "ann"),
+        "notice_told": NoticeTold(1),
+    }[kind]
+    assert decode(encode(event)) == event
+    with pytest.raises(CorruptEvent):
+        decode({**encode(event), "v": 99})

@@ -12,6 +12,7 @@ from server.accounts.domain.ratings import (
     FairPlayMarked,
     FairPlayUnmarked,
     RaceRated,
+    RacerRenamed,
     RatingTable,
     display,
     encode,
@@ -116,3 +117,15 @@ def test_a_profiles_recent_race_says_whose_clock_ran_out() -> None:
     )  # fmt: skip
     table.apply(1, encode(RaceRated(5, "r1", "swiss", racers)))
     assert [table.players[a].recent[0]["timed_out"] for a in ("a0", "a1")] == [False, True]
+
+
+def test_a_rename_shows_the_new_name_even_for_a_race_played_under_the_old_one() -> None:
+    table = RatingTable("swiss")
+    table.apply(1, race(1, ["a0", "a1"]))
+    table.apply(2, encode(RacerRenamed(2, "a0", "Zed")))
+    assert table.players["a0"].row("a0")["name"] == "Zed"
+    changes = table.apply(3, race(3, ["a1", "a0"]))  # its seat named the old name
+    assert [c.name for c in changes] == ["A1", "Zed"]
+    assert table.players["a0"].name == "Zed"
+    rebuilt = refold(table, [race(1, ["a0", "a1"]), encode(RacerRenamed(2, "a0", "Zed"))])
+    assert rebuilt.players["a0"].name == "Zed"

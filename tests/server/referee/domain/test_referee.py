@@ -7,7 +7,7 @@ import pytest
 
 from server.kernel.errors import AlreadyReported, SelfReport, WrongStatus
 from server.referee.domain import referee as r
-from server.referee.domain.events import encode
+from server.referee.domain.events import ModeratorActed, encode
 from shared.protocol import BadField
 
 
@@ -104,3 +104,46 @@ def test_the_queue_is_most_reported_first_with_the_evidence() -> None:
     assert rows[0]["reasons"] == {"cheat": 2}
     assert rows[0]["latest"] == {"at": 2, "note": "cat says", "race": None}
     assert rows[0]["marked"] is False
+
+
+def renamed(referee: r.Referee, name: str, new_name: str | None, at: int) -> ModeratorActed:
+    return r.decide_action(
+        referee,
+        moderator="mia",
+        action="rename",
+        account="bob",
+        name=name,
+        why=" a slur ",
+        now=at,
+        new_name=new_name,
+    )
+
+
+def test_a_rename_is_logged_with_the_old_name_and_the_new() -> None:
+    referee = r.Referee()
+    filed(referee, "ann", "bob", "name", 1)
+    with pytest.raises(BadField):
+        renamed(referee, "Bob", None, 2)  # no new name
+    with pytest.raises(BadField):
+        renamed(referee, "Bob", "Bob", 2)  # the name it has
+    event = renamed(referee, "Bob", "Zed", 2)
+    assert (event.name, event.new_name, event.why) == ("Bob", "Zed", "a slur")
+    referee.fold_log([encode(event)])
+    assert referee.open_reports() == []  # acted on: the report is answered
+    assert r.action_row(referee.actions[0])["new_name"] == "Zed"
+    assert "new_name" not in r.action_row(ModeratorActed(1, "mia", "mark", "bob", "Bob", "x"))
+    with pytest.raises(BadField):
+        renamed(referee, "Zed", "Zed", 3)  # logged already
+
+
+def test_a_rename_done_but_not_logged_is_logged_by_the_retry() -> None:
+    referee = r.Referee()  # the account is named Zed already, and no line says so
+    assert renamed(referee, "Zed", "Zed", 2).new_name == "Zed"
+
+
+def test_lines_logged_before_renames_read_without_a_new_name() -> None:
+    line = encode(ModeratorActed(1, "mia", "mark", "bob", "Bob", "x"))
+    del line["new_name"]
+    referee = r.Referee()
+    referee.fold_log([line])
+    assert referee.actions[0].new_name is None

@@ -394,3 +394,12 @@ def test_the_fold_of_the_stored_stream_is_the_live_fold(
     assert isinstance(
         decode(stored[-1]), (RaceScored, RacePaired, EntrantJoined, TournamentCreated)
     )
+
+
+def test_a_renamed_entrant_is_shown_under_the_new_name() -> None:
+    t = tour(("ann", 1500), ("bob", 1400))
+    race(t, "r1", "ann", "bob")
+    t.renamed = {"ann": "Zed"}  # a moderator's rename, as the ratings' log has it
+    rows = standings_message(t, 1, "ann")["rows"]
+    assert [(r["account"], r["name"]) for r in rows] == [("ann", "Zed"), ("bob", "BOB")]
+    assert t.entrants["ann"].name == "ANN"  # the events keep the name joined under

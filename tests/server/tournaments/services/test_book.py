@@ -84,10 +84,12 @@ async def test_the_book_hides_the_accounts_its_source_names_as_they_change(
     store: MemoryEventStore,
 ) -> None:
     """The book asks who a fair-play mark holds on (the ratings') each time it hands out a
-    tournament: a mark or an unmark reaches the standings shown on the next read."""
+    tournament: a mark or an unmark reaches the standings shown on the next read, and so does
+    a rename."""
     clock = FakeClock()
     marked: set[str] = set()
-    book = TournamentBook(store, clock, hidden=lambda: frozenset(marked))
+    renamed: dict[str, str] = {}
+    book = TournamentBook(store, clock, hidden=lambda: frozenset(marked), renamed=lambda: renamed)
     await book.create(created(clock.now_ms()))
     for account in ("ann", "bob"):
         await book.run("tbooktest1", lambda t, n, a=account: decide_join(t, a, a, 1500, n))
@@ -96,5 +98,7 @@ async def test_the_book_hides_the_accounts_its_source_names_as_they_change(
     tournament = await book.get("tbooktest1")
     assert [e.account for e in tournament.standings()] == ["ann"]
     marked.clear()
+    renamed["bob"] = "Zed"  # a moderator's rename reaches the names shown likewise
     await book.sync(tournament)
     assert [e.account for e in tournament.standings()] == ["ann", "bob"]
+    assert [tournament.name_of(e) for e in tournament.standings()] == ["ann", "Zed"]
