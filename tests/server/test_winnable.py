@@ -152,15 +152,15 @@ async def test_a_hint_after_the_game_is_won_is_game_over_or_not_racing(
         await ann.close()
 
 
-@pytest.mark.long
 async def test_moves_are_answered_while_a_winnable_room_is_prepared(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    # Swiss deals at a large budget take the solver seconds each (bench.solver).
+    # Swiss deals at a large budget take the solver a second or more each (bench.solver): long
+    # enough for many moves to be answered meanwhile, short enough for a suite on two cores.
     process = ServerProcess(
         redis_url=redis_server.url,
         log_path=tmp_path / "server.log",
-        extra_args=[*FAST, "--winnable-max-nodes", "40000", "--solver-attempts", "5"],
+        extra_args=[*FAST, "--winnable-max-nodes", "15000", "--solver-attempts", "3"],
     )
     process.start()
     racer, creator = None, None
