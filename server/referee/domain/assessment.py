@@ -266,6 +266,7 @@ class Standing:
     won_deals: int
     won_deals_won: int
     focus_lost: int
+    last_at: int = 0  # when the latest of those games was assessed
 
     def wire(self) -> dict[str, Any]:
         return {
@@ -345,6 +346,7 @@ def standing(games: Iterable[GameAssessed], last: int = RECENT_GAMES) -> Standin
         won_deals=len(decided),
         won_deals_won=won,
         focus_lost=focus,
+        last_at=max((g.at for g in chosen), default=0),
     )
 
 
