@@ -53,11 +53,11 @@ noise: the game gives none."""
 MIN_TIMED_GAMES = 4
 """Games with a correlation an account needs before its timing counts at all."""
 
-FLAT_TIMING = 0.06
+FLAT_TIMING = 0.10
 """A mean correlation of think time with difficulty at or below this: the times do not follow
 the positions (a person's are clearly positive: a position with more moves takes longer)."""
 
-WEAK_TIMING = 0.14
+WEAK_TIMING = 0.20
 """At or below this (above ``FLAT_TIMING``): timing that follows the position only faintly."""
 
 MIN_WON_DEALS = 5
