@@ -133,6 +133,7 @@ class Assessor:
         budgets: Mapping[str, int],
         *,
         sweep_s: float = 30.0,
+        analysis_wait_ms: int = ANALYSIS_WAIT_MS,
     ) -> None:
         self.store = store
         self.clock = clock
@@ -140,6 +141,7 @@ class Assessor:
         self.archive = archive
         self.budgets = dict(budgets)
         self.sweep_s = sweep_s
+        self.analysis_wait_ms = analysis_wait_ms  # a simulated clock's bench waits for good
         self.figures = AssessorFigures()
         self._background = Background()
         self._wake = asyncio.Event()
@@ -211,7 +213,7 @@ class Assessor:
         for seat in assessed_seats(room):
             analysis = await self.book.read(room_id, seat.player)
             analysed = self.budgets.get(room.settings.variant, 0) > 0
-            if analysis is None and analysed and waited < ANALYSIS_WAIT_MS:
+            if analysis is None and analysed and waited < self.analysis_wait_ms:
                 return None  # the analyser has not come to it yet
             records.append((seat, analysis))
         written = 0
@@ -270,6 +272,25 @@ class Assessor:
             await self.store.index_put(FLAGGED_INDEX, account, standing.points, value)
         else:
             await self.store.index_remove(FLAGGED_INDEX, account)
+
+    async def rebuild(self, rooms: Sequence[str]) -> tuple[int, int]:
+        """Assess the finished rooms' games not assessed yet (run the analysis' rebuild first:
+        a room is assessed now, analysed or not), then fold every account's standing into the
+        flagged index again; the games written and the accounts flagged."""
+        written = 0
+        for room_id in rooms:
+            written += await self.assess_room(room_id, finished_at=0) or 0
+        flagged = 0
+        for stream in await self.store.streams("{referee:"):
+            if not stream.endswith("}:assessed"):
+                continue
+            games = [decode(e.data) for e in await self.store.read(stream)]
+            assessed = [g for g in games if isinstance(g, GameAssessed)]
+            if assessed:
+                standing = a.standing(assessed)
+                await self._flag(assessed[-1].account, assessed[-1].name, standing)
+                flagged += standing.level.flagged
+        return written, flagged
 
     # ---- reads ------------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from server.app import App
 from server.race.domain.lifecycle import RoomStatus
 from server.race.domain.model import Room
 from server.referee.domain import referee as r
-from server.referee.domain.events import ASSESSMENT_DUE_INDEX, GameAssessed
+from server.referee.domain.events import ASSESSMENT_DUE_INDEX, FLAGGED_INDEX, GameAssessed
 from server.referee.services.assessor import ANALYSIS_WAIT_MS, Assessor
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
@@ -132,6 +132,8 @@ async def test_two_processes_write_a_game_once_and_a_likely_account_is_flagged(
     (row,) = await one.flagged()
     assert (row["account"], row["level"]) == ("cal", "likely assisted")
     assert row["evidence"].startswith("likely assisted (6 games): think time ignores")
+    await store.index_remove(FLAGGED_INDEX, "cal")  # lost: the streams hold the truth
+    assert await two.rebuild([]) == (0, 1)
     (queued,) = r.queue(await app.referee.state(), await one.flagged())
     assert (queued["account"], queued["reports"], queued["flag"]["level"]) == (
         "cal", 0, "likely assisted",
