@@ -2,7 +2,8 @@
 Quadrennial races over the protocol, plays the first pass as the greedy player does, then,
 the whole deck known from the cards it saw, the solver's line with a script's delays; with no
 report filed, it appears in the moderators' queue by itself, flagged, and `mod_show` lists its
-games. Its rival resigns at once, as a person's own games are the other tests' business."""
+games with the focus its page lost, which its rival never sees. The rival resigns at once, as a
+person's own games are the other tests' business."""
 
 from __future__ import annotations
 
@@ -92,6 +93,8 @@ class Script:
             if known:  # a person's pace, whatever the position
                 await asyncio.sleep(self.rng.lognormvariate(-5.6, 0.4))
             assert (await self.client.move(move))["type"] == "ack"
+            if len(self.moves) in (3, 9):  # a second window over the race's, twice a game
+                await self.client.send({"type": "focus_lost"})
             self.moves.append(move)
             await self.next_event()
 
@@ -131,6 +134,8 @@ async def test_a_player_of_the_solvers_line_is_flagged_by_itself(served: ServerP
     assert len(shown["games"]) == RACES
     assert {g["kind"] for g in shown["games"]} == {"race"}
     assert all(g["deal"] == "unknown" for g in shown["games"])  # this server analyses nothing
+    assert [g["focus_lost"] for g in shown["games"]] == [2] * RACES
+    assert not [m for m in ann.messages if "focus" in repr(m)]  # never shown to a rival
     ann_shown = await ask(mia, {"type": "mod_show", "name": "ann"}, "mod_account")
     assert ann_shown["assessment"]["level"] == "clean"  # resigned at once: nothing to say
     for client in (cal, ann, mia):

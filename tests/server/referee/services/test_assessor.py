@@ -102,6 +102,15 @@ async def test_an_unrated_race_is_not_assessed(app: App, store: EventStore) -> N
     assert await due(store) == set()
 
 
+async def test_focus_lost_counts_only_in_a_rated_race_being_played(app: App) -> None:
+    assert await app.referee.focus_lost("ann", {}) is None  # in no race: ignored
+    room = await race(app, moves=0)
+    assert await app.referee.focus_lost("ann", {}) is None  # the race is over
+    await app.referee.assessor.record_focus("ann", room.id, "ann")
+    assert await app.referee.assessor.focus_count("ann", room.id, "ann") == 1
+    assert await app.referee.assessor.focus_count("ann", "other", "ann") == 0
+
+
 async def test_a_game_waits_for_its_analysis_then_goes_without(app: App, store: EventStore) -> None:
     room = await race(app)
     clock = app.clock
