@@ -111,7 +111,7 @@ def configured_referee(app: App) -> RefereeService:
         store, app.archive, clock, config.analysis_max_nodes, sweep_s=config.fairplay_sweep_s
     )
     app.hub.listen(assessor.on_change)
-    app.analyser.analysed.append(assessor.wake_up)
+    app.analyser.analysed.append(assessor.analysed)
     return RefereeService(
         store,
         clock,

@@ -77,8 +77,8 @@ class Config:
     # per variant (0: not analysed), and how many rooms may wait for the analysis process.
     analysis_max_nodes: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_MAX_NODES))
     analysis_queue: int = 64
-    # Seconds between two sweeps of the rated games due for a fair-play assessment (a finished
-    # race or an analysed room brings the next one forward).
+    # Seconds between two sweeps of the rated games due for a fair-play assessment (a room this
+    # process analyses is assessed at once, without waiting for one).
     fairplay_sweep_s: float = 30.0
     auth_attempts_per_name: int = 10
     auth_attempts_per_address: int = 30
@@ -522,8 +522,8 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         "fairplay_sweep_s",
         float,
         "ARENA_FAIRPLAY_SWEEP_S",
-        "seconds between two sweeps for finished rated games to assess for fair play (a race "
-        "finishing here, or an analysis, brings the next forward)",
+        "seconds between two sweeps for finished rated games to assess for fair play (a room "
+        "this process analyses is assessed at once)",
     ),
     (
         "--reports-per-hour",

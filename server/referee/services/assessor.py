@@ -1,19 +1,20 @@
 """Every rated game assessed for fair play once, on whichever process gets to it first.
 
 A rated race that finishes (any process's hub sees it; a daily's or a challenge's attempt too)
-puts its room in the ``assessment-due`` index. Every process sweeps the index (every
-``sweep_s``, at once when a race finishes here or this process's analyser finishes a room):
-a room is assessed once its games are analysed, or at once when its variant is not analysed
-(``--analysis-max-nodes`` 0), or after ``ANALYSIS_WAIT_MS`` without an analysis (then from
-its times alone). Each game of an account is appended to the account's assessed stream at the
-version read, after checking the game is not in it: two processes that race to it write it
-once. The account's standing is then folded again and kept in the ``fairplay-flagged`` index
-while it is "likely assisted" or above, which the moderators' queue reads.
+puts its room in the ``assessment-due`` index and is assessed at once if it can be; a room this
+process's analyser finishes is assessed then; and every process sweeps the whole index every
+``sweep_s`` for the rest (another process's analyses, a failure). A room is assessed once its
+games are analysed, or at once when its variant is not analysed (``--analysis-max-nodes`` 0),
+or after ``ANALYSIS_WAIT_MS`` without an analysis (then from its times alone): only the room
+in hand is read on a finish or an analysis, never the whole backlog. Each game of an account is
+appended to the account's assessed stream at the version read, after checking the game is not
+in it: two processes that race to it write it once. The account's standing is then folded again
+and kept in the ``fairplay-flagged`` index while it is "likely assisted" or above, which the
+moderators' queue reads.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -144,7 +145,6 @@ class Assessor:
         self.analysis_wait_ms = analysis_wait_ms  # a simulated clock's bench waits for good
         self.figures = AssessorFigures()
         self._background = Background()
-        self._wake = asyncio.Event()
 
     # ---- what the hub and the analyser tell -------------------------------------------------
 
@@ -162,19 +162,26 @@ class Assessor:
     async def _mark(self, room_id: str, finished_at: int) -> None:
         try:
             await self.store.index_put(ASSESSMENT_DUE_INDEX, room_id, finished_at)
+            await self.assess_room(room_id, finished_at=finished_at)
         except ArenaError as exc:
-            log.warning("assessment_mark_failed", room=room_id, reason=exc.reason)
-            return
-        self.wake_up()
+            self.figures.failures += 1
+            log.warning("assessment_failed", room=room_id, reason=exc.reason)
 
-    def wake_up(self, _room: str = "") -> None:
-        """Sweep soon: a room became due, or one was analysed."""
-        self._wake.set()
+    def analysed(self, room_id: str) -> None:
+        """The room's games were analysed here: assess them now (the sweep would later)."""
+        self._background.spawn(self._assess(room_id))
+
+    async def _assess(self, room_id: str) -> None:
+        try:
+            await self.assess_room(room_id)
+        except ArenaError as exc:
+            self.figures.failures += 1
+            log.warning("assessment_failed", room=room_id, reason=exc.reason)
 
     # ---- the loop ---------------------------------------------------------------------------
 
     def start(self) -> None:
-        self._background.every(self.sweep_s, self.sweep, self._sweep_failed, wake=self._wake)
+        self._background.every(self.sweep_s, self.sweep, self._sweep_failed)
 
     def _sweep_failed(self, exc: ArenaError) -> None:
         log.warning("assessment_sweep_failed", code=exc.code, reason=exc.reason)

@@ -111,15 +111,20 @@ async def test_focus_lost_counts_only_in_a_rated_race_being_played(app: App) -> 
     assert await app.referee.assessor.focus_count("ann", "other", "ann") == 0
 
 
-async def test_a_game_waits_for_its_analysis_then_goes_without(app: App, store: EventStore) -> None:
-    room = await race(app)
-    clock = app.clock
-    assert isinstance(clock, FakeClock)
-    waiting = Assessor(store, None, clock, {"quadrennial": 1000})
-    assert await waiting.assess_room(room.id) is None  # not analysed yet: it stays due
-    clock.advance(ANALYSIS_WAIT_MS)
-    assert await waiting.assess_room(room.id) == 2
-    assert [g.deal for g in await waiting.games("ann")] == ["unknown"]
+async def test_a_game_waits_for_its_analysis_then_goes_without(store: EventStore) -> None:
+    clock = FakeClock()
+    app = open_app(store, clock, Config(analysis_max_nodes={"quadrennial": 1000}))
+    try:
+        room = await race(app)  # its analyser not started: no analysis comes
+        assessor = app.referee.assessor
+        assert await assessor.assess_room(room.id) is None  # it waits, and stays due
+        assert room.id in await due(store)
+        clock.advance(ANALYSIS_WAIT_MS)
+        await assessor.sweep()
+        assert [g.deal for g in await assessor.games("ann")] == ["unknown"]
+        assert await due(store) == set()
+    finally:
+        await app.close_parts()
 
 
 def flat(i: int) -> GameAssessed:
