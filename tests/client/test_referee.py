@@ -10,7 +10,7 @@ FLAG = {
     "points": 6,
     "reasons": ["think time ignores the position (flat: +0.01 over 20 games)", "won 14 of 14"],
     "evidence": "assisted (20 games): think time ignores the position (flat: +0.01 over 20 "
-    "games); won 14 of 14 won deals",
+    "games); won 14 of 14 games won once the deck was known",
     "games": 20,
 }
 
@@ -28,6 +28,7 @@ def test_an_account_shows_its_level_and_its_games() -> None:
     game = {"at": 1_764_000_000_000, "room": "k2x7m4qa", "player": "p1", "variant":
             "quadrennial", "kind": "tournament", "moves": 142, "think_mean_ms": 2345,
             "think_spread": 0.61, "even_streak": 2, "time_difficulty": -0.03, "deal": "unknown",
+            "known": "unknown",
             "won": True, "kept": 0, "judged": 0, "focus_lost": 12}  # fmt: skip
     shown = {"name": "Cal", "marked": False, "closed": False, "reports": [], "actions": [],
              "assessment": {**FLAG, "timing": 0.01}, "games": [game]}  # fmt: skip

@@ -10,8 +10,10 @@ The signals, and why each:
   correlation between each think time and the number of legal moves before it, over the moves
   played once the deck is known (after the first pass through the stock, when a solver can
   see every card; the whole game in a variant without a pass).
-- **the result against the deal**: won deals (the analysis proved a line from the deal) that
-  the player won; a person loses some of them, a solver none.
+- **the result against the position**: games whose position was won once the deck was known
+  (the analysis proved a line from it) that the player won; a person throws some away, a
+  solver none (a cheat's greedy first pass may lose a won deal before the deck is known: the
+  deal alone says less).
 - **agreement with winning play**: moves from a won position that kept it won, on positions
   the analysis settled.
 - **steadiness**: the spread of think times (coefficient of variation), and the longest streak
@@ -53,19 +55,22 @@ noise: the game gives none."""
 MIN_TIMED_GAMES = 4
 """Games with a correlation an account needs before its timing counts at all."""
 
-FLAT_TIMING = 0.10
-"""A mean correlation of think time with difficulty at or below this: the times do not follow
-the positions (a person's are clearly positive: a position with more moves takes longer)."""
+PERSON_TIMING = 0.12
+"""The weakest correlation of think time with the position a person is taken to show: people's
+times follow the position clearly (0.33 on average in bench.fairplay's model of people, 0.12 for
+its least sensitive); a script's do not (0). An assumption to check against real games."""
 
-WEAK_TIMING = 0.20
-"""At or below this (above ``FLAT_TIMING``): timing that follows the position only faintly."""
+FLAT_Z = 2.33
+"""Timing is "flat" when even its upper 99 % bound stays under ``PERSON_TIMING``: an account
+whose true timing is a person's weakest is called flat at most one time in a hundred, however
+few its games (fewer games, a wider bound, a lower estimate needed)."""
 
 MIN_WON_DEALS = 5
-"""Won deals an account needs before its conversion of them counts."""
+"""Games won once the deck was known an account needs before its conversion counts."""
 
 PERFECT_CONVERSION = 0.95
-"""Won deals won at least this share: what a solver does (the strongest bot converts about
-four in five; docs/bots.md)."""
+"""Positions won once the deck was known, won at least this share: what a solver does (a
+person throws some away; the strongest bot, who plans with a budget, about one in five)."""
 
 HIGH_CONVERSION = 0.85
 """Won at least this share (below ``PERFECT_CONVERSION``): strong, worth a second signal."""
@@ -108,10 +113,10 @@ _RANKS = {Level.CLEAN: 0, Level.UNCLEAR: 1, Level.LIKELY: 2, Level.ASSISTED: 3}
 UNCLEAR_POINTS = 1
 LIKELY_POINTS = 4
 ASSISTED_POINTS = 6
-"""Evidence points to each level. Flat timing (4) alone is "likely": nothing a person does
-makes every think time ignore the position over four games; with perfect conversion of the won
-deals (2) it is "assisted". Conversion alone (at most 2) is only "unclear": strong people win
-their won deals too."""
+"""Evidence points to each level. Flat timing (4) alone is "likely": a person's think times
+follow the position, measurably so over enough moves; with perfect conversion of the won
+positions (2) it is "assisted". Conversion alone (at most 2) is only "unclear": strong people
+win their won positions too."""
 
 TIMING_POINTS = {"flat": 4, "weak": 2}
 CONVERSION_POINTS = {"perfect": 2, "high": 1}
@@ -199,6 +204,15 @@ def even_streak(times: Sequence[int]) -> int:
     return best
 
 
+def known_verdict(played: Played, position: int) -> str:
+    """The analysis' verdict of the position once the deck was known (won, lost, unknown)."""
+    if played.won_until is None or played.lost_from is None:
+        return "unknown"
+    if position <= played.won_until:
+        return "won"
+    return "lost" if position >= played.lost_from else "unknown"
+
+
 def kept_and_judged(played: Played) -> tuple[int, int]:
     """Moves from a won position that kept it won, and moves from a won position into a
     settled one (the analysis' unknown positions count neither way)."""
@@ -243,6 +257,7 @@ def assess(
         timed_moves=len(timed_t),
         time_difficulty=None if rho is None else round(rho, 3),
         deal=played.deal,
+        known=known_verdict(played, start),
         won=played.won,
         kept=kept,
         judged=judged,
@@ -262,9 +277,9 @@ class Standing:
     points: int
     reasons: tuple[str, ...]
     games: int
-    timing: float | None  # mean time-against-difficulty correlation
-    won_deals: int
-    won_deals_won: int
+    timing: float | None  # pooled time-against-difficulty correlation
+    known_won: int  # games whose position was won once the deck was known
+    known_won_won: int  # of them, those the player won
     focus_lost: int
     last_at: int = 0  # when the latest of those games was assessed
 
@@ -275,8 +290,8 @@ class Standing:
             "reasons": list(self.reasons),
             "games": self.games,
             "timing": self.timing,
-            "won_deals": self.won_deals,
-            "won_deals_won": self.won_deals_won,
+            "known_won": self.known_won,
+            "known_won_won": self.known_won_won,
             "focus_lost": self.focus_lost,
         }
 
@@ -308,18 +323,24 @@ def standing(games: Iterable[GameAssessed], last: int = RECENT_GAMES) -> Standin
     order-independent: every figure is a sum or a mean over the games."""
     chosen = recent(games, last)
     scored: list[tuple[int, str]] = []
-    rhos = [g.time_difficulty for g in chosen if g.time_difficulty is not None]
-    timing = sum(rhos) / len(rhos) if rhos else None
-    if timing is not None and len(rhos) >= MIN_TIMED_GAMES:
-        if timing <= FLAT_TIMING:
-            scored.append((TIMING_POINTS["flat"], _timing_reason("flat", timing, len(rhos))))
-        elif timing <= WEAK_TIMING:
-            scored.append((TIMING_POINTS["weak"], _timing_reason("weak", timing, len(rhos))))
-    decided = [g for g in chosen if g.deal == "won"]
+    timed = [
+        (g.time_difficulty, g.timed_moves - 3) for g in chosen if g.time_difficulty is not None
+    ]
+    weight = sum(w for _, w in timed)
+    # Each game's correlation weighed by its moves (Fisher's n - 3): the pooled estimate, and
+    # its standard error under no correlation.
+    timing = sum(r * w for r, w in timed) / weight if timed and weight > 0 else None
+    if timing is not None and len(timed) >= MIN_TIMED_GAMES:
+        bound = timing + FLAT_Z / math.sqrt(weight)
+        if bound <= PERSON_TIMING:
+            scored.append((TIMING_POINTS["flat"], _timing_reason("flat", timing, chosen, timed)))
+        elif timing <= PERSON_TIMING:
+            scored.append((TIMING_POINTS["weak"], _timing_reason("weak", timing, chosen, timed)))
+    decided = [g for g in chosen if g.known == "won"]
     won = sum(1 for g in decided if g.won)
     if len(decided) >= MIN_WON_DEALS:
         share = won / len(decided)
-        what = f"won {won} of {len(decided)} won deals"
+        what = f"won {won} of {len(decided)} games won once the deck was known"
         if share >= PERFECT_CONVERSION:
             scored.append((CONVERSION_POINTS["perfect"], what))
         elif share >= HIGH_CONVERSION:
@@ -343,8 +364,8 @@ def standing(games: Iterable[GameAssessed], last: int = RECENT_GAMES) -> Standin
         reasons=tuple(reason for _, reason in scored),
         games=len(chosen),
         timing=None if timing is None else round(timing, 3),
-        won_deals=len(decided),
-        won_deals_won=won,
+        known_won=len(decided),
+        known_won_won=won,
         focus_lost=focus,
         last_at=max((g.at for g in chosen), default=0),
     )
@@ -354,8 +375,12 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values)
 
 
-def _timing_reason(how: str, timing: float, games: int) -> str:
-    return f"think time ignores the position ({how}: {timing:+.2f} over {games} games)"
+def _timing_reason(
+    how: str, timing: float, chosen: Sequence[GameAssessed], timed: Sequence[tuple[float, int]]
+) -> str:
+    moves = sum(g.timed_moves for g in chosen if g.time_difficulty is not None)
+    where = f"{len(timed)} games, {moves} moves"
+    return f"think time ignores the position ({how}: {timing:+.2f} over {where})"
 
 
 def game_row(game: GameAssessed) -> dict[str, Any]:
@@ -372,6 +397,7 @@ def game_row(game: GameAssessed) -> dict[str, Any]:
         "even_streak": game.even_streak,
         "time_difficulty": game.time_difficulty,
         "deal": game.deal,
+        "known": game.known,
         "won": game.won,
         "kept": game.kept,
         "judged": game.judged,

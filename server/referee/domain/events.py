@@ -50,8 +50,9 @@ class ModeratorActed:
 class GameAssessed:
     """One rated game of ``account`` (as ``player`` in ``room``) assessed for fair play
     (server/referee/domain/assessment.py says what each signal means): written once per game.
-    ``time_difficulty`` is None when the game had too few timed moves; ``deal`` is the
-    analysis' verdict of the deal (``unknown`` when it was not analysed)."""
+    ``time_difficulty`` is None when the game had too few timed moves; ``deal`` and ``known``
+    are the analysis' verdicts of the deal and of the position once the deck was known
+    (``unknown`` when it was not analysed)."""
 
     TYPE: ClassVar[str] = "game_assessed"
     at: int
@@ -68,6 +69,7 @@ class GameAssessed:
     timed_moves: int
     time_difficulty: float | None
     deal: str
+    known: str  # the verdict of the position once the deck was known (the first redeal)
     won: bool
     kept: int
     judged: int

@@ -30,7 +30,7 @@ def game(**kw: object) -> GameAssessed:
     base = dict(
         at=1, room="r", player="p", account="ann", name="Ann", variant="quadrennial",
         kind="race", moves=100, think_mean_ms=2000, think_spread=0.7, even_streak=2,
-        timed_moves=60, time_difficulty=0.4, deal="won", won=False, kept=10, judged=11,
+        timed_moves=60, time_difficulty=0.4, deal="won", known="won", won=False, kept=10, judged=11,
         focus_lost=0,
     )  # fmt: skip
     return GameAssessed(**{**base, **kw})  # type: ignore[arg-type]
@@ -79,6 +79,11 @@ def test_a_short_game_gives_no_correlation() -> None:
 def test_the_analysis_settles_kept_and_judged_moves() -> None:
     lost = played([1000] * 10, [2] * 10, won=False, deal="won", won_until=4, lost_from=5)
     assert (assessed(lost).kept, assessed(lost).judged) == (4, 5)
+    assert assessed(lost).known == "won"  # no redeal: the deck was known from the deal on
+    moves = ["d"] * 6 + ["redeal"] + ["d"] * 3
+    late = played([1000] * 10, [2] * 10, won=False, deal="won", won_until=4, lost_from=5,
+                  moves=moves)  # fmt: skip
+    assert assessed(late).known == "lost"  # thrown away in the first pass
     unanalysed = played([1000] * 10, [2] * 10)
     assert (assessed(unanalysed).kept, assessed(unanalysed).judged) == (0, 0)
     assert assessed(unanalysed).deal == "unknown"
@@ -99,7 +104,7 @@ def test_flat_timing_and_every_won_deal_won_is_assisted() -> None:
     s = a.standing([game(at=i, room=f"r{i}", time_difficulty=0.0, won=True) for i in range(20)])
     assert s.level is a.Level.ASSISTED
     assert s.reasons[0].startswith("think time ignores the position")
-    assert "won 20 of 20 won deals" in s.reasons
+    assert "won 20 of 20 games won once the deck was known" in s.reasons
     assert s.evidence().startswith("assisted (20 games): think time")
 
 
@@ -109,10 +114,25 @@ def test_winning_every_won_deal_alone_is_only_unclear() -> None:
 
 
 def test_unanalysed_games_are_assessed_from_their_times() -> None:
-    games = [game(at=i, room=f"r{i}", deal="unknown", time_difficulty=0.01) for i in range(6)]
+    games = [game(at=i, room=f"r{i}", deal="unknown", known="unknown", time_difficulty=0.01)
+             for i in range(12)]  # fmt: skip
     s = a.standing(games)
     assert s.level is a.Level.LIKELY
-    assert s.won_deals == 0
+    assert s.known_won == 0
+
+
+def test_flat_timing_needs_the_moves_to_be_sure() -> None:
+    """Six short games of flat timing could be a person's weakest: only "weak"; six long ones
+    are "flat"."""
+    short = [game(at=i, room=f"r{i}", known="unknown", time_difficulty=0.0, timed_moves=30)
+             for i in range(6)]  # fmt: skip
+    assert a.standing(short).reasons[0].startswith("think time ignores the position (weak")
+    assert a.standing(short).level is a.Level.UNCLEAR
+    long = [dataclasses.replace(g, timed_moves=200) for g in short]
+    assert a.standing(long).level is a.Level.LIKELY
+    assert a.standing(long).reasons == (
+        "think time ignores the position (flat: +0.00 over 6 games, 1200 moves)",
+    )
 
 
 def test_few_games_say_nothing() -> None:
@@ -139,7 +159,7 @@ games_st = st.lists(
         time_difficulty=st.none() | st.floats(-1, 1),
         think_spread=st.floats(0, 2),
         even_streak=st.integers(1, 12),
-        deal=st.sampled_from(["won", "lost", "unknown"]),
+        known=st.sampled_from(["won", "lost", "unknown"]),
         won=st.booleans(),
         focus_lost=st.integers(0, 6),
     ),
@@ -160,7 +180,7 @@ def stronger(g: GameAssessed, how: int) -> GameAssessed:
     """The game with one signal pushed towards assistance."""
     if how == 0 and g.time_difficulty is not None:
         return dataclasses.replace(g, time_difficulty=max(-1.0, g.time_difficulty - 0.3))
-    if how == 1 and g.deal == "won":
+    if how == 1 and g.known == "won":
         return dataclasses.replace(g, won=True)
     if how == 2:
         return dataclasses.replace(g, even_streak=g.even_streak + 4)

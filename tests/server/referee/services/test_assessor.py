@@ -131,8 +131,8 @@ def flat(i: int) -> GameAssessed:
     return GameAssessed(
         at=i, room=f"r{i}", player="p", account="cal", name="Cal", variant="quadrennial",
         kind="race", moves=90, think_mean_ms=1800, think_spread=0.5, even_streak=2,
-        timed_moves=40, time_difficulty=0.0, deal="unknown", won=True, kept=0, judged=0,
-        focus_lost=0,
+        timed_moves=150, time_difficulty=0.0, deal="unknown", known="unknown", won=True,
+        kept=0, judged=0, focus_lost=0,
     )  # fmt: skip
 
 
