@@ -159,7 +159,7 @@ window.Mod = (() => {
     function assessment(msg) {
       const a = msg.assessment;
       if (!a || !a.games) return h("p", { class: "small fairplay" }, "Fair play: no rated game assessed yet.");
-      const head = ["when", "room", "kind", "game", "deal", "moves", "think", "spread", "timing", "focus lost"];
+      const head = ["when", "room", "kind", "game", "deal", "deck known", "moves", "think", "spread", "timing", "focus lost"];
       return h("section", { class: "fairplay", "data-level": a.level, "aria-label": "fair play" },
         h("h3", {}, `Fair play: ${a.level} (${a.games} games, ${a.points} points)`),
         h("ul", { class: "reasons" }, a.reasons.length ? a.reasons.map((r) => h("li", {}, r))
@@ -168,7 +168,7 @@ window.Mod = (() => {
           h("thead", {}, h("tr", {}, head.map((c) => h("th", { scope: "col" }, c)))),
           h("tbody", {}, msg.games.map((g) => h("tr", { "data-room": g.room },
             h("td", {}, when(g.at)), h("td", {}, g.room), h("td", {}, g.kind),
-            h("td", {}, g.won ? "won" : "lost"), h("td", {}, g.deal), h("td", {}, String(g.moves)),
+            h("td", {}, g.won ? "won" : "lost"), h("td", {}, g.deal), h("td", {}, g.known), h("td", {}, String(g.moves)),
             h("td", {}, `${(g.think_mean_ms / 1000).toFixed(1)} s`), h("td", {}, g.think_spread.toFixed(2)),
             h("td", {}, g.time_difficulty === null ? "–" : g.time_difficulty.toFixed(2)),
             h("td", {}, String(g.focus_lost)))))));
