@@ -431,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=20, help="rated races per account")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
-        "--analysis-nodes", type=int, default=30_000, help="the analyser's budget a game"
+        "--analysis-nodes", type=int, default=10_000, help="the analyser's budget a game"
     )
     parser.add_argument(
         "--quick", action="store_true", help="a few accounts and games: a smoke run"
