@@ -65,7 +65,7 @@ FLAT_Z = 2.33
 whose true timing is a person's weakest is called flat at most one time in a hundred, however
 few its games (fewer games, a wider bound, a lower estimate needed)."""
 
-MIN_WON_DEALS = 5
+MIN_WON_POSITIONS = 5
 """Games won once the deck was known an account needs before its conversion counts."""
 
 PERFECT_CONVERSION = 0.95
@@ -327,9 +327,9 @@ def standing(games: Iterable[GameAssessed], last: int = RECENT_GAMES) -> Standin
         (g.time_difficulty, g.timed_moves - 3) for g in chosen if g.time_difficulty is not None
     ]
     weight = sum(w for _, w in timed)
-    # Each game's correlation weighed by its moves (Fisher's n - 3): the pooled estimate, and
-    # its standard error under no correlation.
-    timing = sum(r * w for r, w in timed) / weight if timed and weight > 0 else None
+    # Each game's correlation weighed by its moves (Fisher's n - 3): the pooled estimate (an
+    # exactly rounded sum, the same in any order), and its standard error under none.
+    timing = math.fsum(r * w for r, w in timed) / weight if timed and weight > 0 else None
     if timing is not None and len(timed) >= MIN_TIMED_GAMES:
         bound = timing + FLAT_Z / math.sqrt(weight)
         if bound <= PERSON_TIMING:
@@ -338,7 +338,7 @@ def standing(games: Iterable[GameAssessed], last: int = RECENT_GAMES) -> Standin
             scored.append((TIMING_POINTS["weak"], _timing_reason("weak", timing, chosen, timed)))
     decided = [g for g in chosen if g.known == "won"]
     won = sum(1 for g in decided if g.won)
-    if len(decided) >= MIN_WON_DEALS:
+    if len(decided) >= MIN_WON_POSITIONS:
         share = won / len(decided)
         what = f"won {won} of {len(decided)} games won once the deck was known"
         if share >= PERFECT_CONVERSION:
@@ -350,7 +350,7 @@ def standing(games: Iterable[GameAssessed], last: int = RECENT_GAMES) -> Standin
         longest = max(g.even_streak for g in streaks)
         scored.append((STREAK_POINTS, f"{longest} near-equal think times in a row"))
     spreads = [g.think_spread for g in chosen if g.moves >= MIN_TIMED_MOVES]
-    if len(spreads) >= MIN_TIMED_GAMES and sum(spreads) / len(spreads) < STEADY_SPREAD:
+    if len(spreads) >= MIN_TIMED_GAMES and _mean(spreads) < STEADY_SPREAD:
         scored.append((STEADY_POINTS, f"steady think times (spread {_mean(spreads):.2f})"))
     focused = [g.focus_lost for g in chosen if g.focus_lost > 0]
     focus = sum(focused)
@@ -372,7 +372,7 @@ def standing(games: Iterable[GameAssessed], last: int = RECENT_GAMES) -> Standin
 
 
 def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values)
+    return math.fsum(values) / len(values)  # exactly rounded: the same in any order
 
 
 def _timing_reason(
