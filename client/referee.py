@@ -33,14 +33,42 @@ def queue_lines(rows: list[Mapping[str, Any]]) -> list[str]:
     for row in rows:
         reasons = ", ".join(f"{n} {r}" for r, n in sorted(row["reasons"].items()))
         held = [w for w, on in (("marked", row["marked"]), ("closed", row["closed"])) if on]
-        lines.append(
-            f"  {row['name']:<16} {plural(row['reports'], 'report')}: {reasons}"
-            + (f" ({', '.join(held)})" if held else "")
-        )
-        latest = row["latest"]
-        race = f" in race {latest['race']}" if latest.get("race") else ""
-        note = f": {latest['note']}" if latest.get("note") else ""
-        lines.extend(_wrapped(f"latest {_when(latest['at'])}{race}{note}"))
+        said = f"{plural(row['reports'], 'report')}: {reasons}" if row["reports"] else "flagged"
+        lines.append(f"  {row['name']:<16} {said}" + (f" ({', '.join(held)})" if held else ""))
+        if row.get("flag"):
+            lines.extend(_wrapped(f"fair play: {row['flag']['evidence']}"))
+        latest = row.get("latest")
+        if latest:
+            race = f" in race {latest['race']}" if latest.get("race") else ""
+            note = f": {latest['note']}" if latest.get("note") else ""
+            lines.extend(_wrapped(f"latest {_when(latest['at'])}{race}{note}"))
+    return lines
+
+
+def _game_line(game: Mapping[str, Any]) -> str:
+    """One assessed game in a line: when, the room, the result against the deal, the think
+    times (mean, spread, streak), their correlation with the position, focus lost."""
+    rho = game["time_difficulty"]
+    timing = "n/a" if rho is None else f"{rho:+.2f}"
+    result = "won" if game["won"] else "lost"
+    return (
+        f"  {_when(game['at'])[5:]} {game['room']:<8} {game['kind'][:5]:<5} {result:<4}"
+        f" {game['deal']:<7} {game['moves']:>3} mv {game['think_mean_ms'] / 1000:4.1f}s"
+        f" ±{game['think_spread']:.2f} {timing:>5}"
+        + (f" focus {game['focus_lost']}" if game["focus_lost"] else "")
+    )
+
+
+def assessment_lines(shown: Mapping[str, Any]) -> list[str]:
+    """The fair-play level with its reasons, then the assessed games, newest first."""
+    assessment = shown.get("assessment")
+    if not assessment or not assessment["games"]:
+        return ["Fair play: no rated game assessed yet."]
+    lines = _wrapped(f"Fair play: {assessment['evidence']}", "")
+    lines.extend(f"  - {reason}" for reason in assessment["reasons"][3:])
+    lines.append(f"Assessed games ({len(shown['games'])}, newest first):")
+    lines.append("  when        room     kind  game deal     moves   think  ±   timing")
+    lines.extend(_game_line(game) for game in shown["games"])
     return lines
 
 
@@ -71,7 +99,7 @@ def account_lines(shown: Mapping[str, Any]) -> list[str]:
         lines.append("Actions:")
     for row in shown["actions"]:
         lines.extend(action_line(row))
-    return lines
+    return [*lines, *assessment_lines(shown)]
 
 
 _REQUESTS = {

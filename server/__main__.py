@@ -19,6 +19,7 @@ from server.archive import Archive, open_archive
 from server.endpoint import AddressInUse
 from server.race.domain.lifecycle import RoomStatus
 from server.race.services.directory import Directory
+from server.referee.services.assessor import Assessor
 from server.runtime.clock import SystemClock, clock_from_env
 from server.runtime.config import Config, default_data_dir, parse_config
 from server.runtime.logging import configure_logging, get_logger
@@ -168,12 +169,54 @@ def analysis_main(argv: Sequence[str]) -> int:
     return 0
 
 
+async def rebuild_fairplay(config: Config, rooms: Sequence[str]) -> tuple[int, int]:
+    """``solitaire-server fairplay --rebuild``: assess the finished rooms' games not assessed
+    yet (every finished room listed, with none named), then the flagged index again."""
+    async with _open(config) as store:
+        archive = _open_archive(config)
+        clock = SystemClock()
+        assessor = Assessor(store, archive, clock, config.analysis_max_nodes)
+        try:
+            if not rooms:
+                listed = await Directory(store, clock, archive).list_rooms({})
+                rooms = [r["id"] for r in listed if r["status"] == RoomStatus.FINISHED.value]
+            return await assessor.rebuild(rooms)
+        finally:
+            if archive is not None:
+                await archive.aclose()
+
+
+def fairplay_main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="solitaire-server fairplay",
+        description="Assess finished rated games not assessed yet and fold every account's "
+        "fair-play level again (run `analysis --rebuild` first for analyses). Takes the "
+        "server's store options; a running server holds its --data-dir, so stop it first.",
+    )
+    parser.add_argument("--rebuild", action="store_true", required=True)
+    parser.add_argument(
+        "--room", action="append", default=[], metavar="CODE", help="a room (default: all)"
+    )
+    args, rest = parser.parse_known_args(argv)
+    config = parse_config(rest)
+    configure_logging(config.log_format, config.log_level)
+    try:
+        written, flagged = asyncio.run(rebuild_fairplay(config, [r.lower() for r in args.room]))
+    except DataDirError as error:
+        print(f"solitaire-server fairplay: {error}", file=sys.stderr)
+        return 1
+    print(f"{written} games assessed; {flagged} accounts flagged")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["ratings"]:
         return ratings_main(argv[1:])
     if argv[:1] == ["analysis"]:
         return analysis_main(argv[1:])
+    if argv[:1] == ["fairplay"]:
+        return fairplay_main(argv[1:])
     config = parse_config(argv)
     configure_logging(config.log_format, config.log_level)
     if config.workers > 1:

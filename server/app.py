@@ -50,6 +50,7 @@ from server.race.wire.export import GameExport
 from server.race.wire.page import RacePage
 from server.race.wire.requests import Race
 from server.referee.feature import RefereeFeature
+from server.referee.services.assessor import Assessor
 from server.referee.services.referee import RefereeService, moderators_of
 from server.runtime.clock import Clock
 from server.runtime.config import Config
@@ -123,6 +124,11 @@ def configured_referee(app: App) -> RefereeService:
     """Reports and moderators' actions over the app's accounts, ratings and rooms; the
     moderators and the report limit from the config."""
     config, store, clock = app.config, app.store, app.clock
+    assessor = Assessor(
+        store, app.archive, clock, config.analysis_max_nodes, sweep_s=config.fairplay_sweep_s
+    )
+    app.hub.listen(assessor.on_change)
+    app.analyser.analysed.append(assessor.analysed)
     return RefereeService(
         store,
         clock,
@@ -131,7 +137,19 @@ def configured_referee(app: App) -> RefereeService:
         app.commands,
         moderators=moderators_of(config.moderators),
         limiter=AttemptLimiter(store, clock, "report", config.reports_per_hour, 3600.0),
+        assessor=assessor,
     )
+
+
+def start_analyses(app: App) -> None:
+    """The analyser and the fair-play assessor that follows it: a listening server's only."""
+    app.analyser.start()
+    app.referee.assessor.start()
+
+
+async def close_analyses(app: App) -> None:
+    await app.referee.assessor.aclose()
+    await app.analyser.aclose()
 
 
 def configured_analyser(
@@ -298,7 +316,7 @@ class App:
         are analysed by a listening server only (parts opened without it, in a tool or a
         test, analyse nothing unless told to)."""
         self.open()
-        self.analyser.start()
+        start_analyses(self)
         # Racing keeps every game's state for about a second (one move each), long enough to be
         # promoted to the oldest generation, so with the default thresholds a full collection
         # (~100 ms over every connection's objects) ran every few seconds and was the ack tail
@@ -360,7 +378,7 @@ class App:
         await self.tournaments.aclose()
         await self.bots.aclose()
         await self.challenge_sweep.aclose()
-        await self.analyser.aclose()
+        await close_analyses(self)
         if self.archiver is not None:
             await self.archiver.aclose()
         await self.unloader.aclose()

@@ -64,6 +64,7 @@ MOD_QUEUE = "mod_queue"
 MOD_LOG = "mod_log"
 MOD_SHOW = "mod_show"
 MOD_ACTION = "mod_action"
+FOCUS_LOST = "focus_lost"  # the web page lost focus during a rated race (never answered)
 REPORT_REASONS = ("cheat", "name", "abuse", "other")
 MOD_ACTIONS = ("mark", "unmark", "close", "reopen", "rename")
 ANALYSIS = "analysis"
@@ -410,6 +411,7 @@ CLIENT_MESSAGES: dict[str, tuple[Field, ...]] = {
     MOD_QUEUE: (),
     MOD_LOG: (_opt("last", "int", min=1, max=1000),),
     MOD_SHOW: (_f("name", "str", max_len=MAX_NAME_LEN),),
+    FOCUS_LOST: (),
     MOD_ACTION: (
         _f("action", "str", choices=MOD_ACTIONS),
         _f("name", "str", max_len=MAX_NAME_LEN),
@@ -603,6 +605,8 @@ SERVER_MESSAGES: dict[str, tuple[Field, ...]] = {
         _f("closed", "bool"),
         _f("reports", "list", items="map"),
         _f("actions", "list", items="map"),
+        _f("assessment", "map"),
+        _f("games", "list", items="map"),
     ),
     MOD_DONE: (
         _f("at", "int"),

@@ -77,6 +77,9 @@ class Config:
     # per variant (0: not analysed), and how many rooms may wait for the analysis process.
     analysis_max_nodes: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_MAX_NODES))
     analysis_queue: int = 64
+    # Seconds between two sweeps of the rated games due for a fair-play assessment (a room this
+    # process analyses is assessed at once, without waiting for one).
+    fairplay_sweep_s: float = 30.0
     auth_attempts_per_name: int = 10
     auth_attempts_per_address: int = 30
     auth_window_s: float = 600.0
@@ -513,6 +516,14 @@ _OPTIONS: list[tuple[str, str, type, str | None, str]] = [
         "ARENA_MODERATORS",
         "accounts holding the moderator role, NAME[,NAME...] (docs/operations.md, "
         '"Moderation"); empty = none',
+    ),
+    (
+        "--fairplay-sweep-s",
+        "fairplay_sweep_s",
+        float,
+        "ARENA_FAIRPLAY_SWEEP_S",
+        "seconds between two sweeps for finished rated games to assess for fair play (a room "
+        "this process analyses is assessed at once)",
     ),
     (
         "--reports-per-hour",

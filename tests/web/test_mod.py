@@ -2,7 +2,8 @@
 profile page by pointer and keyboard; a moderator's /mod shows the report, the account, and a
 fair-play mark that must be confirmed before it is sent, then the log, then a rename (its new
 name asked for, confirmed) that the renamed player's browser is told of once; anyone else's /mod
-says moderators only, and the marked profile says it is marked, under the new name."""
+says moderators only, and the marked profile says it is marked, under the new name. An account
+the assessor flagged is in the queue with its evidence, and shown with its assessed games."""
 
 from __future__ import annotations
 
@@ -16,6 +17,10 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.select import Select
 
+from server.referee.domain.events import GameAssessed
+from server.referee.services.assessor import Assessor
+from server.runtime.clock import SystemClock
+from server.store import RedisEventStore
 from tests.server.accounts.test_accounts_e2e import ask, register
 from tests.server.wsclient import Client
 from tests.support.redis_server import RedisServer
@@ -25,7 +30,12 @@ from tests.web.test_viewer import driven, until
 
 
 @pytest.fixture
-def refereed(redis_server: RedisServer, tmp_path: Path) -> Iterator[ServerProcess]:
+def prefix() -> str:
+    return f"mod{uuid.uuid4().hex[:8]}:"
+
+
+@pytest.fixture
+def refereed(redis_server: RedisServer, prefix: str, tmp_path: Path) -> Iterator[ServerProcess]:
     server = ServerProcess(
         redis_url=redis_server.url,
         log_path=tmp_path / "server.log",
@@ -37,7 +47,7 @@ def refereed(redis_server: RedisServer, tmp_path: Path) -> Iterator[ServerProces
             "--moderators",
             "mia",
             "--redis-prefix",
-            f"mod{uuid.uuid4().hex[:8]}:",
+            prefix,
         ],
     )
     server.start()
@@ -54,6 +64,22 @@ def logged_in(browser: webdriver.Chrome, server: ServerProcess, name: str, key: 
         key,
         name,
     )
+
+
+async def flag(redis_url: str, prefix: str, account: str) -> None:
+    """Six games of ``account`` assessed as a script's, written as the server's assessor does."""
+    store = RedisEventStore(redis_url, prefix=prefix)
+    try:
+        assessor = Assessor(store, None, SystemClock(), {})
+        for i in range(6):
+            await assessor.write(GameAssessed(
+                at=i, room=f"r{i}", player="p", account=account, name=account,
+                variant="quadrennial", kind="race", moves=90, think_mean_ms=1800,
+                think_spread=0.5, even_streak=2, timed_moves=150, time_difficulty=0.0,
+                deal="unknown", known="unknown", won=True, kept=0, judged=0, focus_lost=0,
+            ))  # fmt: skip
+    finally:
+        await store.aclose()
 
 
 STATUS = "return document.querySelector('.report-status')?.textContent ?? ''"
@@ -104,7 +130,10 @@ async def renamed_in_the_browser(
 
 
 async def test_report_from_a_profile_then_a_moderator_marks_with_a_confirmation(
-    refereed: ServerProcess, session_browser: webdriver.Chrome
+    refereed: ServerProcess,
+    session_browser: webdriver.Chrome,
+    redis_server: RedisServer,
+    prefix: str,
 ) -> None:
     browser = session_browser
     web = f"http://127.0.0.1:{refereed.port}"
@@ -134,14 +163,29 @@ async def test_report_from_a_profile_then_a_moderator_marks_with_a_confirmation(
         text = await until(browser, PAGE, lambda s: "Moderators only" in s)
         assert "an insult" not in text
 
+        # ann's last games were a script's: the assessor flagged her (planted here).
+        await flag(redis_server.url, prefix, "ann")
+
         # mia's /mod: the queue, bob shown, a mark that waits for its confirmation.
         await driven(browser, logged_in, browser, refereed, "mia", mia_key)
         await driven(browser, browser.get, f"{web}/mod")
-        (row,) = await until(browser, QUEUE, bool)
+        flagged, row = await until(browser, QUEUE, lambda rows: len(rows) == 2)
+        assert "likely assisted (6 games): think time ignores the position" in flagged
         assert "1 name" in row
         assert "an insult for a name" in row
-        await driven(browser, browser.find_element(By.CSS_SELECTOR, "#queue button.show").click)
+        show = browser.find_elements(By.CSS_SELECTOR, "#queue button.show")
+        await driven(browser, show[0].click)
+        games = ROWS.format("#account table.assessed tbody tr")
+        assert len(await until(browser, games, lambda rows: len(rows) == 6)) == 6
+        await driven(browser, show[1].click)
+        await until(
+            browser,
+            "return document.querySelector('#account h2')?.textContent",
+            lambda t: t.startswith("bob"),
+        )
         await until(browser, "return !!document.querySelector('#account h2')", bool)
+        fairplay = "return document.querySelector('#account .fairplay')?.textContent"
+        assert await until(browser, fairplay, bool) == "Fair play: no rated game assessed yet."
         mark = browser.find_element(By.CSS_SELECTOR, "#account button[data-action=mark]")
         await driven(browser, mark.click)  # no reason yet: refused on the page, nothing sent
         await until(browser, PAGE, lambda s: "Say why first" in s)
@@ -160,7 +204,7 @@ async def test_report_from_a_profile_then_a_moderator_marks_with_a_confirmation(
         await until(browser, PAGE, lambda s: "Done: mia mark bob." in s)
         logged = await until(browser, LOG, bool)
         assert "names an insult" in logged[0]
-        assert await until(browser, QUEUE, lambda rows: rows == []) == []
+        assert len(await until(browser, QUEUE, lambda rows: len(rows) == 1)) == 1  # ann's flag
         await renamed_in_the_browser(browser, refereed, mia, bob_key)
 
         card = await ask(ann, {"type": "profile", "name": "bob"}, "player_card")

@@ -137,6 +137,7 @@ class Analyser:
         self._executor: Executor | None = None
         self._background = Background()
         self.idle = asyncio.Event()  # set whenever the queue is empty and nothing is running
+        self.analysed: list[Callable[[str], None]] = []  # told each room analysed (its id)
 
     @property
     def on(self) -> bool:
@@ -232,6 +233,8 @@ class Analyser:
         try:
             written = await self._analyse(room_id, again=again)
             await self.store.index_remove(ANALYSIS_DUE_INDEX, room_id)
+            for told in self.analysed:
+                told(room_id)
         finally:
             await self.store.index_remove(ANALYSIS_CLAIMS_INDEX, room_id)
         return written

@@ -1,5 +1,6 @@
 // The referee in the browser (docs/operations.md, "Moderation"): a Report button for any
-// logged-in player, and /mod for moderators: the queue, an account, the log, and the actions,
+// logged-in player, and /mod for moderators: the queue (reports and automatic fair-play flags),
+// an account (its reports, its fair-play level and assessed games), the log, and the actions,
 // each confirmed before it is sent. Everything goes over this page's own WebSocket, which the
 // server checks for its Origin; the account key stays in localStorage and no browser sends it by
 // itself, so another site cannot act as a moderator (no cookie to ride on).
@@ -94,7 +95,7 @@ window.Mod = (() => {
     const shown = h("section", { id: "account", "aria-label": "account" });
     main.replaceChildren(h("h1", {}, "Moderation"), status,
       h("table", { id: "queue" }, h("caption", {}, "Waiting for a moderator"),
-        h("thead", {}, h("tr", {}, ["name", "reports", "reasons", "latest", ""].map((c) => h("th", { scope: "col" }, c)))), queue),
+        h("thead", {}, h("tr", {}, ["name", "reports", "reasons", "latest", "fair play", ""].map((c) => h("th", { scope: "col" }, c)))), queue),
       shown,
       h("table", { id: "log" }, h("caption", {}, "Moderators' actions, newest first"),
         h("thead", {}, h("tr", {}, ["when", "moderator", "action", "account", "why"].map((c) => h("th", { scope: "col" }, c)))), log));
@@ -112,11 +113,13 @@ window.Mod = (() => {
           const look = h("button", { type: "button", class: "show" }, `Show ${r.name}`);
           look.addEventListener("click", () => show(r.name));
           const reasons = Object.entries(r.reasons).map(([k, n]) => `${n} ${k}`).join(", ");
-          return h("tr", { "data-account": r.account },
+          const latest = r.latest ? `${when(r.latest.at)} ${r.latest.note || ""}` : "";
+          return h("tr", { "data-account": r.account, ...(r.flag ? { "data-level": r.flag.level } : {}) },
             h("td", {}, window.Viewer.profileLink(r.name)), h("td", {}, String(r.reports)),
-            h("td", {}, reasons), h("td", { class: "small" }, `${when(r.latest.at)} ${r.latest.note || ""}`),
+            h("td", {}, reasons), h("td", { class: "small" }, latest),
+            h("td", { class: "small flag" }, r.flag ? r.flag.evidence : ""),
             h("td", {}, look));
-        }) : [h("tr", { class: "none" }, h("td", { colspan: 5, class: "small" }, "none"))]));
+        }) : [h("tr", { class: "none" }, h("td", { colspan: 6, class: "small" }, "none"))]));
         main.dataset.refreshed = String(Date.now());
       });
       ask({ type: "mod_log" }, "mod_log_rows", (msg) => {
@@ -152,9 +155,29 @@ window.Mod = (() => {
           h("ul", { class: "reports" }, msg.reports.length ? msg.reports.map((r) =>
             h("li", {}, `${when(r.at)} ${r.reason} by ${r.reporter}${r.race ? ` in race ${r.race}` : ""}${r.note ? `: ${r.note}` : ""}`))
             : h("li", { class: "small" }, "no reports")),
-          h("p", {}, why, " ", ...actions), h("p", {}, newName, " ", rename), answer);
+          h("p", {}, why, " ", ...actions), h("p", {}, newName, " ", rename), answer,
+          assessment(msg));
         if (!said) why.focus();
       });
+    }
+
+    // The account's fair-play level with its reasons, then its assessed games, newest first.
+    function assessment(msg) {
+      const a = msg.assessment;
+      if (!a || !a.games) return h("p", { class: "small fairplay" }, "Fair play: no rated game assessed yet.");
+      const head = ["when", "room", "kind", "game", "deal", "deck known", "moves", "think", "spread", "timing", "focus lost"];
+      return h("section", { class: "fairplay", "data-level": a.level, "aria-label": "fair play" },
+        h("h3", {}, `Fair play: ${a.level} (${a.games} games, ${a.points} points)`),
+        h("ul", { class: "reasons" }, a.reasons.length ? a.reasons.map((r) => h("li", {}, r))
+          : h("li", { class: "small" }, "nothing stands out")),
+        h("table", { class: "assessed" },
+          h("thead", {}, h("tr", {}, head.map((c) => h("th", { scope: "col" }, c)))),
+          h("tbody", {}, msg.games.map((g) => h("tr", { "data-room": g.room },
+            h("td", {}, when(g.at)), h("td", {}, g.room), h("td", {}, g.kind),
+            h("td", {}, g.won ? "won" : "lost"), h("td", {}, g.deal), h("td", {}, g.known), h("td", {}, String(g.moves)),
+            h("td", {}, `${(g.think_mean_ms / 1000).toFixed(1)} s`), h("td", {}, g.think_spread.toFixed(2)),
+            h("td", {}, g.time_difficulty === null ? "–" : g.time_difficulty.toFixed(2)),
+            h("td", {}, String(g.focus_lost)))))));
     }
 
     // Every action is confirmed: the first click says what will happen, the second does it.

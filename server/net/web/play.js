@@ -108,6 +108,16 @@ window.Play = (() => {
       this.arena = how.arena || new window.Viewer.Arena((msg) => this.handle(msg), this.code,
         () => helloFields(() => this.code));
       window.arenaPage = this; // the page's state, for its tests (tests/web/) to read
+      // Focus lost while racing goes to the server, which counts it into a rated game's
+      // fair-play assessment (docs/protocol.md, `focus_lost`): a hidden tab or another window.
+      this.focusSentAt = 0;
+      const lost = () => {
+        if (!this.live() || Date.now() - this.focusSentAt < 1000) return;
+        this.focusSentAt = Date.now(); // a blur and a hidden tab together count once
+        this.arena.send({ type: "focus_lost" });
+      };
+      document.addEventListener("visibilitychange", () => { if (document.hidden) lost(); });
+      window.addEventListener("blur", lost);
     }
 
     setLead(text) {

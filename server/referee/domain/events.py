@@ -1,5 +1,8 @@
-"""The referee's events, each defined once: a report a player filed, and an action a moderator
-took. Reports and actions are two streams, so the audit log holds only what moderators did."""
+"""The referee's events, each defined once: a report a player filed, an action a moderator
+took, a rated game's fair-play assessment and a browser's lost focus. Reports and actions are
+two streams, so the audit log holds only what moderators did; an account's assessments and
+focus lost are two streams of its own, in its own hash tag (``{referee:<account>}``), so a Redis
+Cluster spreads them and an account's stay together in one slot."""
 
 from __future__ import annotations
 
@@ -45,12 +48,53 @@ class ModeratorActed:
     new_name: str | None = None
 
 
-RefereeEvent = ReportFiled | ModeratorActed
+@dataclass(frozen=True, slots=True)
+class GameAssessed:
+    """One rated game of ``account`` (as ``player`` in ``room``) assessed for fair play
+    (server/referee/domain/assessment.py says what each signal means): written once per game.
+    ``time_difficulty`` is None when the game had too few timed moves; ``deal`` and ``known``
+    are the analysis' verdicts of the deal and of the position once the deck was known
+    (``unknown`` when it was not analysed)."""
+
+    TYPE: ClassVar[str] = "game_assessed"
+    at: int
+    room: str
+    player: str
+    account: str
+    name: str
+    variant: str
+    kind: str  # race, tournament, daily or challenge
+    moves: int
+    think_mean_ms: int
+    think_spread: float
+    even_streak: int
+    timed_moves: int
+    time_difficulty: float | None
+    deal: str
+    known: str  # the verdict of the position once the deck was known (the first redeal)
+    won: bool
+    kept: int
+    judged: int
+    focus_lost: int
+
+
+@dataclass(frozen=True, slots=True)
+class FocusLost:
+    """The racer's browser page lost focus during a rated race: never shown to anyone but
+    moderators, counted into that game's assessment."""
+
+    TYPE: ClassVar[str] = "focus_lost"
+    at: int
+    room: str
+    player: str
+
+
+RefereeEvent = ReportFiled | ModeratorActed | GameAssessed | FocusLost
 
 SCHEMA: Schema[RefereeEvent] = Schema(
     "referee",
     REFEREE_EVENT_VERSION,
-    (ReportFiled, ModeratorActed),
+    (ReportFiled, ModeratorActed, GameAssessed, FocusLost),
     defaults={"new_name": None},  # lines logged before renames were
 )
 encode = SCHEMA.encode
@@ -58,3 +102,17 @@ decode = SCHEMA.decode
 
 REPORTS_STREAM = "{referee}:reports"
 LOG_STREAM = "{referee}:log"
+
+
+def assessed_stream(account: str) -> str:
+    """An account's assessed games, one event per rated game."""
+    return f"{{referee:{account}}}:assessed"
+
+
+def focus_stream(account: str) -> str:
+    """The focus an account's browser lost while racing rated games."""
+    return f"{{referee:{account}}}:focus"
+
+
+ASSESSMENT_DUE_INDEX = "assessment-due"  # room id -> when its rated race finished (ms)
+FLAGGED_INDEX = "fairplay-flagged"  # account -> its points, value its standing (msgpack)

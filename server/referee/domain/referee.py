@@ -127,21 +127,51 @@ def logged_name(referee: Referee, account: str) -> str | None:
     return renames[-1].new_name if renames else None
 
 
-def queue(referee: Referee) -> list[dict[str, Any]]:
-    """The moderators' queue: each account with open reports, most reported first, the
-    evidence in one row (how many, for what, the latest note and race)."""
+def queue(referee: Referee, flagged: Iterable[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+    """The moderators' queue: each account with open reports or an automatic fair-play flag,
+    most evidence first (open reports plus the assessment's points), the evidence in one row
+    (how many reports, for what, the latest note and race; the flag's level and reasons). A
+    flag is open until a moderator acts on the account after its latest assessed game."""
     rows: dict[str, dict[str, Any]] = {}
-    for report in referee.open_reports():
-        row = rows.setdefault(
-            report.reported,
-            {"account": report.reported, "name": report.name, "reports": 0, "reasons": {}},
+
+    def row_of(account: str, name: str) -> dict[str, Any]:
+        return rows.setdefault(
+            account,
+            {
+                "account": account,
+                "name": name,
+                "reports": 0,
+                "reasons": {},
+                "latest": None,
+                "flag": None,
+                "marked": account in referee.marked,
+                "closed": account in referee.closed,
+            },
         )
+
+    for report in referee.open_reports():
+        row = row_of(report.reported, report.name)
         row["reports"] += 1
         row["reasons"][report.reason] = row["reasons"].get(report.reason, 0) + 1
         row["latest"] = {"at": report.at, "note": report.note, "race": report.race}
-        row["marked"] = report.reported in referee.marked
-        row["closed"] = report.reported in referee.closed
-    return sorted(rows.values(), key=lambda r: (-r["reports"], -r["latest"]["at"]))
+    for flag in flagged:
+        acted = referee.last_acted.get(flag["account"])
+        if acted is not None and referee.actions[acted].at >= flag["last_at"]:
+            continue
+        row_of(flag["account"], flag["name"])["flag"] = {
+            "level": flag["level"],
+            "points": flag["points"],
+            "reasons": list(flag["reasons"]),
+            "evidence": flag["evidence"],
+            "games": flag["games"],
+        }
+    return sorted(rows.values(), key=_weight)
+
+
+def _weight(row: Mapping[str, Any]) -> tuple[int, int, str]:
+    points = row["flag"]["points"] if row["flag"] else 0
+    latest = row["latest"]["at"] if row["latest"] else 0
+    return (-(row["reports"] + points), -latest, row["account"])
 
 
 def report_row(report: ReportFiled) -> dict[str, Any]:

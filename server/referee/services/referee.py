@@ -9,7 +9,7 @@ in between leaves the effect without its line, and the moderator's retry writes 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from server.accounts.domain.accounts import check_name
@@ -18,7 +18,9 @@ from server.accounts.services.limits import AttemptLimiter
 from server.accounts.services.ratings import Ratings
 from server.kernel.errors import NoSuchAccount, NotModerator
 from server.kernel.names import clean_name, fold_name
+from server.race.domain.lifecycle import RoomStatus
 from server.race.services.commands import Commands
+from server.referee.domain import assessment as a
 from server.referee.domain import referee as r
 from server.referee.domain.events import (
     LOG_STREAM,
@@ -27,13 +29,17 @@ from server.referee.domain.events import (
     ReportFiled,
     encode,
 )
+from server.referee.services.assessor import MAX_FOCUS_PER_GAME, Assessor, kind_of
 from server.runtime.clock import Clock
 from server.runtime.logging import get_logger
 from server.store import EventStore
 from shared.errors import ServerError, WrongExpectedVersion
+from shared.game import is_over
 from shared.protocol import BadField
 
 log = get_logger("server.referee.services.referee")
+
+SHOWN_GAMES = 50  # assessed games ``mod_show`` lists, newest first
 
 
 def moderators_of(names: str) -> frozenset[str]:
@@ -54,6 +60,7 @@ class RefereeService:
         *,
         moderators: frozenset[str],
         limiter: AttemptLimiter,
+        assessor: Assessor,
     ) -> None:
         self.store = store
         self.clock = clock
@@ -62,6 +69,7 @@ class RefereeService:
         self.commands = commands  # a closed account's seat in a live race is given up
         self.moderators = moderators
         self.limiter = limiter
+        self.assessor = assessor  # the fair-play assessments the queue and ``shown`` read
 
     def is_moderator(self, account: str | None) -> bool:
         return account is not None and account in self.moderators
@@ -167,9 +175,12 @@ class RefereeService:
         raise ServerError("the referee's log is changing too fast; try again")
 
     async def shown(self, raw_name: str) -> dict[str, Any]:
-        """One account as moderators see it: what holds on it, its reports, its actions."""
+        """One account as moderators see it: what holds on it, its reports, its actions, its
+        fair-play level with the reasons, and its assessed games."""
         folded, name = await self._named(raw_name)
         referee = await self.state()
+        games = await self.assessor.games(folded)
+        standing = a.standing(games)
         return {
             "account": folded,
             "name": name,
@@ -177,7 +188,33 @@ class RefereeService:
             "closed": folded in referee.closed,
             "reports": [r.report_row(x) for x in referee.reports if x.reported == folded],
             "actions": [r.action_row(x) for x in referee.actions if x.account == folded],
+            "assessment": {**standing.wire(), "evidence": standing.evidence()},
+            "games": [a.game_row(g) for g in reversed(games)][:SHOWN_GAMES],
         }
+
+    async def queue(self) -> list[dict[str, Any]]:
+        """The moderators' queue: open reports and automatic fair-play flags."""
+        return r.queue(await self.state(), await self.assessor.flagged())
+
+    async def focus_lost(self, account: str, counted: Mapping[str, int]) -> str | None:
+        """The account's page lost focus: recorded if it races a rated game not over for it,
+        up to ``MAX_FOCUS_PER_GAME`` (``counted``: by this connection, per room); the room,
+        or None when ignored."""
+        room_id = await self.commands.racing(account)
+        if room_id is None or counted.get(room_id, 0) >= MAX_FOCUS_PER_GAME:
+            return None
+        room = await self.commands.room(room_id)
+        if room.status is not RoomStatus.RACING or kind_of(room) is None:
+            return None
+        for player, seat in room.seats.items():
+            game = room.games.get(player)
+            if seat.account is None or fold_name(seat.account) != account or game is None:
+                continue
+            if game.state is None or is_over(game.state):
+                return None
+            await self.assessor.record_focus(account, room_id, player)
+            return room_id
+        return None
 
 
 async def _mark(service: RefereeService, account: str) -> None:

@@ -19,6 +19,7 @@ class RefereeRequests:
     def __init__(self, session: Session, referee: RefereeService) -> None:
         self.s = session
         self.referee = referee
+        self.focus: dict[str, int] = {}  # focus lost this connection recorded, per room
 
     def handlers(self) -> dict[str, Callable[[dict[str, Any]], Awaitable[None]]]:
         return {
@@ -27,6 +28,7 @@ class RefereeRequests:
             p.MOD_LOG: self.on_log,
             p.MOD_SHOW: self.on_show,
             p.MOD_ACTION: self.on_action,
+            p.FOCUS_LOST: self.on_focus_lost,
         }
 
     def _account(self) -> str:
@@ -53,7 +55,7 @@ class RefereeRequests:
 
     async def on_queue(self, msg: dict[str, Any]) -> None:
         self._moderator()
-        rows = r.queue(await self.referee.state())
+        rows = await self.referee.queue()
         self.s.reply(msg, {"type": p.MOD_QUEUE_ROWS, "rows": rows})
 
     async def on_log(self, msg: dict[str, Any]) -> None:
@@ -72,3 +74,13 @@ class RefereeRequests:
             self._moderator(), msg["action"], msg["name"], msg["reason"], msg.get("new_name")
         )
         self.s.reply(msg, {"type": p.MOD_DONE, **r.action_row(acted)})
+
+    async def on_focus_lost(self, msg: dict[str, Any]) -> None:
+        """Counted into the racer's assessment, never answered nor shown: ignored for a guest,
+        outside a rated race, and past ``MAX_FOCUS_PER_GAME`` a game."""
+        account = self.s.account_id
+        if account is None:
+            return
+        room_id = await self.referee.focus_lost(account, self.focus)
+        if room_id is not None:
+            self.focus[room_id] = self.focus.get(room_id, 0) + 1
