@@ -9,6 +9,7 @@ name on every process together (``AttemptLimiter``).
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -217,13 +218,12 @@ class Accounts:
         name, new = a.check_name(raw_name)
         owner = await self.key_of(new)
         if owner is None:
-            try:
-                claim = a.NameClaimed(self.clock.now_ms(), folded)
+            claim = a.NameClaimed(self.clock.now_ms(), folded)
+            # Claimed meanwhile, by a registration or another rename: who won is read again.
+            with contextlib.suppress(WrongExpectedVersion):
                 await self.store.append(
                     a.account_stream(new), [a.encode(claim)], expected_version=0
                 )
-            except WrongExpectedVersion:
-                pass  # claimed meanwhile: by whom is read again below
             owner = await self.key_of(new)
         now = self.clock.now_ms()
 
