@@ -20,7 +20,7 @@ from server.endpoint import AddressInUse
 from server.race.domain.lifecycle import RoomStatus
 from server.race.services.directory import Directory
 from server.referee.services.assessor import Assessor
-from server.runtime.clock import SystemClock, clock_from_env
+from server.runtime.clock import Clock, SystemClock, clock_from_env
 from server.runtime.config import Config, default_data_dir, parse_config
 from server.runtime.logging import configure_logging, get_logger
 from server.runtime.loops import loop_factory
@@ -126,6 +126,26 @@ def ratings_main(argv: Sequence[str]) -> int:
     return 0
 
 
+async def _finished_rooms(store: EventStore, clock: Clock, archive: Archive | None) -> list[str]:
+    """Every finished room the room list shows: what a rebuild takes when no room is named."""
+    listed = await Directory(store, clock, archive).list_rooms({})
+    return [r["id"] for r in listed if r["status"] == RoomStatus.FINISHED.value]
+
+
+def _rebuild_options(prog: str, description: str, argv: Sequence[str]) -> tuple[list[str], Config]:
+    """A rebuild command's rooms (``--room CODE``, lowercased; none for all) and the server's
+    options it takes for its store."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--rebuild", action="store_true", required=True)
+    parser.add_argument(
+        "--room", action="append", default=[], metavar="CODE", help="a room (default: all)"
+    )
+    args, rest = parser.parse_known_args(argv)
+    config = parse_config(rest)
+    configure_logging(config.log_format, config.log_level)
+    return [r.lower() for r in args.room], config
+
+
 async def rebuild_analyses(config: Config, rooms: Sequence[str]) -> dict[str, int]:
     """``solitaire-server analysis --rebuild``: analyse the rooms' games again (every finished
     room the room list shows, with none named), each analysis added after the old one; the
@@ -135,9 +155,7 @@ async def rebuild_analyses(config: Config, rooms: Sequence[str]) -> dict[str, in
         clock = SystemClock()
         analyser = configured_analyser(store, archive, clock, config, "rebuild")
         try:
-            if not rooms:
-                listed = await Directory(store, clock, archive).list_rooms({})
-                rooms = [r["id"] for r in listed if r["status"] == RoomStatus.FINISHED.value]
+            rooms = rooms or await _finished_rooms(store, clock, archive)
             return {room: await analyser.analyse_room(room, again=True) for room in rooms}
         finally:
             await analyser.aclose()
@@ -146,21 +164,15 @@ async def rebuild_analyses(config: Config, rooms: Sequence[str]) -> dict[str, in
 
 
 def analysis_main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="solitaire-server analysis",
-        description="Analyse finished games again (old games, or a new solver version) at "
+    rooms, config = _rebuild_options(
+        "solitaire-server analysis",
+        "Analyse finished games again (old games, or a new solver version) at "
         "--analysis-max-nodes: the rooms named, or every finished room listed. Takes the "
         "server's store options; a running server holds its --data-dir, so stop it first.",
+        argv,
     )
-    parser.add_argument("--rebuild", action="store_true", required=True)
-    parser.add_argument(
-        "--room", action="append", default=[], metavar="CODE", help="a room (default: all)"
-    )
-    args, rest = parser.parse_known_args(argv)
-    config = parse_config(rest)
-    configure_logging(config.log_format, config.log_level)
     try:
-        written = asyncio.run(rebuild_analyses(config, [r.lower() for r in args.room]))
+        written = asyncio.run(rebuild_analyses(config, rooms))
     except DataDirError as error:
         print(f"solitaire-server analysis: {error}", file=sys.stderr)
         return 1
@@ -177,9 +189,7 @@ async def rebuild_fairplay(config: Config, rooms: Sequence[str]) -> tuple[int, i
         clock = SystemClock()
         assessor = Assessor(store, archive, clock, config.analysis_max_nodes)
         try:
-            if not rooms:
-                listed = await Directory(store, clock, archive).list_rooms({})
-                rooms = [r["id"] for r in listed if r["status"] == RoomStatus.FINISHED.value]
+            rooms = rooms or await _finished_rooms(store, clock, archive)
             return await assessor.rebuild(rooms)
         finally:
             if archive is not None:
@@ -187,21 +197,15 @@ async def rebuild_fairplay(config: Config, rooms: Sequence[str]) -> tuple[int, i
 
 
 def fairplay_main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="solitaire-server fairplay",
-        description="Assess finished rated games not assessed yet and fold every account's "
+    rooms, config = _rebuild_options(
+        "solitaire-server fairplay",
+        "Assess finished rated games not assessed yet and fold every account's "
         "fair-play level again (run `analysis --rebuild` first for analyses). Takes the "
         "server's store options; a running server holds its --data-dir, so stop it first.",
+        argv,
     )
-    parser.add_argument("--rebuild", action="store_true", required=True)
-    parser.add_argument(
-        "--room", action="append", default=[], metavar="CODE", help="a room (default: all)"
-    )
-    args, rest = parser.parse_known_args(argv)
-    config = parse_config(rest)
-    configure_logging(config.log_format, config.log_level)
     try:
-        written, flagged = asyncio.run(rebuild_fairplay(config, [r.lower() for r in args.room]))
+        written, flagged = asyncio.run(rebuild_fairplay(config, rooms))
     except DataDirError as error:
         print(f"solitaire-server fairplay: {error}", file=sys.stderr)
         return 1

@@ -35,8 +35,7 @@ from server.analysis.services.book import AnalysisBook
 from server.archive import Archive
 from server.kernel.days import tag_end_ms
 from server.kernel.names import fold_name
-from server.race.domain.events import RaceFinished
-from server.race.domain.fold import Change, RoomChanged, fold_stored
+from server.race.domain.fold import Change, fold_stored, race_finished
 from server.race.domain.model import Room, game_stream
 from server.race.services.reader import read_room
 from server.runtime.clock import Clock
@@ -150,10 +149,7 @@ class Analyser:
         it; the room is analysed once, under a claim)."""
         if self._queue is None or room.finished is None:
             return  # not started (or no budget): nothing is analysed here
-        if any(
-            isinstance(c, RoomChanged) and not c.refused and isinstance(c.event, RaceFinished)
-            for c in changes
-        ):
+        if race_finished(changes):
             self._background.spawn(self._mark(room.id, room.finished.at))
 
     async def _mark(self, room_id: str, finished_at: int) -> None:

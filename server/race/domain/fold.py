@@ -92,6 +92,15 @@ class GameAdvanced:
 Change = Loaded | RoomChanged | GameAdvanced
 
 
+def race_finished(changes: Iterable[Change]) -> bool:
+    """Whether ``changes`` fold the race's finish (not one the lifecycle refused): what the
+    work that follows a race (its analysis, its assessment) waits for."""
+    return any(
+        isinstance(c, RoomChanged) and not c.refused and isinstance(c.event, RaceFinished)
+        for c in changes
+    )
+
+
 def player_status(state: GameState, event: Mapping[str, Any] | None = None) -> PlayerStatus:
     """A racer's status after an event that is not the start (``event``, the last folded): a
     resignation for the clock is a timeout, not a choice the racer made."""

@@ -25,8 +25,7 @@ from server.analysis.domain.events import GameAnalysed
 from server.analysis.services.book import AnalysisBook
 from server.archive import Archive
 from server.kernel.names import fold_name
-from server.race.domain.events import RaceFinished
-from server.race.domain.fold import Change, RoomChanged, fold_stored
+from server.race.domain.fold import Change, fold_stored, race_finished
 from server.race.domain.lifecycle import RoomStatus
 from server.race.domain.model import Room, Seat, game_stream
 from server.race.services.reader import read_room
@@ -153,30 +152,31 @@ class Assessor:
         is written once)."""
         if room.finished is None or not assessed_seats(room):
             return
-        if any(
-            isinstance(c, RoomChanged) and not c.refused and isinstance(c.event, RaceFinished)
-            for c in changes
-        ):
+        if race_finished(changes):
             self._background.spawn(self._mark(room.id, room.finished.at))
 
     async def _mark(self, room_id: str, finished_at: int) -> None:
         try:
             await self.store.index_put(ASSESSMENT_DUE_INDEX, room_id, finished_at)
-            await self.assess_room(room_id, finished_at=finished_at)
         except ArenaError as exc:
-            self.figures.failures += 1
-            log.warning("assessment_failed", room=room_id, reason=exc.reason)
+            self._failed(room_id, exc)
+            return
+        await self._assess(room_id, finished_at)
 
     def analysed(self, room_id: str) -> None:
         """The room's games were analysed here: assess them now (the sweep would later)."""
         self._background.spawn(self._assess(room_id))
 
-    async def _assess(self, room_id: str) -> None:
+    async def _assess(self, room_id: str, finished_at: int | None = None) -> None:
+        """``assess_room``, a failure counted and logged: the room stays due for the sweep."""
         try:
-            await self.assess_room(room_id)
+            await self.assess_room(room_id, finished_at=finished_at)
         except ArenaError as exc:
-            self.figures.failures += 1
-            log.warning("assessment_failed", room=room_id, reason=exc.reason)
+            self._failed(room_id, exc)
+
+    def _failed(self, room_id: str, exc: ArenaError) -> None:
+        self.figures.failures += 1
+        log.warning("assessment_failed", room=room_id, reason=exc.reason)
 
     # ---- the loop ---------------------------------------------------------------------------
 
@@ -192,11 +192,7 @@ class Assessor:
     async def sweep(self) -> None:
         """Assess every due room that is ready, oldest first."""
         for entry in await self.store.index_range(ASSESSMENT_DUE_INDEX):
-            try:
-                await self.assess_room(entry.member, finished_at=entry.score)
-            except ArenaError as exc:
-                self.figures.failures += 1
-                log.warning("assessment_failed", room=entry.member, reason=exc.reason)
+            await self._assess(entry.member, entry.score)
 
     # ---- one room ---------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ their codes, and creations per account are limited."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import urllib.error
 import urllib.request
 import uuid
@@ -78,6 +79,21 @@ class Served:
         return await self.connect(name, made["key"])
 
 
+@contextlib.asynccontextmanager
+async def serving(app: App, clock: FakeClock) -> AsyncIterator[Served]:
+    """``app`` listening on a free port; after, the connections the test opened are closed and
+    the app stopped."""
+    server = await app.start()
+    port = next(iter(server.sockets)).getsockname()[1]
+    done = Served(app, clock, f"ws://127.0.0.1:{port}/", [], {})
+    try:
+        yield done
+    finally:
+        for client in done.clients:
+            await client.close()
+        await app.stop()
+
+
 @pytest.fixture(params=["store", "archive"])
 async def served(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Served]:
     """A server on the memory store, alone or with an archive (SQLite) that settled
@@ -92,16 +108,8 @@ async def served(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
         analysis_max_nodes=NO_ANALYSIS,
     )
     archive = SqliteArchive(tmp_path / "archive.sqlite") if request.param == "archive" else None
-    app = App(config, MemoryEventStore(), clock, archive)
-    server = await app.start()
-    port = next(iter(server.sockets)).getsockname()[1]
-    done = Served(app, clock, f"ws://127.0.0.1:{port}/", [], {})
-    try:
+    async with serving(App(config, MemoryEventStore(), clock, archive), clock) as done:
         yield done
-    finally:
-        for client in done.clients:
-            await client.close()
-        await app.stop()
 
 
 async def play_out(s: Served, client: Client, code: str) -> dict[str, Any]:

@@ -16,11 +16,8 @@ from server.app import App
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
 from server.store import EventStore, MemoryEventStore, RedisEventStore
-from tests.server.challenges.test_challenge_protocol import Served
+from tests.server.challenges.test_challenge_protocol import NO_ANALYSIS, Served, serving
 from tests.server.wsclient import Client
-
-# The games these tests finish are not theirs to analyse: the analysis's own tests do.
-NO_ANALYSIS = {"swiss": 0, "quadrennial": 0}
 
 pytestmark = pytest.mark.e2e  # a real Redis for one of the two stores
 
@@ -42,15 +39,8 @@ async def served(request: pytest.FixtureRequest) -> AsyncIterator[Served]:
     )
     clock = FakeClock()
     app = App(config, store, clock)
-    server = await app.start()
-    port = next(iter(server.sockets)).getsockname()[1]
-    done = Served(app, clock, f"ws://127.0.0.1:{port}/", [], {})
-    try:
+    async with serving(app, clock) as done:
         yield done
-    finally:
-        for client in done.clients:
-            await client.close()
-        await app.stop()
 
 
 def codes(*answers: dict[str, Any]) -> list[str]:

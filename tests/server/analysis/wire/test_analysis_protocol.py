@@ -23,7 +23,7 @@ from server.runtime.config import Config
 from server.store import MemoryEventStore
 from shared import new_game
 from shared.solver.analysis import analyse
-from tests.server.challenges.test_challenge_protocol import HOUR, Served, play_out
+from tests.server.challenges.test_challenge_protocol import HOUR, Served, play_out, serving
 from tests.server.wsclient import Client
 
 BUDGET = {"swiss": 4_000, "quadrennial": 80_000}
@@ -36,15 +36,8 @@ async def served(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
     archive = SqliteArchive(tmp_path / "archive.sqlite") if request.param == "archive" else None
     app = App(config, MemoryEventStore(), clock, archive)
     app.analyser.make_executor = lambda: ThreadPoolExecutor(1)
-    server = await app.start()
-    port = next(iter(server.sockets)).getsockname()[1]
-    done = Served(app, clock, f"ws://127.0.0.1:{port}/", [], {})
-    try:
+    async with serving(app, clock) as done:
         yield done
-    finally:
-        for client in done.clients:
-            await client.close()
-        await app.stop()
 
 
 async def ask_analysis(s: Served, client: Client, room: str, player: str) -> dict[str, Any]:
