@@ -5,9 +5,6 @@ at the same time, and the account keeps its key, its password and its keys."""
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -17,30 +14,10 @@ from server.accounts.services.passwords import Passwords
 from server.kernel.errors import NameTaken
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
-from server.store import EventStore, MemoryEventStore, RedisEventStore, SqliteEventStore
+from server.store import EventStore
 from tests.server.accounts.test_service import CHEAP
-from tests.support.redis_cluster import LocalRedisCluster
-from tests.support.redis_server import RedisServer
 
 PASSWORD = "password one"
-
-
-@pytest.fixture(params=["memory", "sqlite", "redis", "cluster"])
-async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[EventStore]:
-    store: EventStore
-    prefix = f"t{uuid.uuid4().hex[:12]}:"
-    if request.param == "memory":
-        store = MemoryEventStore()
-    elif request.param == "sqlite":
-        store = SqliteEventStore(tmp_path / "data")
-    elif request.param == "redis":
-        server: RedisServer = request.getfixturevalue("redis_server")
-        store = RedisEventStore(server.url, prefix=prefix)
-    else:
-        cluster: LocalRedisCluster = request.getfixturevalue("redis_cluster")
-        store = RedisEventStore(cluster.url, cluster=True, prefix=prefix)
-    yield store
-    await store.aclose()
 
 
 def accounts(store: EventStore) -> Accounts:

@@ -4,9 +4,7 @@ with it, by the next sweep."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +15,7 @@ from server.race.domain.lifecycle import RoomStatus
 from server.race.services.archiver import Archiver, Outcome, fingerprint, folded
 from server.race.services.reader import read_room
 from server.runtime.clock import FakeClock
-from server.store import EventStore, MemoryEventStore, RedisEventStore, SqliteEventStore
+from server.store import EventStore
 from tests.server.race.services.test_archiver import (
     AFTER_S,
     archiving_app,
@@ -26,26 +24,6 @@ from tests.server.race.services.test_archiver import (
     in_store,
     marked,
 )
-from tests.support.redis_cluster import LocalRedisCluster
-from tests.support.redis_server import RedisServer
-
-
-@pytest.fixture(params=["memory", "sqlite", "redis", "cluster"])
-async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[EventStore]:
-    store: EventStore
-    prefix = f"t{uuid.uuid4().hex[:12]}:"
-    if request.param == "memory":
-        store = MemoryEventStore()
-    elif request.param == "sqlite":
-        store = SqliteEventStore(tmp_path / "data")
-    elif request.param == "redis":
-        server: RedisServer = request.getfixturevalue("redis_server")
-        store = RedisEventStore(server.url, prefix=prefix)
-    else:
-        cluster: LocalRedisCluster = request.getfixturevalue("redis_cluster")
-        store = RedisEventStore(cluster.url, cluster=True, prefix=prefix)
-    yield store
-    await store.aclose()
 
 
 @pytest.fixture
