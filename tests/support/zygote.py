@@ -76,7 +76,8 @@ class Zygote:
     def request(self, **fields: Any) -> dict[str, Any]:
         with self._lock:
             process = self._started()
-            assert process.stdin is not None and process.stdout is not None
+            assert process.stdin is not None
+            assert process.stdout is not None
             process.stdin.write(json.dumps(fields).encode() + b"\n")
             process.stdin.flush()
             line = process.stdout.readline()
