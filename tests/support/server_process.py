@@ -17,11 +17,20 @@ from pathlib import Path
 from tests.support.ports import free_port
 from tests.support.zygote import ForkedProcess, Zygote
 
-# Servers are forked from a zygote that has imported the server once (a third of a CPU-second
-# saved a start); TEST_SERVER_EXEC=1 runs each as the plain ``python -m server`` instead.
-_ZYGOTE = None if os.environ.get("TEST_SERVER_EXEC") == "1" else Zygote()
-if _ZYGOTE is not None:
-    atexit.register(_ZYGOTE.close)
+_zygote: Zygote | None = None
+
+
+def _forking_zygote() -> Zygote | None:
+    """Inside pytest, servers are forked from a zygote that imported the server once (a third
+    of a CPU-second saved a start); TEST_SERVER_EXEC=1 runs each as ``python -m server``. A
+    benchmark always runs the command: its start, memory and collector are what it measures."""
+    global _zygote
+    if "pytest" not in sys.modules or os.environ.get("TEST_SERVER_EXEC") == "1":
+        return None
+    if _zygote is None:
+        _zygote = Zygote()
+        atexit.register(_zygote.close)
+    return _zygote
 
 
 class ServerProcess:
@@ -76,8 +85,9 @@ class ServerProcess:
         # A test's server analyses no game unless it asks (--analysis-max-nodes): an analysis
         # process in every server would take the CPU the suite's other tests run on.
         env.setdefault("ARENA_ANALYSIS_MAX_NODES", "0")
-        if _ZYGOTE is not None:
-            self.process = _ZYGOTE.spawn(self.command()[3:], env, self.log_path)
+        zygote = _forking_zygote()
+        if zygote is not None:
+            self.process = zygote.spawn(self.command()[3:], env, self.log_path)
         else:
             out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
             self.process = subprocess.Popen(
