@@ -11,6 +11,7 @@ once however many processes saw it finish, and whatever was killed in between.
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any
@@ -36,6 +37,7 @@ from server.race.domain.fold import RoomChanged, fold_stored
 from server.race.domain.model import Room, room_stream
 from server.runtime.clock import Clock
 from server.runtime.logging import get_logger
+from server.runtime.tasks import gather_bounded
 from server.store import EventStore, IndexEntry
 from shared.errors import ArenaError, ServerError, WrongExpectedVersion
 
@@ -45,6 +47,13 @@ PENDING_INDEX = "ratings-pending"  # rated rooms racing or finished, not yet rec
 BUILT_INDEX = "ratings-built"  # variant -> the ratings version the leaderboard index holds
 _PAGE = 2_000
 _TURN = 100  # races a refold folds between two turns of the event loop
+_BATCH = 200  # races rated in one append
+_ROWS_AT_ONCE = 16  # leaderboard rows written side by side
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 def leaderboard_index(variant: str) -> str:
@@ -66,6 +75,10 @@ class Ratings:
         self.clock = clock
         self.tables = {v: RatingTable(v) for v in VARIANTS}
         self._locks = {v: asyncio.Lock() for v in VARIANTS}
+        # Per variant: races waiting for the next append, and the variants being appended.
+        self._waiting: dict[str, dict[str, tuple[RaceRated, asyncio.Future[tuple[Change, ...]]]]]
+        self._waiting = {v: {} for v in VARIANTS}
+        self._recording: set[str] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # ---- the projection ------------------------------------------------------------------------
@@ -118,26 +131,76 @@ class Ratings:
 
     async def record_rated(self, event: RaceRated) -> tuple[Change, ...]:
         """Append ``event`` once (keyed by its room: a race's, or a challenge's code); the
-        changes it made."""
-        room_id = event.room
+        changes it made. Races that end while their variant's append is under way wait and go
+        in the next one together: one append at a time per variant and process, where an
+        append each raced the others for the same version (seconds of retries at a hundred
+        races a second)."""
+        waiting = self._waiting[event.variant]
+        entry = waiting.get(event.room)
+        if entry is None:
+            future: asyncio.Future[tuple[Change, ...]] = asyncio.get_running_loop().create_future()
+            future.add_done_callback(_retrieved)  # a waiter cancelled meanwhile: no warning
+            entry = waiting[event.room] = (event, future)
+        if event.variant not in self._recording:
+            self._recording.add(event.variant)
+            self._spawn(partial(self._record_waiting, event.variant))
+        return await asyncio.shield(entry[1])
+
+    async def _record_waiting(self, variant: str) -> None:
+        """Append what waits for ``variant``, a batch at a time, until nothing does; each
+        waiter is answered with its race's changes, or the error that kept them out."""
+        waiting = self._waiting[variant]
+        try:
+            while waiting:
+                batch = dict(itertools.islice(waiting.items(), _BATCH))
+                for room in batch:
+                    del waiting[room]
+                try:
+                    done = await self._append_rated(variant, [e for e, _ in batch.values()])
+                except Exception as exc:
+                    for _, future in batch.values():
+                        if not future.done():
+                            future.set_exception(exc)
+                    continue
+                except BaseException:
+                    for _, future in batch.values():
+                        future.cancel()
+                    raise
+                for room, (_, future) in batch.items():
+                    if not future.done():
+                        future.set_result(done[room])
+        finally:
+            self._recording.discard(variant)
+            for _, future in waiting.values():  # cancelled (the process stops): none left
+                future.cancel()
+            waiting.clear()
+
+    async def _append_rated(
+        self, variant: str, events: Sequence[RaceRated]
+    ) -> dict[str, tuple[Change, ...]]:
+        """``events`` appended in one append at the version folded, less those already in the
+        log; each race's changes."""
         for _ in range(50):
-            table = await self.catch_up(event.variant)
-            done = table.races.get(room_id)
-            if done is not None:
-                await self.store.index_remove(PENDING_INDEX, room_id)
-                return done
-            try:
-                await self.store.append(
-                    ratings_stream(event.variant), [encode(event)], expected_version=table.version
-                )
-            except WrongExpectedVersion:
-                continue
-            table = await self.catch_up(event.variant)
-            changes = table.races[room_id]
-            await self.write_rows(event.variant, [c.account for c in changes])
-            await self.store.index_remove(PENDING_INDEX, room_id)
-            log.info("race_rated", room=room_id, variant=event.variant, racers=len(changes))
-            return changes
+            table = await self.catch_up(variant)
+            fresh = [e for e in events if e.room not in table.races]
+            if fresh:
+                try:
+                    await self.store.append(
+                        ratings_stream(variant),
+                        [encode(e) for e in fresh],
+                        expected_version=table.version,
+                    )
+                except WrongExpectedVersion:
+                    continue
+                table = await self.catch_up(variant)
+                accounts = {c.account for e in fresh for c in table.races[e.room]}
+                await self.write_rows(variant, sorted(accounts))
+                for e in fresh:
+                    racers = len(table.races[e.room])
+                    log.info("race_rated", room=e.room, variant=variant, racers=racers)
+            for e in events:
+                await self.store.index_remove(PENDING_INDEX, e.room)
+            return {e.room: table.races[e.room] for e in events}
         raise ServerError("the ratings are changing too fast; try again")
 
     async def write_rows(self, variant: str, accounts: Sequence[str]) -> None:
@@ -146,20 +209,23 @@ class Ratings:
         table = self.tables[variant]
         while True:
             version = table.version
-            index = leaderboard_index(variant)
-            for account in accounts:
-                standing = table.players.get(account)
-                if standing is None:  # a mark folded in meanwhile left this account out
-                    await self.store.index_remove(index, account)
-                    continue
-                row = msgpack.packb(standing.row(account))
-                await self.store.index_put(index, account, -standing.rating, row)
+            rows = (self._write_row(table, account) for account in accounts)
+            await gather_bounded(rows, _ROWS_AT_ONCE)
             if await self.store.last_version(ratings_stream(variant)) == version:
                 break
             table = await self.catch_up(variant)
         entry = await self.store.index_get(BUILT_INDEX, variant)
         if entry is None or entry.score < version:
             await self.store.index_put(BUILT_INDEX, variant, version)
+
+    async def _write_row(self, table: RatingTable, account: str) -> None:
+        index = leaderboard_index(table.variant)
+        standing = table.players.get(account)
+        if standing is None:  # a mark folded in meanwhile left this account out
+            await self.store.index_remove(index, account)
+            return
+        row = msgpack.packb(standing.row(account))
+        await self.store.index_put(index, account, -standing.rating, row)
 
     async def rebuild(self, variants: Sequence[str] = VARIANTS) -> dict[str, int]:
         """Fold each variant's log from the start and rewrite its leaderboard index; returns

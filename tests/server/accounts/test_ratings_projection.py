@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
+from typing import Any
 
 import msgpack
 
@@ -120,4 +122,40 @@ async def test_the_sweep_rates_finished_pending_rooms_and_leaves_racing_ones() -
     await ratings.sweep()  # again: nothing more
     assert [e.member for e in await store.index_range(PENDING_INDEX)] == ["racing"]
     assert [e.data["room"] for e in await store.read(ratings_stream("swiss"))] == ["done"]
+    await store.aclose()
+
+
+async def test_races_ending_together_are_rated_once_each_in_a_few_appends() -> None:
+    """A round's races end together on several processes: each process appends what waits in
+    one append at a time, each race once in the log, and every caller gets its race's changes."""
+    rng = random.Random(7)
+    store = MemoryEventStore()
+    appends = 0
+    append = store.append
+
+    async def counted(*args: Any, **kwargs: Any) -> int:
+        nonlocal appends
+        appends += 1
+        return await append(*args, **kwargs)
+
+    store.append = counted  # type: ignore[method-assign]
+    clock = FakeClock()
+    processes = [Ratings(store, clock), Ratings(store, clock), Ratings(store, clock)]
+    accounts = [f"acct{i:02d}" for i in range(40)]
+    rooms = []
+    for race in range(90):
+        entrants = [(a.upper(), a) for a in rng.sample(accounts, 4)]
+        rooms.append(finished_room(f"r{race}", entrants, at=race * 1_000, won=rng.randint(0, 2)))
+    calls = [(p, room) for room in rooms for p in rng.sample(processes, rng.randint(1, 3))]
+    rng.shuffle(calls)
+    answers = await asyncio.gather(*(p.record(room) for p, room in calls))
+    log = await store.read(ratings_stream("swiss"))
+    assert sorted(e.data["room"] for e in log) == sorted(room.id for room in rooms)
+    assert appends < len(rooms) / 3
+    table = await processes[0].catch_up("swiss")
+    for (_, room), changes in zip(calls, answers, strict=True):
+        assert changes == table.races[room.id]
+    rebuilt = Ratings(store, clock)
+    await rebuilt.rebuild(["swiss"])
+    assert rebuilt.tables["swiss"].players == table.players
     await store.aclose()
