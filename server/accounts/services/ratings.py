@@ -48,7 +48,8 @@ BUILT_INDEX = "ratings-built"  # variant -> the ratings version the leaderboard 
 _PAGE = 2_000
 _TURN = 100  # races a refold folds between two turns of the event loop
 _BATCH = 200  # races rated in one append
-_ROWS_AT_ONCE = 16  # leaderboard rows written side by side
+# Index writes asked for side by side: the store sends one loop turn's in one pipeline.
+_WRITES_AT_ONCE = 256
 
 
 def _retrieved(future: asyncio.Future[Any]) -> None:
@@ -198,8 +199,8 @@ class Ratings:
                 for e in fresh:
                     racers = len(table.races[e.room])
                     log.info("race_rated", room=e.room, variant=variant, racers=racers)
-            for e in events:
-                await self.store.index_remove(PENDING_INDEX, e.room)
+            done = (self.store.index_remove(PENDING_INDEX, e.room) for e in events)
+            await gather_bounded(done, _WRITES_AT_ONCE)
             return {e.room: table.races[e.room] for e in events}
         raise ServerError("the ratings are changing too fast; try again")
 
@@ -210,7 +211,7 @@ class Ratings:
         while True:
             version = table.version
             rows = (self._write_row(table, account) for account in accounts)
-            await gather_bounded(rows, _ROWS_AT_ONCE)
+            await gather_bounded(rows, _WRITES_AT_ONCE)
             if await self.store.last_version(ratings_stream(variant)) == version:
                 break
             table = await self.catch_up(variant)
