@@ -144,28 +144,50 @@ class Assessor:
         self.analysis_wait_ms = analysis_wait_ms  # a simulated clock's bench waits for good
         self.figures = AssessorFigures()
         self._background = Background()
+        self._queued: dict[str, int | None] = {}  # rooms to assess in turn, oldest first
+        self._draining = False
 
     # ---- what the hub and the analyser tell -------------------------------------------------
 
     def on_change(self, room: Room, changes: Sequence[Change]) -> None:
         """A rated race that finished: due for assessment (every process marks it; each game
-        is written once)."""
+        is written once). A variant that is analysed waits for its analysis (``analysed``, or
+        the sweep): assessed now, it would only be read to be found waiting."""
         if room.finished is None or not assessed_seats(room):
             return
         if race_finished(changes):
-            self._background.spawn(self._mark(room.id, room.finished.at))
+            now = self.budgets.get(room.settings.variant, 0) <= 0
+            self._background.spawn(self._mark(room.id, room.finished.at, assess=now))
 
-    async def _mark(self, room_id: str, finished_at: int) -> None:
+    async def _mark(self, room_id: str, finished_at: int, *, assess: bool) -> None:
         try:
             await self.store.index_put(ASSESSMENT_DUE_INDEX, room_id, finished_at)
         except ArenaError as exc:
             self._failed(room_id, exc)
             return
-        await self._assess(room_id, finished_at)
+        if assess:
+            self._soon(room_id, finished_at)
 
     def analysed(self, room_id: str) -> None:
         """The room's games were analysed here: assess them now (the sweep would later)."""
-        self._background.spawn(self._assess(room_id))
+        self._soon(room_id, None)
+
+    def _soon(self, room_id: str, finished_at: int | None) -> None:
+        """Assess the room in its turn: one room at a time, since nobody waits for an
+        assessment, and a round of a tournament ending together must not make its hundreds
+        of reads compete with the races, their ratings and their next pairing."""
+        self._queued.setdefault(room_id, finished_at)
+        if not self._draining:
+            self._draining = True
+            self._background.spawn(self._drain())
+
+    async def _drain(self) -> None:
+        try:
+            while self._queued:
+                room_id = next(iter(self._queued))
+                await self._assess(room_id, self._queued.pop(room_id))
+        finally:
+            self._draining = False
 
     async def _assess(self, room_id: str, finished_at: int | None = None) -> None:
         """``assess_room``, a failure counted and logged: the room stays due for the sweep."""
