@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,8 +83,9 @@ class TournamentBook:
         self.archive = archive  # where finished tournaments go (none: they stay in the store)
         self.folds: dict[str, Tournament] = {}
         self._locks: dict[str, asyncio.Lock] = {}
-        # Told the id of a tournament this process changed (the standings pushed at once).
-        self.listeners: list[Callable[[str], None]] = []
+        # Told of each decision this process appended: the tournament and its events (the
+        # standings pushed at once).
+        self.listeners: list[Callable[[str, Sequence[TournamentEvent]], None]] = []
 
     def _lock(self, tournament_id: str) -> asyncio.Lock:
         return self._locks.setdefault(tournament_id, asyncio.Lock())
@@ -165,7 +166,7 @@ class TournamentBook:
                 for event in events:
                     tournament.apply(event)
                 for listener in self.listeners:
-                    listener(tournament_id)
+                    listener(tournament_id, events)
                 return events
         raise ServerError("the tournament is changing too fast; try again")
 

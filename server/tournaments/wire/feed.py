@@ -11,7 +11,7 @@ the throttle allows; the others are found by looking every second.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -21,6 +21,7 @@ from server.race.wire.requests import Race, RoomRequests, Session
 from server.runtime.clock import Clock
 from server.runtime.logging import get_logger
 from server.runtime.tasks import Background, gather_bounded
+from server.tournaments.domain.events import RaceScored, TournamentEvent
 from server.tournaments.domain.fold import Tournament
 from server.tournaments.domain.standings import me_row, page_message, page_of, state
 from server.tournaments.services.book import TournamentBook
@@ -155,10 +156,15 @@ class TournamentFeed:
         for tournament_id in list(self.by_tournament):
             self.changed(tournament_id)
 
-    def changed(self, tournament_id: str) -> None:
-        """The tournament may have changed: a push, as soon as the throttle allows."""
+    def changed(self, tournament_id: str, events: Sequence[TournamentEvent] = ()) -> None:
+        """The tournament may have changed: a push, as soon as the throttle allows. Racers
+        whose race was just scored get their standings at once: they look for their result
+        the moment their race ends, and the throttle would keep it from them for a second."""
         if tournament_id not in self.by_tournament:
             return
+        scored = {r["account"] for e in events if isinstance(e, RaceScored) for r in e.results}
+        if scored:
+            self.background.spawn(self._push_scored(tournament_id, scored))
         if tournament_id in self._push_due:  # one is coming: it looks again when it is done
             self._dirty.add(tournament_id)
             return
@@ -183,6 +189,18 @@ class TournamentFeed:
         finally:
             self._push_due.discard(tournament_id)
             self._dirty.discard(tournament_id)
+
+    async def _push_scored(self, tournament_id: str, accounts: set[str]) -> None:
+        """Their standings to the followers here of ``accounts``, now."""
+        followers = self.by_tournament.get(tournament_id, {})
+        scored = [f for f in list(followers.values()) if f.account in accounts]
+        if not scored:
+            return
+        tournament = await self.book.get(tournament_id)
+        pages: dict[int, dict[str, Any]] = {}
+        for following in scored:
+            following.follower.send(self._standings(tournament, following, pages))
+            self.pushes += 1
 
     async def push_one(self, tournament_id: str) -> None:
         """The tournament's state and standings to its followers here, if they changed."""

@@ -16,7 +16,7 @@ from server.race.wire.requests import Race
 from server.runtime.clock import SystemClock
 from server.runtime.config import Config
 from server.store import MemoryEventStore
-from server.tournaments.domain.decide import decide_join
+from server.tournaments.domain.decide import decide_join, decide_paired, decide_score
 from server.tournaments.services.book import TournamentBook
 from server.tournaments.services.presence import TournamentPresence
 from server.tournaments.wire.feed import TournamentFeed
@@ -86,4 +86,33 @@ async def test_changes_made_here_are_pushed_at_once_at_most_once_a_second() -> N
     # after them.
     assert 2 <= len(pushed) <= min(len(players), changing_s // PUSH_S + 2)
     assert all(b - a >= PUSH_S * 0.99 for a, b in itertools.pairwise(pushed))
+    await feed.aclose()
+
+
+async def test_racers_whose_race_was_scored_get_their_standings_at_once() -> None:
+    """Within the throttle's second, the two racers of the scored race are sent their row with
+    it; a follower who did not race waits for the throttled push."""
+    store, clock = MemoryEventStore(), SystemClock()
+    book = TournamentBook(store, clock)
+    presence = TournamentPresence(store, clock, Config(), Presence(store, clock, "p1"))
+    feed = TournamentFeed(book, presence, clock, NO_RACE, seated=seated, push_s=5.0)
+    book.listeners.append(feed.changed)
+    tournament = await book.create(created(clock.now_ms()))
+    followers = {name: Follower(f"s-{name}") for name in ("ann", "bob", "cy")}
+    for name, follower in followers.items():
+        await book.run(tournament.id, lambda t, now, n=name: decide_join(t, n, n, 1500, now))
+        await feed.follow(follower, tournament.id, account=name)  # type: ignore[arg-type]
+    await book.run(tournament.id, lambda t, now: decide_paired(t, "r1", ["ann", "bob"], now))
+    await asyncio.sleep(0.05)  # the throttled push of the pairing goes, and the second starts
+    sent = {name: len(f.standings()) for name, f in followers.items()}
+    results = [
+        {"account": "ann", "place": 1, "moves": 30, "berserk": False, "abandoned": False},
+        {"account": "bob", "place": 2, "moves": 20, "berserk": False, "abandoned": False},
+    ]
+    await book.run(tournament.id, lambda t, now: decide_score(t, "r1", results, now))
+    await asyncio.sleep(0.05)
+    for name in ("ann", "bob"):
+        assert len(followers[name].standings()) == sent[name] + 1
+        assert followers[name].standings()[-1][1]["me"]["races"] == 1
+    assert len(followers["cy"].standings()) == sent["cy"]
     await feed.aclose()
