@@ -69,7 +69,11 @@ class Zygote:
         self, argv: Sequence[str], env: Mapping[str, str], log_path: Path | None
     ) -> ForkedProcess:
         answer = self.request(
-            op="spawn", argv=list(argv), env=dict(env), log=str(log_path) if log_path else None
+            op="spawn",
+            argv=list(argv),
+            env=dict(env),
+            log=str(log_path) if log_path else None,
+            cwd=os.getcwd(),
         )
         return ForkedProcess(self, answer["pid"])
 
@@ -165,7 +169,8 @@ def _wait_for(pid: int, timeout: float | None) -> None:
 
 
 def _run_child(request: dict[str, Any]) -> int:
-    """In the forked child: become ``python -m server ARGV`` with the request's env and log."""
+    """In the forked child: become ``python -m server ARGV`` with the request's environment,
+    working directory and log."""
     import server.__main__ as entry
 
     log = os.open(request["log"] or os.devnull, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -175,6 +180,7 @@ def _run_child(request: dict[str, Any]) -> int:
     os.dup2(log, 2)
     os.close(log)
     os.close(devnull)
+    os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
     sys.argv = ["server", *request["argv"]]
