@@ -11,7 +11,6 @@ once however many processes saw it finish, and whatever was killed in between.
 from __future__ import annotations
 
 import asyncio
-import itertools
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any
@@ -35,6 +34,7 @@ from server.race.domain.events import RaceFinished, RaceStarted
 from server.race.domain.fold import Change as RoomChange
 from server.race.domain.fold import RoomChanged, fold_stored
 from server.race.domain.model import Room, room_stream
+from server.runtime.batches import KeyedBatches
 from server.runtime.clock import Clock
 from server.runtime.logging import get_logger
 from server.runtime.tasks import gather_bounded
@@ -50,11 +50,6 @@ _TURN = 100  # races a refold folds between two turns of the event loop
 _BATCH = 200  # races rated in one append
 # Index writes asked for side by side: the store sends one loop turn's in one pipeline.
 _WRITES_AT_ONCE = 256
-
-
-def _retrieved(future: asyncio.Future[Any]) -> None:
-    if not future.cancelled():
-        future.exception()
 
 
 def leaderboard_index(variant: str) -> str:
@@ -76,10 +71,7 @@ class Ratings:
         self.clock = clock
         self.tables = {v: RatingTable(v) for v in VARIANTS}
         self._locks = {v: asyncio.Lock() for v in VARIANTS}
-        # Per variant: races waiting for the next append, and the variants being appended.
-        self._waiting: dict[str, dict[str, tuple[RaceRated, asyncio.Future[tuple[Change, ...]]]]]
-        self._waiting = {v: {} for v in VARIANTS}
-        self._recording: set[str] = set()
+        self._appends = KeyedBatches(partial(rated_in_the_log, self), max_batch=_BATCH)
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # ---- the projection ------------------------------------------------------------------------
@@ -132,77 +124,10 @@ class Ratings:
 
     async def record_rated(self, event: RaceRated) -> tuple[Change, ...]:
         """Append ``event`` once (keyed by its room: a race's, or a challenge's code); the
-        changes it made. Races that end while their variant's append is under way wait and go
-        in the next one together: one append at a time per variant and process, where an
-        append each raced the others for the same version (seconds of retries at a hundred
-        races a second)."""
-        waiting = self._waiting[event.variant]
-        entry = waiting.get(event.room)
-        if entry is None:
-            future: asyncio.Future[tuple[Change, ...]] = asyncio.get_running_loop().create_future()
-            future.add_done_callback(_retrieved)  # a waiter cancelled meanwhile: no warning
-            entry = waiting[event.room] = (event, future)
-        if event.variant not in self._recording:
-            self._recording.add(event.variant)
-            self._spawn(partial(self._record_waiting, event.variant))
-        return await asyncio.shield(entry[1])
-
-    async def _record_waiting(self, variant: str) -> None:
-        """Append what waits for ``variant``, a batch at a time, until nothing does; each
-        waiter is answered with its race's changes, or the error that kept them out."""
-        waiting = self._waiting[variant]
-        try:
-            while waiting:
-                batch = dict(itertools.islice(waiting.items(), _BATCH))
-                for room in batch:
-                    del waiting[room]
-                try:
-                    done = await self._append_rated(variant, [e for e, _ in batch.values()])
-                except Exception as exc:
-                    for _, future in batch.values():
-                        if not future.done():
-                            future.set_exception(exc)
-                    continue
-                except BaseException:
-                    for _, future in batch.values():
-                        future.cancel()
-                    raise
-                for room, (_, future) in batch.items():
-                    if not future.done():
-                        future.set_result(done[room])
-        finally:
-            self._recording.discard(variant)
-            for _, future in waiting.values():  # cancelled (the process stops): none left
-                future.cancel()
-            waiting.clear()
-
-    async def _append_rated(
-        self, variant: str, events: Sequence[RaceRated]
-    ) -> dict[str, tuple[Change, ...]]:
-        """``events`` appended in one append at the version folded, less those already in the
-        log; each race's changes."""
-        for _ in range(50):
-            table = await self.catch_up(variant)
-            fresh = [e for e in events if e.room not in table.races]
-            if fresh:
-                try:
-                    await self.store.append(
-                        ratings_stream(variant),
-                        [encode(e) for e in fresh],
-                        expected_version=table.version,
-                    )
-                except WrongExpectedVersion:
-                    continue
-                table = await self.catch_up(variant)
-                accounts = {c.account for e in fresh for c in table.races[e.room]}
-                await self.write_rows(variant, sorted(accounts))
-                for e in fresh:
-                    racers = len(table.races[e.room])
-                    log.info("race_rated", room=e.room, variant=variant, racers=racers)
-            done = (self.store.index_remove(PENDING_INDEX, e.room) for e in events)
-            await gather_bounded(done, _WRITES_AT_ONCE)
-            return {e.room: table.races[e.room] for e in events}
-        raise ServerError("the ratings are changing too fast; try again")
+        changes it made. Races that end while their variant's append is under way go in the
+        next one together: one append at a time per variant and process, where an append each
+        raced the others for the same version (seconds of retries at a hundred races a second)."""
+        return await self._appends.submit(event.variant, event.room, event)
 
     async def write_rows(self, variant: str, accounts: Sequence[str]) -> None:
         """Put the accounts' leaderboard rows as folded; again while the stream moved on, so a
@@ -352,6 +277,7 @@ class Ratings:
             log.warning("rating_deferred", error=str(exc))
 
     async def aclose(self) -> None:
+        await self._appends.aclose()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -391,4 +317,31 @@ async def in_the_log(
         except WrongExpectedVersion:
             continue
         return await ratings.catch_up(variant)
+    raise ServerError("the ratings are changing too fast; try again")
+
+
+async def rated_in_the_log(
+    ratings: Ratings, variant: str, events: Sequence[RaceRated]
+) -> dict[str, tuple[Change, ...]]:
+    """``events`` appended in one append at the version folded, less those already in the log;
+    each race's changes, its accounts' leaderboard rows written and its pending mark gone."""
+    for _ in range(50):
+        table = await ratings.catch_up(variant)
+        fresh = [e for e in events if e.room not in table.races]
+        if fresh:
+            try:
+                appended = [encode(e) for e in fresh]
+                stream, version = ratings_stream(variant), table.version
+                await ratings.store.append(stream, appended, expected_version=version)
+            except WrongExpectedVersion:
+                continue
+            table = await ratings.catch_up(variant)
+            accounts = {c.account for e in fresh for c in table.races[e.room]}
+            await ratings.write_rows(variant, sorted(accounts))
+            for e in fresh:
+                racers = len(table.races[e.room])
+                log.info("race_rated", room=e.room, variant=variant, racers=racers)
+        done = (ratings.store.index_remove(PENDING_INDEX, e.room) for e in events)
+        await gather_bounded(done, _WRITES_AT_ONCE)
+        return {e.room: table.races[e.room] for e in events}
     raise ServerError("the ratings are changing too fast; try again")

@@ -51,6 +51,19 @@ class Following:
     noted: tuple[int, bool] | None = None  # when its presence was last written, and busy
 
 
+def standings_frame(
+    tournament: Tournament, following: Following, pages: dict[int, dict[str, Any]]
+) -> bytes:
+    """A follower's ``tournament_standings`` frame: its page (built once per page, in
+    ``pages``) and its own row."""
+    account = following.account
+    page = following.page or page_of(tournament, account)
+    message = pages.get(page)
+    if message is None:
+        message = pages[page] = page_message(tournament, page)
+    return p.packed_with(message, "me", p.pack(me_row(tournament, account)))
+
+
 class TournamentFeed:
     """Followers here, by tournament; the loops that tell them and note their presence."""
 
@@ -124,7 +137,7 @@ class TournamentFeed:
             follower.reply(request, view)
         else:
             follower.send(view)
-        follower.send(self._standings(tournament, following, {}))
+        follower.send(standings_frame(tournament, following, {}))
         await self._note(following)
 
     async def unfollow(self, follower: Follower) -> str | None:
@@ -199,7 +212,7 @@ class TournamentFeed:
         tournament = await self.book.get(tournament_id)
         pages: dict[int, dict[str, Any]] = {}
         for following in scored:
-            following.follower.send(self._standings(tournament, following, pages))
+            following.follower.send(standings_frame(tournament, following, pages))
             self.pushes += 1
 
     async def push_one(self, tournament_id: str) -> None:
@@ -221,23 +234,11 @@ class TournamentFeed:
         if version != tournament.version:
             pages: dict[int, dict[str, Any]] = {}
             for following in list(followers.values()):
-                following.follower.send(self._standings(tournament, following, pages))
+                following.follower.send(standings_frame(tournament, following, pages))
                 self.pushes += 1
         # The throttle counts from the frames' sending, done now, not from the start of the
         # push: building the pages took milliseconds, which would come off the next wait.
         self._pushed_at[tournament_id] = self.clock.now_ms()
-
-    def _standings(
-        self, tournament: Tournament, following: Following, pages: dict[int, dict[str, Any]]
-    ) -> bytes:
-        """A follower's ``tournament_standings`` frame: its page (built once per page) and its
-        own row."""
-        account = following.account
-        page = following.page or page_of(tournament, account)
-        message = pages.get(page)
-        if message is None:
-            message = pages[page] = page_message(tournament, page)
-        return p.packed_with(message, "me", p.pack(me_row(tournament, account)))
 
     async def note_presence(self) -> None:
         """Presence written where it changed (busy or not) or is due for renewal, side by side
