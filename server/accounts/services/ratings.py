@@ -5,7 +5,8 @@ index, rebuild them from the log.
 listener, the pending sweep after a restart, a racer asking for the change): it folds the
 variant's ratings stream, and appends the race's ``race_rated`` at the version it folded unless
 the race is already there; a conflict folds again and looks again. So a race is rated exactly
-once however many processes saw it finish, and whatever was killed in between.
+once however many processes saw it finish, and whatever was killed in between. The races a
+process is asked to record while its append is under way go in its next append, together.
 """
 
 from __future__ import annotations
