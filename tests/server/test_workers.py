@@ -317,11 +317,19 @@ async def test_a_connection_passed_to_a_worker_that_died_is_served_by_the_one_st
         index = worker_index_of(log, home)
         room = next(r for r in (f"q{i}" for i in range(100)) if home_worker(r, 2) == index)
         other = (listening_workers(parent, server.port) - {home}).pop()
-        os.kill(home, signal.SIGKILL)
-        await host.wait_closed()
-        # While the home is down, the other worker accepts everything and passes this one on.
-        await until(lambda: listening_workers(parent, server.port) == {other}, within=5)
-        late = await Client(f"{server.url}/?room={room}", "late").open()
+        # The parent is held while home is down, else it may start home's successor before
+        # the late client comes (a fork is quick): the moment to test would be missed.
+        os.kill(parent, signal.SIGSTOP)
+        try:
+            os.kill(home, signal.SIGKILL)
+            await host.wait_closed()
+            # While the home is down, the other worker accepts everything, passes this one on.
+            await until(lambda: listening_workers(parent, server.port) == {other}, within=5)
+            opening = asyncio.ensure_future(Client(f"{server.url}/?room={room}", "late").open())
+            await asyncio.sleep(0.3)  # accepted by the other worker, waiting in home's pair
+        finally:
+            os.kill(parent, signal.SIGCONT)
+        late = await opening
         await late.hello()
         await until(lambda: "late" in hello_pids(log))
         assert hello_pids(log)["late"] not in {home, other}  # the new worker in home's place
