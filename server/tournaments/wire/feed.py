@@ -209,9 +209,12 @@ class TournamentFeed:
         scored = [f for f in list(followers.values()) if f.account in accounts]
         if not scored:
             return
-        tournament = await self.book.get(tournament_id)
+        self._send_standings(await self.book.get(tournament_id), scored)
+
+    def _send_standings(self, tournament: Tournament, followings: list[Following]) -> None:
+        """Each follower's standings frame, a page built once for all who see it."""
         pages: dict[int, dict[str, Any]] = {}
-        for following in scored:
+        for following in followings:
             following.follower.send(standings_frame(tournament, following, pages))
             self.pushes += 1
 
@@ -232,10 +235,7 @@ class TournamentFeed:
             for follower in followers:
                 follower.send(frame)
         if version != tournament.version:
-            pages: dict[int, dict[str, Any]] = {}
-            for following in list(followers.values()):
-                following.follower.send(standings_frame(tournament, following, pages))
-                self.pushes += 1
+            self._send_standings(tournament, list(followers.values()))
         # The throttle counts from the frames' sending, done now, not from the start of the
         # push: building the pages took milliseconds, which would come off the next wait.
         self._pushed_at[tournament_id] = self.clock.now_ms()
