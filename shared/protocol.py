@@ -731,16 +731,22 @@ def array_header(count: int) -> bytes:
     return b"\xdd" + count.to_bytes(4, "big")
 
 
-def packed_with(msg: dict[str, Any], key: str, packed: bytes) -> bytes:
-    """``msg`` encoded as a frame, plus one field ``key`` (not in ``msg``) whose value is
-    already packed: the bytes of packing ``{**msg, key: value}``."""
+def open_map(msg: dict[str, Any]) -> bytes:
+    """``msg`` encoded with room for one more field: ``open_map(msg) + pack(key) + packed`` are
+    the bytes of packing ``{**msg, key: value}`` (a map sent to many, each with its own field,
+    is packed once)."""
     if len(msg) < 15:  # both maps are fixmaps: the count is in byte 0, one packing call
-        head = _packer.pack(msg)
-        return b"".join((bytes((0x80 | (len(msg) + 1),)), head[1:], _packer.pack(key), packed))
+        return bytes((0x80 | (len(msg) + 1),)) + _packer.pack(msg)[1:]
     parts = [_packer.pack_map_header(len(msg) + 1)]
     for name, value in msg.items():
         parts += (_packer.pack(name), _packer.pack(value))
-    return b"".join((*parts, _packer.pack(key), packed))
+    return b"".join(parts)
+
+
+def packed_with(msg: dict[str, Any], key: str, packed: bytes) -> bytes:
+    """``msg`` encoded as a frame, plus one field ``key`` (not in ``msg``) whose value is
+    already packed: the bytes of packing ``{**msg, key: value}``."""
+    return b"".join((open_map(msg), _packer.pack(key), packed))
 
 
 def packed_list(items: Sequence[bytes]) -> bytes:

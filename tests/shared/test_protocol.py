@@ -244,6 +244,16 @@ def test_packed_with_is_packing_the_merged_map(msg: dict[str, Any], value: Any) 
     assert msgpack.unpackb(spliced, strict_map_key=False) == {**msg, key: value}
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), _VALUES, max_size=20), _VALUES, _VALUES)
+def test_an_open_map_takes_each_recipients_field(msg: dict[str, Any], one: Any, two: Any) -> None:
+    key = "me"
+    msg.pop(key, None)
+    head = protocol.open_map(msg)
+    for value in (one, two):  # one head, a different last field each time
+        assert head + protocol.pack(key) + protocol.pack(value) == pack({**msg, key: value})
+
+
 @settings(max_examples=50, deadline=None)
 @given(st.lists(_VALUES, max_size=20))
 def test_packed_list_is_packing_the_list(items: list[Any]) -> None:

@@ -31,6 +31,8 @@ from shared.errors import ArenaError
 
 log = get_logger("server.tournaments.wire.feed")
 
+_ME = p.pack("me")  # the field each follower's own row is spliced in as
+
 RENEW_MS = STALE_MS // 3  # a presence is written again this often even if nothing changed
 
 
@@ -51,17 +53,15 @@ class Following:
     noted: tuple[int, bool] | None = None  # when its presence was last written, and busy
 
 
-def standings_frame(
-    tournament: Tournament, following: Following, pages: dict[int, dict[str, Any]]
-) -> bytes:
-    """A follower's ``tournament_standings`` frame: its page (built once per page, in
-    ``pages``) and its own row."""
+def standings_frame(tournament: Tournament, following: Following, pages: dict[int, bytes]) -> bytes:
+    """A follower's ``tournament_standings`` frame: its page (built and packed once per page,
+    in ``pages``) and its own row."""
     account = following.account
     page = following.page or page_of(tournament, account)
-    message = pages.get(page)
-    if message is None:
-        message = pages[page] = page_message(tournament, page)
-    return p.packed_with(message, "me", p.pack(me_row(tournament, account)))
+    head = pages.get(page)
+    if head is None:
+        head = pages[page] = p.open_map(page_message(tournament, page))
+    return b"".join((head, _ME, p.pack(me_row(tournament, account))))
 
 
 class TournamentFeed:
@@ -213,7 +213,7 @@ class TournamentFeed:
 
     def _send_standings(self, tournament: Tournament, followings: list[Following]) -> None:
         """Each follower's standings frame, a page built once for all who see it."""
-        pages: dict[int, dict[str, Any]] = {}
+        pages: dict[int, bytes] = {}
         for following in followings:
             following.follower.send(standings_frame(tournament, following, pages))
             self.pushes += 1
