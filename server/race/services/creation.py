@@ -78,9 +78,12 @@ class RoomCreation:
             raise BadField(f"field 'time_limit_ms' must be {exc}", field="time_limit_ms") from None
         if await self.directory.live_count() >= cfg.max_rooms:
             raise TooManyRooms(f"this server already has {cfg.max_rooms} open rooms")
-        mine = await self.directory.lobbies_of(creator)
-        if mine >= cfg.max_lobbies_per_session:
-            raise TooManyLobbies(f"you already have {mine} open lobbies: start or leave one first")
+        if not members:  # a room the server makes for its racers is nobody's own lobby
+            mine = await self.directory.lobbies_of(creator)
+            if mine >= cfg.max_lobbies_per_session:
+                raise TooManyLobbies(
+                    f"you already have {mine} open lobbies: start or leave one first"
+                )
         if deal.winnable:
             # Last, after every cheap refusal: drawing deals takes the solver a while.
             found = await self.games.solver().winnable_seed(

@@ -57,10 +57,12 @@ class Directory:
         else:
             writes.append(store.index_put(LIVE_INDEX, room.id, created))
         if meta.creator:
+            # A room made for its members (a match, a tournament's race) is no one's lobby:
+            # only its end is written (an older server listed it), not each of its events.
             lobbies = lobbies_index(meta.creator)
-            if room.status is RoomStatus.LOBBY:
+            if room.status is RoomStatus.LOBBY and not meta.members:
                 writes.append(store.index_put(lobbies, room.id, created))
-            else:
+            elif not meta.members or room.status in ENDED:
                 writes.append(store.index_remove(lobbies, room.id))
         try:
             await asyncio.gather(*writes)  # one loop turn: one round trip (group commit)

@@ -10,7 +10,7 @@ import pytest
 from server.app import App
 from server.kernel.errors import NoSuchRoom, TooManyLobbies
 from server.race.domain.lifecycle import RoomStatus
-from server.race.services.directory import DUE_INDEX, LIVE_INDEX
+from server.race.services.directory import DUE_INDEX, LIVE_INDEX, lobbies_index
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
 from server.store import MemoryEventStore
@@ -188,6 +188,22 @@ async def test_one_session_holds_a_few_open_lobbies_at_most(
     assert await store.index_count(LIVE_INDEX) == 0
     for _ in range(5):
         await app.commands.create_room({"variant": "swiss"}, creator="greedy")
+
+
+async def test_rooms_made_for_their_members_are_not_the_creators_lobbies(
+    app: App, store: MemoryEventStore
+) -> None:
+    # A match or a tournament's race names a racer as its creator: it is not a lobby they
+    # opened, so it neither counts towards their limit nor is listed as theirs.
+    for _ in range(6):
+        await app.commands.create_room(
+            {"variant": "swiss", "capacity": 2}, creator="racer", members=("racer", "rival")
+        )
+    assert await store.index_range(lobbies_index("racer")) == []
+    for _ in range(5):
+        await app.commands.create_room({"variant": "swiss"}, creator="racer")
+    with pytest.raises(TooManyLobbies):
+        await app.commands.create_room({"variant": "swiss"}, creator="racer")
 
 
 class SlowIndexStore(MemoryEventStore):
