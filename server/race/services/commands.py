@@ -75,7 +75,7 @@ class Commands:
         )
         self.bot_seats = BotSeats(self.loop, self.presence, store)
         self.creation = RoomCreation(
-            self.loop, clock, config, self.directory, self.games, self.room, self.bot_seats
+            self.loop, clock, config, self.directory, self.games, hub, self.bot_seats
         )
         # The ways a room is made, called by requests, the matchmaker and the daily challenge.
         self.create_room = self.creation.create_room

@@ -4,7 +4,6 @@ limits checked, and its stream written at a fresh id homed on this worker."""
 from __future__ import annotations
 
 import secrets
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from server.kernel.errors import TooManyLobbies, TooManyRooms
@@ -16,10 +15,12 @@ from server.race.domain.model import Room, room_stream
 from server.race.services.bot_seats import BotSeats
 from server.race.services.directory import Directory
 from server.race.services.game_commands import GameCommands
+from server.race.services.hub import Hub
 from server.race.services.loop import RoomLoop
 from server.runtime.clock import Clock
 from server.runtime.config import Config
 from server.runtime.logging import get_logger
+from server.store import StoredEvent
 from shared.errors import ServerError, WrongExpectedVersion
 from shared.protocol import BadField
 
@@ -43,7 +44,7 @@ class RoomCreation:
         config: Config,
         directory: Directory,
         games: GameCommands,
-        room: Callable[[str], Awaitable[Room]],
+        hub: Hub,
         bots: BotSeats,
     ) -> None:
         self.loop = loop
@@ -51,7 +52,7 @@ class RoomCreation:
         self.config = config
         self.directory = directory
         self.games = games
-        self._room = room  # the loaded room by id, as a request would find it
+        self.hub = hub  # a room made here is followed from its first event, not read back
         self.bots = bots
 
     async def create_room(
@@ -158,11 +159,16 @@ class RoomCreation:
             room_id = draw_room_id(_fresh_id, self.config.worker_index, self.config.workers)
             # A hint first, as for every timed phase: the lobby TTL must run even if we die.
             await self.directory.recheck_soon(room_id)
+            stream, event = room_stream(room_id), encode(created)
+            await self.hub.expect(room_id)
             try:
-                await self.loop.append(room_stream(room_id), [encode(created)], expected_version=0)
-            except WrongExpectedVersion:
-                continue
-            room = await self._room(room_id)
+                await self.loop.append(stream, [event], expected_version=0)
+            except BaseException as error:
+                await self.hub.not_created(room_id)
+                if isinstance(error, WrongExpectedVersion):
+                    continue
+                raise
+            room = self.hub.adopt(room_id, [StoredEvent(stream, 1, event)])
             await self.directory.publish(room)
             return room
         raise ServerError("could not find a free room id")

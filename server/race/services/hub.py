@@ -130,6 +130,27 @@ class Hub:
             self._mark_behind(room, room.streams())
         return room
 
+    async def expect(self, room_id: str) -> None:
+        """Follow a room this process is about to create: subscribed before its first append,
+        whatever is appended after it wakes us, so ``adopt`` need not read it back."""
+        assert self._subscription is not None, "Hub.start() first"
+        await self._subscription.subscribe([room_id])
+
+    async def not_created(self, room_id: str) -> None:
+        """The room ``expect`` announced was not made here (its id was taken): stop following."""
+        if room_id not in self.rooms and self._subscription is not None:
+            await self._subscription.unsubscribe([room_id])
+
+    def adopt(self, room_id: str, events: Sequence[StoredEvent]) -> Room:
+        """A room this process just created, folded from the events it appended at version 0
+        after ``expect`` (the stream holds nothing else); loaded meanwhile, it is that room."""
+        room = self.rooms.get(room_id)
+        if room is None:
+            room = self.rooms[room_id] = Room(room_id)
+            fold_stored(room, events)
+            self._notify(room, [Loaded()])
+        return room
+
     def loading(self, room_id: str) -> bool:
         """A use of the room is loading it (or folding it whole again) right now."""
         return room_id in self._loading

@@ -101,6 +101,35 @@ async def test_a_restart_loads_rooms_on_first_use_to_what_the_live_fold_reached(
         await again.close_parts()
 
 
+async def test_a_room_made_here_is_followed_from_its_first_event_without_reading_it_back(
+    stores: Stores,
+) -> None:
+    """The creator folds the event it appended; another process's join then wakes it."""
+    clock = FakeClock()
+    maker_store, other_store = stores.new(), stores.new()
+    maker = open_app(maker_store, clock, FAST)
+    other = open_app(other_store, clock, FAST)
+    try:
+        reads: list[str] = []
+        read = maker_store.read
+
+        async def counted(stream: str, *args: object, **kwargs: object) -> object:
+            reads.append(stream)
+            return await read(stream, *args, **kwargs)  # type: ignore[arg-type]
+
+        maker_store.read = counted  # type: ignore[assignment, method-assign]
+        room = await maker.commands.create_room({"variant": "swiss"}, creator="ann")
+        assert maker.hub.rooms[room.id] is room
+        assert room.version == 1
+        assert reads == []
+        maker_store.read = read  # type: ignore[method-assign]
+        await join(other, Peer("bob"), room.id, "player")
+        await until(lambda: "bob" in room.seats)
+    finally:
+        await other.close_parts()
+        await maker.close_parts()
+
+
 async def test_a_lost_wake_up_is_caught_up(stores: Stores) -> None:
     """Two processes on one store; the watcher's process loses every wake-up of a stretch:
     the periodic catch-up still brings each event, in order, to its spectator."""
