@@ -56,6 +56,11 @@ ANALYSIS_WAIT_MS = 3_600_000
 analysis comes within seconds on a quiet server, later on a busy one, never after an hour
 unless the analyser is down."""
 
+LOOK_AGAIN_MS = 300_000
+"""How long the sweep leaves a room it found waiting for an analysis from another process (this
+process's analyser says when it is done): rooms waiting behind a busy analyser are not read
+again every sweep, a backlog of thousands each time."""
+
 MAX_FOCUS_PER_GAME = 50
 """Focus lost a connection records per game: enough to say "often", bounded for the store."""
 
@@ -146,6 +151,7 @@ class Assessor:
         self._background = Background()
         self._queued: dict[str, int | None] = {}  # rooms to assess in turn, oldest first
         self._draining = False
+        self._waiting: dict[str, int] = {}  # rooms found waiting: the sweep's next look
 
     # ---- what the hub and the analyser tell -------------------------------------------------
 
@@ -190,11 +196,19 @@ class Assessor:
             self._draining = False
 
     async def _assess(self, room_id: str, finished_at: int | None = None) -> None:
-        """``assess_room``, a failure counted and logged: the room stays due for the sweep."""
+        """``assess_room``, a failure counted and logged: the room stays due for the sweep. A
+        room still waiting for its analysis is left by the sweep for a while."""
         try:
-            await self.assess_room(room_id, finished_at=finished_at)
+            written = await self.assess_room(room_id, finished_at=finished_at)
         except ArenaError as exc:
             self._failed(room_id, exc)
+            return
+        if written is not None:
+            self._waiting.pop(room_id, None)
+            return
+        now = self.clock.now_ms()
+        finished = now if finished_at is None else finished_at
+        self._waiting[room_id] = min(now + LOOK_AGAIN_MS, finished + self.analysis_wait_ms)
 
     def _failed(self, room_id: str, exc: ArenaError) -> None:
         self.figures.failures += 1
@@ -212,9 +226,15 @@ class Assessor:
         await self._background.aclose()
 
     async def sweep(self) -> None:
-        """Assess every due room that is ready, oldest first."""
-        for entry in await self.store.index_range(ASSESSMENT_DUE_INDEX):
-            await self._assess(entry.member, entry.score)
+        """Assess every due room that is ready, oldest first (one found waiting for its
+        analysis once ``LOOK_AGAIN_MS`` went by, or its wait ran out)."""
+        due = await self.store.index_range(ASSESSMENT_DUE_INDEX)
+        self._waiting = {
+            e.member: self._waiting[e.member] for e in due if e.member in self._waiting
+        }
+        for entry in due:
+            if self._waiting.get(entry.member, 0) <= self.clock.now_ms():
+                await self._assess(entry.member, entry.score)
 
     # ---- one room ---------------------------------------------------------------------------
 

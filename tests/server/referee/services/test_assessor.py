@@ -17,7 +17,7 @@ from server.race.domain.lifecycle import RoomStatus
 from server.race.domain.model import Room
 from server.referee.domain import referee as r
 from server.referee.domain.events import ASSESSMENT_DUE_INDEX, FLAGGED_INDEX, GameAssessed
-from server.referee.services.assessor import ANALYSIS_WAIT_MS, Assessor
+from server.referee.services.assessor import ANALYSIS_WAIT_MS, LOOK_AGAIN_MS, Assessor
 from server.runtime.clock import FakeClock
 from server.runtime.config import Config
 from server.store import EventStore, SqliteEventStore
@@ -123,6 +123,36 @@ async def test_a_game_waits_for_its_analysis_then_goes_without(store: EventStore
         await assessor.sweep()
         assert [g.deal for g in await assessor.games("ann")] == ["unknown"]
         assert await due(store) == set()
+    finally:
+        await app.close_parts()
+
+
+async def test_the_sweep_leaves_a_room_waiting_for_its_analysis_for_a_while(
+    store: EventStore,
+) -> None:
+    # Rooms waiting behind a busy analyser are not read again by every sweep.
+    clock = FakeClock()
+    app = open_app(store, clock, Config(analysis_max_nodes={"quadrennial": 1000}))
+    try:
+        room = await race(app)
+        assessor = app.referee.assessor
+        reads: list[str] = []
+        assess_room = assessor.assess_room
+
+        async def counted(room_id: str, *, finished_at: int | None = None) -> int | None:
+            reads.append(room_id)
+            return await assess_room(room_id, finished_at=finished_at)
+
+        assessor.assess_room = counted  # type: ignore[method-assign]
+        await assessor.sweep()
+        await assessor.sweep()
+        assert reads == [room.id]  # found waiting once, then left
+        clock.advance(LOOK_AGAIN_MS)
+        await assessor.sweep()
+        assert reads == [room.id, room.id]
+        assert room.id in await due(store)  # still waiting: nothing is written without it
+        assessor.analysed(room.id)  # this process's analyser says so: looked at at once
+        await until(lambda: len(reads) == 3)
     finally:
         await app.close_parts()
 
