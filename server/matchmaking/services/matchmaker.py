@@ -276,9 +276,9 @@ class Matchmaker:
                 self._spawn(ticket.on_placed(entry.value.decode()))
 
     async def seated(self, room_id: str) -> None:
-        """A member sat down: the last one starts the countdown."""
+        """A member sat down here: the last one starts the countdown. The join folded every
+        seat taken before it (it appended at the version it synced to): no read is needed."""
         room = await self.commands.room(room_id)
-        await self.commands.hub.sync(room)
         if room.status is RoomStatus.LOBBY and len(room.seats) >= room.settings.capacity:
             with contextlib.suppress(ClientError):
                 await self.commands.start(room, next(iter(room.seats)))

@@ -22,7 +22,7 @@ from server.kernel.errors import (
 from server.kernel.names import fold_name
 from server.race.domain import decide as d
 from server.race.domain.events import PlayerJoined
-from server.race.domain.lifecycle import RoomStatus
+from server.race.domain.lifecycle import ENDED, RoomStatus
 from server.race.domain.model import Room, token_hash
 from server.race.services.bot_seats import BotSeats
 from server.race.services.creation import RoomCreation
@@ -156,6 +156,8 @@ class Commands:
         self, room: Room, player: str, connection: str, *, at: int | None = None
     ) -> None:
         """A seat's connection went away; nothing if the seat has moved to another one."""
+        if room.status in ENDED:  # an ended room records no more comings and goings
+            return
         await self.loop.run(
             room,
             lambda now: d.decide_away(
@@ -197,6 +199,8 @@ class Commands:
         if room.status is RoomStatus.RACING:
             with contextlib.suppress(ClientError):
                 await self.games.resign(room, player)
+            return
+        if room.status in ENDED:  # its seats are its results now: nothing to free
             return
         await self.loop.run(room, lambda now: d.decide_leave(room, player, now=now))
 

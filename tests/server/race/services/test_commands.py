@@ -40,6 +40,29 @@ async def test_moves_dedup_and_all_done(app: App, clock: FakeClock) -> None:
     assert [r["status"] for r in ranking] == ["resigned", "resigned"]
 
 
+async def test_leaving_an_ended_race_asks_the_store_nothing(app: App, clock: FakeClock) -> None:
+    # Racers leave a finished race by the hundred when a tournament pairs its next round.
+    ann, bob = Peer("ann"), Peer("bob")
+    room = await racing(app, clock, [ann, bob])
+    for racer in ("ann", "bob"):
+        await app.commands.games.resign(room, racer)
+    await until(lambda: room.status is RoomStatus.FINISHED)
+    syncs: list[str] = []
+    sync = app.hub.sync
+
+    async def counted(synced: object) -> None:
+        syncs.append(room.id)
+        await sync(synced)  # type: ignore[arg-type]
+
+    app.hub.sync = counted  # type: ignore[method-assign]
+    version = room.version
+    await app.commands.leave(room, "ann")
+    await app.commands.away(room, "ann", ann.connection_id)
+    assert syncs == []
+    assert room.version == version
+    assert list(room.seats) == ["ann", "bob"]
+
+
 async def test_moves_validate_against_the_fold_their_own_appends_left(
     app: App, store: MemoryEventStore, clock: FakeClock
 ) -> None:
