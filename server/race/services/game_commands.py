@@ -62,11 +62,10 @@ class GameCommands:
             self._rejects.pop((room.id, player), None)
 
     async def start_game(self, room: Room, player: str) -> None:
-        """The game stream begins with game_started; whichever process comes first."""
+        """The game stream begins with game_started; whichever process comes first (the append
+        at version 0 of any other finds it taken: no read first)."""
         game = room.games.get(player)
         if game is None or game.version > 0:
-            return
-        if await self.loop.store.last_version(game.stream) > 0:
             return
         event = game_start_event(room, now=self.clock.now_ms())
         with contextlib.suppress(WrongExpectedVersion):

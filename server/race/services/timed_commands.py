@@ -6,6 +6,7 @@ the append, so whichever process fires first does it and the others find nothing
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 
 from server.kernel.errors import GameOver, NotRacing
@@ -57,9 +58,9 @@ class TimedCommands:
         await self.finish(room, "all_done")
 
     async def start_games(self, room: Room) -> None:
-        """Every racer's game stream begins with game_started; whichever process comes first."""
-        for player in list(room.seats):
-            await self.games.start_game(room, player)
+        """Every racer's game stream begins with game_started; whichever process comes first.
+        Side by side: the appends of one loop turn go to the store together."""
+        await asyncio.gather(*(self.games.start_game(room, player) for player in list(room.seats)))
 
     async def retire(self, room: Room) -> None:
         """A finished room: its streams expire after the retention, unless the archive keeps
