@@ -127,29 +127,27 @@ class Hub:
         if room.archived:  # read only, for good: nothing to be woken for
             await self._subscription.unsubscribe([room.id])
         else:  # appends made while we read woke nobody (the room was not here yet): look again
-            self._mark_behind(room, room.streams())
+            self.mark_behind(room, room.streams())
         return room
 
     async def expect(self, room_id: str) -> None:
-        """Follow a room this process is about to create: subscribed before its first append,
-        whatever is appended after it wakes us, so ``adopt`` need not read it back."""
+        """Follow a room this process is about to create, from before its first append: all
+        appended after it wakes us, so ``adopt`` folds what we appended and reads nothing."""
         assert self._subscription is not None, "Hub.start() first"
         await self._subscription.subscribe([room_id])
 
     async def not_created(self, room_id: str) -> None:
-        """The room ``expect`` announced was not made here (its id was taken): stop following."""
+        """The room ``expect`` announced was not made (its id was taken): followed no more."""
         if room_id not in self.rooms and self._subscription is not None:
             await self._subscription.unsubscribe([room_id])
 
     def adopt(self, room_id: str, events: Sequence[StoredEvent]) -> Room:
-        """A room this process just created, folded from the events it appended at version 0
-        after ``expect`` (the stream holds nothing else); loaded meanwhile, it is that room."""
-        room = self.rooms.get(room_id)
-        if room is None:
+        """A room created here, folded from its events appended after ``expect`` (at 0)."""
+        if room_id not in self.rooms:
             room = self.rooms[room_id] = Room(room_id)
             fold_stored(room, events)
             self._notify(room, [Loaded()])
-        return room
+        return self.rooms[room_id]
 
     def loading(self, room_id: str) -> bool:
         """A use of the room is loading it (or folding it whole again) right now."""
@@ -187,9 +185,8 @@ class Hub:
             await self._read(room, behind)
 
     async def refold(self, room: Room) -> None:
-        """The store holds less than we folded: a failover lost acknowledged events (Redis
-        replicates asynchronously; --ack-after-replicas prevents it). The stream is the truth,
-        so the room is folded again from it, in place (everyone holding it sees the new fold)."""
+        """The store holds less than we folded (a failover lost acknowledged events, which
+        --ack-after-replicas prevents): the room is folded again from it, in place."""
         log.error("stream_went_back", room=room.id)
         await self._fold_again(room)
 
@@ -211,16 +208,17 @@ class Hub:
             if wakeup.stream != room.stream:
                 self._fold(room, stored)
             elif fold_ready(room, stored, self._notify):  # an end waits: its causes are read
-                self._mark_behind(room, [room.stream])
+                self.mark_behind(room, [room.stream])
             return
-        self._mark_behind(room, [wakeup.stream])
+        self.mark_behind(room, [wakeup.stream])
 
     def _on_gap(self) -> None:
         """Wake-ups may have been lost: look at every loaded room."""
         for room in list(self.rooms.values()):
-            self._mark_behind(room, room.streams())
+            self.mark_behind(room, room.streams())
 
-    def _mark_behind(self, room: Room, streams: Sequence[str]) -> None:
+    def mark_behind(self, room: Room, streams: Sequence[str]) -> None:
+        """The streams hold more than the fold: read them (one reading task per room)."""
         self._behind.setdefault(room.id, set()).update(streams)
         task = self._reading.get(room.id)
         if task is None or task.done():
@@ -280,31 +278,32 @@ class Hub:
         while not self._closed:
             await asyncio.sleep(self.config.catch_up_s)
             try:
-                await self.compare_with_store()
+                await compare_with_store(self)
             except ArenaError as exc:
                 log.warning("periodic_catch_up_failed", code=exc.code, reason=exc.reason)
 
-    async def compare_with_store(self) -> None:
-        """Mark every loaded, unfinished room's streams that moved on behind (one round trip),
-        and fold again the rooms whose streams went back."""
-        live = [r for r in self.rooms.values() if r.finished is None and not r.compacted]
-        streams = {s: r for r in live for s in r.streams()}
-        if not streams:
-            return
-        before = {s: r.version_of(s) for s, r in streams.items()}
-        lasts = await self.store.last_versions(list(streams))
-        went_back = {streams[s].id for s, last in lasts.items() if 0 < last < before[s]}
-        for stream, last in lasts.items():
-            room = streams[stream]
-            if room.id not in went_back and last > room.version_of(stream):
-                self._mark_behind(room, [stream])
-        for room_id in went_back:
-            behind = self.rooms.get(room_id)
-            if behind is not None:
-                await self.refold(behind)
-
     def stats(self) -> dict[str, Any]:
         return {"rooms": len(self.rooms), "wakeups": self.wakeups, "catch_ups": self.catch_ups}
+
+
+async def compare_with_store(hub: Hub) -> None:
+    """Mark every loaded, unfinished room's streams that moved on behind (one round trip),
+    and fold again the rooms whose streams went back."""
+    live = [r for r in hub.rooms.values() if r.finished is None and not r.compacted]
+    streams = {s: r for r in live for s in r.streams()}
+    if not streams:
+        return
+    before = {s: r.version_of(s) for s, r in streams.items()}
+    lasts = await hub.store.last_versions(list(streams))
+    went_back = {streams[s].id for s, last in lasts.items() if 0 < last < before[s]}
+    for stream, last in lasts.items():
+        room = streams[stream]
+        if room.id not in went_back and last > room.version_of(stream):
+            hub.mark_behind(room, [stream])
+    for room_id in went_back:
+        behind = hub.rooms.get(room_id)
+        if behind is not None:
+            await hub.refold(behind)
 
 
 async def load_many(hub: Hub, room_ids: Sequence[str]) -> None:
