@@ -137,11 +137,13 @@ class Ratings:
         while True:
             version = table.version
             rows = (self._write_row(table, account) for account in accounts)
-            await gather_bounded(rows, _WRITES_AT_ONCE)
+            # The marker is read with the rows' writes: one round trip for both.
+            _, entry = await asyncio.gather(
+                gather_bounded(rows, _WRITES_AT_ONCE), self.store.index_get(BUILT_INDEX, variant)
+            )
             if await self.store.last_version(ratings_stream(variant)) == version:
                 break
             table = await self.catch_up(variant)
-        entry = await self.store.index_get(BUILT_INDEX, variant)
         if entry is None or entry.score < version:
             await self.store.index_put(BUILT_INDEX, variant, version)
 
@@ -326,8 +328,10 @@ async def rated_in_the_log(
 ) -> dict[str, tuple[Change, ...]]:
     """``events`` appended in one append at the version folded, less those already in the log;
     each race's changes, its accounts' leaderboard rows written and its pending mark gone."""
+    # Appended at the version folded here, which is the log's unless another process rated
+    # meanwhile: then the append is refused, and the log is read before trying again.
+    table = ratings.tables[variant]
     for _ in range(50):
-        table = await ratings.catch_up(variant)
         fresh = [e for e in events if e.room not in table.races]
         if fresh:
             try:
@@ -335,14 +339,17 @@ async def rated_in_the_log(
                 stream, version = ratings_stream(variant), table.version
                 await ratings.store.append(stream, appended, expected_version=version)
             except WrongExpectedVersion:
+                table = await ratings.catch_up(variant)
                 continue
             table = await ratings.catch_up(variant)
-            accounts = {c.account for e in fresh for c in table.races[e.room]}
-            await ratings.write_rows(variant, sorted(accounts))
             for e in fresh:
                 racers = len(table.races[e.room])
                 log.info("race_rated", room=e.room, variant=variant, racers=racers)
         done = (ratings.store.index_remove(PENDING_INDEX, e.room) for e in events)
-        await gather_bounded(done, _WRITES_AT_ONCE)
+        writes: list[Awaitable[Any]] = [gather_bounded(done, _WRITES_AT_ONCE)]
+        if fresh:  # the rows beside the pending marks: their writes go to the store together
+            accounts = {c.account for e in fresh for c in table.races[e.room]}
+            writes.append(ratings.write_rows(variant, sorted(accounts)))
+        await asyncio.gather(*writes)
         return {e.room: table.races[e.room] for e in events}
     raise ServerError("the ratings are changing too fast; try again")
