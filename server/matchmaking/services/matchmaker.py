@@ -174,7 +174,8 @@ class Matchmaker:
         tell the waiting how it goes (every ``status_every_ms``)."""
         for key in {t.key for t in self.tickets.values()}:
             await self.form(key)
-        await self.deliver()
+        if self.tickets:  # a room is only ever formed for a ticket: nobody here, nothing to seat
+            await self.deliver()
         now = self.clock.now_ms()
         if now - self._last_status >= self.status_every_ms:
             self._last_status = now

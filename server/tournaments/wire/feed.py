@@ -274,7 +274,10 @@ class TournamentFeed:
         return room.meta is None or room.meta.tournament != tournament_id
 
     async def place(self) -> None:
-        """Seat this process's paired racers on their connections."""
+        """Seat this process's paired racers on their connections (with no follower here,
+        nobody is paired here: the store is not asked)."""
+        if not self.by_session:
+            return
         placements = await self.presence.placements()
         if not placements:
             return

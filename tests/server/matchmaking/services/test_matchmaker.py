@@ -63,6 +63,26 @@ async def settle(app: App) -> None:
         await asyncio.sleep(0)
 
 
+async def test_a_process_with_nobody_queued_asks_the_store_nothing(
+    app: App, store: MemoryEventStore
+) -> None:
+    asked: list[str] = []
+    index_range = store.index_range
+
+    async def counted(index: str, *args: Any, **kwargs: Any) -> Any:
+        asked.append(index)
+        return await index_range(index, *args, **kwargs)
+
+    store.index_range = counted  # type: ignore[method-assign]
+    for _ in range(3):
+        await settle(app)
+    assert asked == []
+    waiter = await queue(app, "ann", 1500)  # someone here: the placements are looked for
+    await settle(app)
+    assert placed_index(app.matchmaker.process) in asked
+    assert waiter.placed == []
+
+
 async def test_close_players_are_placed_once_in_one_room(app: App) -> None:
     a, b = await queue(app, "a", 1500), await queue(app, "b", 1550)
     with pytest.raises(AlreadyQueued):

@@ -116,3 +116,25 @@ async def test_racers_whose_race_was_scored_get_their_standings_at_once() -> Non
         assert followers[name].standings()[-1][1]["me"]["races"] == 1
     assert len(followers["cy"].standings()) == sent["cy"]
     await feed.aclose()
+
+
+async def test_placements_are_looked_for_only_with_a_follower_here() -> None:
+    store, clock = MemoryEventStore(), SystemClock()
+    book = TournamentBook(store, clock)
+    presence = TournamentPresence(store, clock, Config(), Presence(store, clock, "p1"))
+    feed = TournamentFeed(book, presence, clock, NO_RACE, seated=seated, push_s=PUSH_S)
+    asked: list[str] = []
+    placements = presence.placements
+
+    async def counted() -> Any:
+        asked.append("placements")
+        return await placements()
+
+    presence.placements = counted  # type: ignore[method-assign]
+    await feed.place()  # an idle process (no tournament followed here) asks nothing
+    assert asked == []
+    tournament = await book.create(created(clock.now_ms()))
+    await feed.follow(Follower("s1"), tournament.id, account="ann")  # type: ignore[arg-type]
+    await feed.place()
+    assert asked == ["placements"]
+    await feed.aclose()
