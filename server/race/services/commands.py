@@ -10,6 +10,7 @@ indexes are the directory's and presence's.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 from collections.abc import Callable
@@ -108,11 +109,12 @@ class Commands:
         """Seat ``player`` (a session) on this connection; a seat it has already is kept, and
         taken over by this connection."""
         hashed = token_hash(token)
-        # The seat's index entry goes first: a resume finds the room, then checks the seat.
-        await self.directory.seat(hashed, room.id)
+        # The seat's index entries go first (a resume finds the room, then checks the seat), and
+        # the room is noted as held here: together, in one round trip.
+        notes = [self.directory.seat(hashed, room.id), self.presence.hold(room.id)]
         if account is not None:
-            await self.directory.seat_account(fold_name(account), room.id)
-        await self.presence.hold(room.id)
+            notes.append(self.directory.seat_account(fold_name(account), room.id))
+        await asyncio.gather(*notes)
         await self.loop.run(
             room,
             lambda now: d.decide_join(
