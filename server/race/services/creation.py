@@ -3,6 +3,7 @@ limits checked, and its stream written at a fresh id homed on this worker."""
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from typing import Any
 
@@ -157,11 +158,11 @@ class RoomCreation:
             # Homed on this worker (server.kernel.placement): its players and spectators,
             # naming it when they connect, are then served here with its creator.
             room_id = draw_room_id(_fresh_id, self.config.worker_index, self.config.workers)
-            # A hint first, as for every timed phase: the lobby TTL must run even if we die.
-            await self.directory.recheck_soon(room_id)
+            # A hint first, as for every timed phase: the lobby TTL must run even if we die;
+            # and the room followed from before its first event (both in one round trip).
             stream, event = room_stream(room_id), encode(created)
-            await self.hub.expect(room_id)
             try:
+                await asyncio.gather(self.directory.recheck_soon(room_id), self.hub.expect(room_id))
                 await self.loop.append(stream, [event], expected_version=0)
             except BaseException as error:
                 await self.hub.not_created(room_id)
