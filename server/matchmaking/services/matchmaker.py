@@ -261,9 +261,13 @@ class Matchmaker:
             return
         self.formed += 1
         now = self.clock.now_ms()
-        for entry in group:
-            process = msgpack.unpackb(entry.value)["p"]
-            await self.store.index_put(placed_index(process), entry.member, now, room.id.encode())
+        placed = (
+            self.store.index_put(
+                placed_index(msgpack.unpackb(e.value)["p"]), e.member, now, room.id.encode()
+            )
+            for e in group
+        )
+        await asyncio.gather(*placed)  # each member's process told, in one round trip
         log.info("matched", queue=key.name, room=room.id, players=len(group), bots=bots)
         self._spawn(self._start_late(room.id, now + self.join_wait_ms))
 
