@@ -2,7 +2,9 @@
 
 A hundred callers each appending to one stream race for the same version, and all but one try
 again; a batch per key, one at a time, appends once for all of them. Each caller is answered
-with its own item's result, or with the error that kept its batch out.
+with its own item's result, or with the error that kept its batch out. A batch may answer its
+callers before it ends (``answer``): what it does after that (writes nobody waits for) still
+goes before the next batch.
 """
 
 from __future__ import annotations
@@ -22,14 +24,19 @@ def _retrieved(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
+Answer = Callable[[Mapping[str, R]], None]
+"""Given to a batch: answers its callers now, each with its item's result."""
+
+
 class KeyedBatches(Generic[T, R]):
-    """Items submitted under a key while that key's batch is under way; ``run(key, items)``
-    does a batch and answers each item by its id. The same id submitted twice while it waits
+    """Items submitted under a key while that key's batch is under way; ``run(key, items,
+    answer)`` does a batch and answers each item by its id (returned, or given to ``answer``
+    earlier). The same id submitted twice while it waits
     is one item."""
 
     def __init__(
         self,
-        run: Callable[[str, Sequence[T]], Awaitable[Mapping[str, R]]],
+        run: Callable[[str, Sequence[T], Answer[R]], Awaitable[Mapping[str, R]]],
         *,
         max_batch: int,
     ) -> None:
@@ -56,8 +63,14 @@ class KeyedBatches(Generic[T, R]):
                 batch = dict(itertools.islice(waiting.items(), self._max_batch))
                 for item_id in batch:
                     del waiting[item_id]
+
+                def answer(done: Mapping[str, R], batch: dict[str, Any] = batch) -> None:
+                    for item_id, (_, future) in batch.items():
+                        if not future.done():
+                            future.set_result(done[item_id])
+
                 try:
-                    done = await self._run(key, [item for item, _ in batch.values()])
+                    done = await self._run(key, [item for item, _ in batch.values()], answer)
                 except Exception as exc:
                     for _, future in batch.values():
                         if not future.done():
@@ -67,9 +80,7 @@ class KeyedBatches(Generic[T, R]):
                     for _, future in batch.values():
                         future.cancel()
                     raise
-                for item_id, (_, future) in batch.items():
-                    if not future.done():
-                        future.set_result(done[item_id])
+                answer(done)
         finally:
             del self._tasks[key]
             for _, future in waiting.values():  # cancelled (the process stops): none left

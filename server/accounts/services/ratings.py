@@ -35,7 +35,7 @@ from server.race.domain.events import RaceFinished, RaceStarted
 from server.race.domain.fold import Change as RoomChange
 from server.race.domain.fold import RoomChanged, fold_stored
 from server.race.domain.model import Room, room_stream
-from server.runtime.batches import KeyedBatches
+from server.runtime.batches import Answer, KeyedBatches
 from server.runtime.clock import Clock
 from server.runtime.logging import get_logger
 from server.runtime.tasks import gather_bounded
@@ -324,10 +324,11 @@ async def in_the_log(
 
 
 async def rated_in_the_log(
-    ratings: Ratings, variant: str, events: Sequence[RaceRated]
+    ratings: Ratings, variant: str, events: Sequence[RaceRated], answer: Answer[tuple[Change, ...]]
 ) -> dict[str, tuple[Change, ...]]:
     """``events`` appended in one append at the version folded, less those already in the log;
-    each race's changes, its accounts' leaderboard rows written and its pending mark gone."""
+    each race's changes, answered once in the log (a tournament's score waits for them), then
+    its accounts' leaderboard rows written and its pending mark gone."""
     # Appended at the version folded here, which is the log's unless another process rated
     # meanwhile: then the append is refused, and the log is read before trying again.
     table = ratings.tables[variant]
@@ -345,11 +346,13 @@ async def rated_in_the_log(
             for e in fresh:
                 racers = len(table.races[e.room])
                 log.info("race_rated", room=e.room, variant=variant, racers=racers)
+        changes = {e.room: table.races[e.room] for e in events}
+        answer(changes)  # the callers go on; the rows and marks follow, before the next batch
         done = (ratings.store.index_remove(PENDING_INDEX, e.room) for e in events)
         writes: list[Awaitable[Any]] = [gather_bounded(done, _WRITES_AT_ONCE)]
         if fresh:  # the rows beside the pending marks: their writes go to the store together
             accounts = {c.account for e in fresh for c in table.races[e.room]}
             writes.append(ratings.write_rows(variant, sorted(accounts)))
         await asyncio.gather(*writes)
-        return {e.room: table.races[e.room] for e in events}
+        return changes
     raise ServerError("the ratings are changing too fast; try again")

@@ -7,14 +7,14 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from server.runtime.batches import KeyedBatches
+from server.runtime.batches import Answer, KeyedBatches
 
 
 async def test_items_submitted_while_a_batch_runs_go_in_the_next_one_together() -> None:
     runs: list[tuple[str, list[int]]] = []
     gate = asyncio.Event()
 
-    async def run(key: str, items: Sequence[int]) -> Mapping[str, int]:
+    async def run(key: str, items: Sequence[int], answer: Answer[int]) -> Mapping[str, int]:
         runs.append((key, list(items)))
         if len(runs) == 1:
             await gate.wait()
@@ -33,7 +33,7 @@ async def test_items_submitted_while_a_batch_runs_go_in_the_next_one_together() 
 
 
 async def test_a_failed_batch_answers_its_callers_with_the_error_and_the_next_runs() -> None:
-    async def run(key: str, items: Sequence[int]) -> Mapping[str, int]:
+    async def run(key: str, items: Sequence[int], answer: Answer[int]) -> Mapping[str, int]:
         if 1 in items:
             raise ValueError("no")
         return {str(i): i for i in items}
@@ -48,7 +48,7 @@ async def test_a_failed_batch_answers_its_callers_with_the_error_and_the_next_ru
 async def test_closing_cancels_the_waiting_callers() -> None:
     started = asyncio.Event()
 
-    async def run(key: str, items: Sequence[int]) -> Mapping[str, int]:
+    async def run(key: str, items: Sequence[int], answer: Answer[int]) -> Mapping[str, int]:
         started.set()
         await asyncio.Event().wait()
         return {}
@@ -62,3 +62,25 @@ async def test_closing_cancels_the_waiting_callers() -> None:
     for caller in (running, waiting):
         with pytest.raises(asyncio.CancelledError):
             await caller
+
+
+async def test_a_batch_may_answer_before_it_ends_and_the_next_waits_for_its_end() -> None:
+    runs: list[list[int]] = []
+    rest = asyncio.Event()
+
+    async def run(key: str, items: Sequence[int], answer: Answer[int]) -> Mapping[str, int]:
+        runs.append(list(items))
+        done = {str(i): -i for i in items}
+        answer(done)  # the callers have what they wait for; the rest is the batch's own
+        if len(runs) == 1:
+            await rest.wait()
+        return done
+
+    batches: KeyedBatches[int, int] = KeyedBatches(run, max_batch=10)
+    assert await batches.submit("a", "1", 1) == -1  # answered while its batch still runs
+    second = asyncio.ensure_future(batches.submit("a", "2", 2))
+    await asyncio.sleep(0.01)
+    assert runs == [[1]]  # the next batch waits for the first one's end
+    rest.set()
+    assert await second == -2
+    assert runs == [[1], [2]]
