@@ -31,8 +31,7 @@ Answer = Callable[[Mapping[str, R]], None]
 class KeyedBatches(Generic[T, R]):
     """Items submitted under a key while that key's batch is under way; ``run(key, items,
     answer)`` does a batch and answers each item by its id (returned, or given to ``answer``
-    earlier). The same id submitted twice while it waits
-    is one item."""
+    earlier). The same id submitted twice while it waits is one item."""
 
     def __init__(
         self,
