@@ -9,14 +9,16 @@ in clients (1,000; 40 with --quick; their accounts written to the store as regis
 them, with one Argon2 hash for all, so the run does not spend minutes hashing) join one
 tournament of S seconds (120; 30 with --quick) whose races have a 30 s limit (10 s with
 --quick). Each client plays every race it is paired into as the load generator's racers do:
-random legal moves from its own public board (5 to 15, 50 ms apart), then it resigns. Measured
-at the clients:
+random legal moves from its own public board (5 to 15, 50 ms apart, each once the last is
+answered and its event folded, as a person sees the board before the next), then it resigns.
+Measured at the clients:
 
 - pairing wait: from the end of a client's race (its ``finished``) to its next
   ``tournament_paired`` (the documented wait applies here), and to its next race's ``started``
   (that plus seating and the 3 s countdown);
 - standings lag: from a client's ``finished`` to the first ``tournament_standings`` whose own
   row counts that race;
+- every error and refused move (``reject``) by code: a legal load has none;
 - server CPU per race (the server and its workers, ``ProcessSampler``) over the tournament,
   against the same clients playing the same way in quick races of 2 for as long (or for
   ``--quick-race-seconds``: a smoke run needs only a few), on the same server right after.
@@ -67,6 +69,7 @@ from shared.protocol import encode_unchecked
 from shared.views import PublicView, public_fold_event, public_legal_moves
 
 COUNTDOWN_MS = 3_000  # a tournament race's countdown
+ANSWER_TIMEOUT_S = 10.0  # a move unanswered this long is counted, and its race left
 SERVER_ARGS = ["--rate", "1000", "--burst", "1000", "--max-rooms", "100000",
                "--tournament-min-length-s", "10", "--tournament-requests-per-minute", "100000",
                "--log-level", "warning"]  # fmt: skip
@@ -152,6 +155,11 @@ class Client:
         self.view: PublicView | None = None
         self.moves_left = 0
         self.next_id = 0
+        self.version = 0  # of its own game, as folded into ``view``
+        self.pending: int | None = None  # the move sent and not yet answered
+        self.answered_version = 0  # its own game's version once the last answer is folded
+        self.answered = asyncio.Event()
+        self.playing: str | None = None  # the room a play task plays in
         self.ended_at: int | None = None  # when its last race finished (ns)
         self.paired_seen = False
         self.races = 0
@@ -190,7 +198,7 @@ class Client:
                 self.figures.to_paired.append(now - self.ended_at)
             self.paired_seen = True
         elif kind == "joined" and msg.get("role") == "player":
-            self.room, self.view = msg["room"], None
+            self.room, self.view, self.version = msg["room"], None, 0
         elif kind == "started" and msg["room"] == self.room:
             if self.ended_at is not None:
                 self.figures.to_started.append(now - self.ended_at)
@@ -200,10 +208,21 @@ class Client:
             events = msg["events"] if kind == "game" else [msg["event"]]
             for event in events:
                 self.view = public_fold_event(self.view, event)
-            if kind == "game" or msg["event"]["type"] == "game_started":
+            self.version = max(self.version, int(msg["version"]))
+            self._maybe_answered()
+            started = kind == "game" or msg["event"]["type"] == "game_started"
+            if started and self.playing != self.room:  # a snapshot and game_started: one task
+                self.playing = self.room
                 task = asyncio.get_running_loop().create_task(self.play())
                 self.tasks.add(task)
                 task.add_done_callback(self.tasks.discard)
+        elif kind == "ack" and msg["id"] == self.pending:
+            self.pending, self.answered_version = None, int(msg["version"])
+            self._maybe_answered()
+        elif kind == "reject" and msg["id"] == self.pending:
+            self.pending = None
+            self._count(f"reject {msg['code']}")
+            self._maybe_answered()
         elif kind == "finished" and msg["room"] == self.room:
             self.figures.rooms.add(msg["room"])
             self.ended_at = self.lag_from = now
@@ -220,8 +239,14 @@ class Client:
         elif kind == "tournament" and msg["tournament"]["status"] == "finished":
             self.done.set()
         elif kind == "error":
-            code = msg["code"]
-            self.figures.errors[code] = self.figures.errors.get(code, 0) + 1
+            self._count(msg["code"])
+
+    def _count(self, error: str) -> None:
+        self.figures.errors[error] = self.figures.errors.get(error, 0) + 1
+
+    def _maybe_answered(self) -> None:
+        if self.pending is None and self.version >= self.answered_version:
+            self.answered.set()
 
     async def play(self) -> None:
         """Random legal moves from its own board, 50 ms apart, then resign."""
@@ -237,7 +262,15 @@ class Client:
                 break
             self.moves_left -= 1
             self.next_id += 1
+            self.pending = self.next_id
+            self.answered.clear()
             await self.send({"type": "move", "id": self.next_id, "move": self.rng.choice(legal)})
+            try:
+                async with asyncio.timeout(ANSWER_TIMEOUT_S):
+                    await self.answered.wait()
+            except TimeoutError:
+                self._count("unanswered")
+                break
         if self.room == room:
             await self.send({"type": "resign"})
 
@@ -439,6 +472,8 @@ def main(argv: list[str] | None = None) -> int:
             (f"{name}: in the stream, end to scored / scored to paired, p50 / p99",
              f"{scored.get('p50_ms')} / {scored.get('p99_ms')}, "
              f"{paired.get('p50_ms')} / {paired.get('p99_ms')} ms"),
+            (f"{name}: errors and refused moves (tournament / quick)",
+             f"{t['errors'] or 'none'} / {result['quick']['errors'] or 'none'}"),
             (f"{name}: server CPU per race (tournament / quick)",
              f"{t['cpu_per_race_ms']} / {result['quick']['cpu_per_race_ms']} ms "
              f"= {result['cpu_per_race_vs_quick']}x"),

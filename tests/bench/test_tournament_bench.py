@@ -50,6 +50,9 @@ def test_the_tournament_bench_runs_and_reports_every_figure(tmp_path: Path) -> N
     assert tour["races"] >= 8  # every client raced
     assert result["quick"]["races"] > 0
     assert tour["standings_lag"]["n"] > 0
+    # Every move is chosen from a board its last move's answer was folded into: none refused.
+    for part in (tour, result["quick"]):
+        assert not [e for e in part["errors"] if e.startswith("reject")], part["errors"]
     assert tour["server_process"]["cpu_seconds"] >= 0
     assert [t["target"].split(" (")[0] for t in result["targets"]] == [
         "pairing wait p99 <= documented wait + 1 s",
