@@ -61,8 +61,7 @@ class Members:
                 self.detach(old)
                 old.close_soon(CLOSE_SUPERSEDED, "seat resumed on another connection")
             self.seated[(room.id, player)] = peer
-        audience.members[peer] = member
-        audience.changed()
+        audience.add(member)
         self.where[peer] = (room, member)
         if first is not None:
             peer.send(first)
@@ -77,9 +76,7 @@ class Members:
         room, member = found
         audience = self.audiences.get(room.id)
         if audience is not None:
-            audience.waiting.pop(peer, None)
-            audience.members.pop(peer, None)
-            audience.changed()
+            audience.remove(peer)
         if member.player is not None and self.seated.get((room.id, member.player)) is peer:
             del self.seated[(room.id, member.player)]
         return room
