@@ -137,8 +137,8 @@ class Audience:
         self.cache = {}
 
     def spectator_count(self) -> int:
-        """Kept as members come and go: listing them at each join made a storm of 5,000
-        spectators joining one race quadratic (a fifth of the server's time)."""
+        """Kept as members come and go: every join asks (its snapshot, the spectator limit),
+        and listing the members each time made a storm of joins to one race quadratic."""
         return self.spectators
 
     def clamp(self, versions: dict[str, int]) -> None:
