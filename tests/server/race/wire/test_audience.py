@@ -2,28 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 from hypothesis import given
 from hypothesis import strategies as st
 
 from server.race.wire.audience import SPECTATORS, Audience, Member, Role
+from tests.server.parts import Peer
 
-
-@dataclass(eq=False)
-class Peer:
-    session: str
-    connection_id: str
-
-    def send(self, msg: dict[str, Any] | bytes) -> None:
-        pass
-
-    def close_soon(self, code: int, reason: str) -> None:
-        pass
-
-
-PEERS = [Peer(f"s{i}", f"p.{i}") for i in range(4)]
+PEERS = [Peer(f"s{i}") for i in range(4)]
 
 steps = st.lists(
     st.tuples(
